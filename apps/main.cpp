@@ -1,0 +1,53 @@
+// attnlab: the command line. Dispatches to one subcommand (apps/cmd_*.cpp) and turns
+// errors into one line on stderr: exit 2 for a user error, 1 for anything else.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <new>
+#include <string>
+
+#include "apps/commands.h"
+#include "core/error.h"
+#include "core/version.h"
+#include "io/atomic_file.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "attnlab: a fast laboratory for the representational theory of attention.\n"
+      "Tasks and models of Fu et al. (2023) and Sanford et al. (2023).",
+      "attnlab"};
+  app.set_version_flag("--version", std::string("attnlab ") + attn::kVersion + " (" +
+                                        attn::kGitCommit + ")");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  attnlab list                                  tasks with their parameters\n"
+      "  attnlab data qsa --n 1000 --seed 0 --set task.q=3 -o qsa.npz\n"
+      "Exit codes: 0 success, 2 bad input (one line says what to fix), 1 internal error.");
+  attn::data_command_register(app);
+  attn::list_command_register(app);
+  attn::atomic_file_install_signal_cleanup();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "attnlab: error: %s (see attnlab --help)\n", e.what());
+    return attn::kUserErrorExit;
+  } catch (const attn::UserError& e) {
+    std::fprintf(stderr, "attnlab: error: %s\n", e.what());
+    return attn::kUserErrorExit;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attnlab: error: out of memory; use a smaller size\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,198 @@
+// Parameter schema, parsing and validation.
+#include "core/params.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace attn {
+
+ParamSpec param_int(std::string name, int64_t def, std::string help, double min, double max) {
+  return ParamSpec{std::move(name), ParamType::Int, def, std::move(help), {}, min, max};
+}
+ParamSpec param_real(std::string name, double def, std::string help, double min, double max) {
+  return ParamSpec{std::move(name), ParamType::Real, def, std::move(help), {}, min, max};
+}
+ParamSpec param_bool(std::string name, bool def, std::string help) {
+  return ParamSpec{std::move(name), ParamType::Bool, def, std::move(help), {}};
+}
+ParamSpec param_choice(std::string name, std::string def, std::vector<std::string> choices,
+                       std::string help) {
+  return ParamSpec{std::move(name), ParamType::String, std::move(def), std::move(help),
+                   std::move(choices)};
+}
+
+const char* param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::Bool: return "a boolean (true/false)";
+    case ParamType::Int: return "an integer";
+    case ParamType::Real: return "a number";
+    case ParamType::String: return "a string";
+  }
+  return "?";
+}
+
+std::string param_value_text(const ParamValue& value) {
+  if (auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&value)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", *d);
+    return buf;
+  }
+  return std::get<std::string>(value);
+}
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+Params::Params(std::string section, std::vector<ParamSpec> schema)
+    : section_(std::move(section)), schema_(std::move(schema)) {
+  for (const auto& spec : schema_) values_.push_back(spec.default_value);
+}
+
+size_t Params::index_of(const std::string& key) const {
+  std::vector<std::string> names;
+  for (size_t k = 0; k < schema_.size(); ++k) {
+    if (schema_[k].name == key) return k;
+    names.push_back(schema_[k].name);
+  }
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw UserError("unknown parameter '" + section_ + "." + key + "'" + did_you_mean(key, names) +
+                  "; known: " + known);
+}
+
+bool Params::has(const std::string& key) const {
+  for (const auto& spec : schema_)
+    if (spec.name == key) return true;
+  return false;
+}
+
+void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
+  const std::string where = section_ + "." + spec.name;
+  if (spec.type == ParamType::Int || spec.type == ParamType::Real) {
+    const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<int64_t>(value))
+                                                 : std::get<double>(value);
+    ATTN_CHECK(std::isfinite(x), where + " must be finite, got " + param_value_text(value));
+    if (x < spec.min || x > spec.max) {
+      auto bound = [&](double b) {
+        return spec.type == ParamType::Int ? std::to_string(static_cast<int64_t>(b))
+                                           : param_value_text(ParamValue(b));
+      };
+      const bool has_min = spec.min > -1e299, has_max = spec.max < 1e299;
+      const std::string range = has_min && has_max
+                                    ? "between " + bound(spec.min) + " and " + bound(spec.max)
+                                    : has_min ? ">= " + bound(spec.min) : "<= " + bound(spec.max);
+      throw UserError(where + " = " + param_value_text(value) + " is out of range: use a value " +
+                      range);
+    }
+  }
+  if (spec.type == ParamType::String && !spec.choices.empty()) {
+    const auto& s = std::get<std::string>(value);
+    for (const auto& c : spec.choices)
+      if (c == s) return;
+    std::string list;
+    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+    throw UserError(where + " = '" + s + "' is not allowed" + did_you_mean(s, spec.choices) +
+                    "; choose one of: " + list);
+  }
+}
+
+void Params::set(const std::string& key, const ParamValue& value) {
+  const size_t k = index_of(key);
+  const ParamSpec& spec = schema_[k];
+  ParamValue v = value;
+  if (spec.type == ParamType::Real && std::holds_alternative<int64_t>(v))
+    v = static_cast<double>(std::get<int64_t>(v));
+  const bool type_ok = (spec.type == ParamType::Bool && std::holds_alternative<bool>(v)) ||
+                       (spec.type == ParamType::Int && std::holds_alternative<int64_t>(v)) ||
+                       (spec.type == ParamType::Real && std::holds_alternative<double>(v)) ||
+                       (spec.type == ParamType::String && std::holds_alternative<std::string>(v));
+  ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " +
+                          param_value_text(value));
+  check_value(spec, v);
+  values_[k] = std::move(v);
+}
+
+void Params::set_text(const std::string& key, const std::string& text) {
+  const ParamSpec& spec = schema_[index_of(key)];
+  const std::string where = section_ + "." + key;
+  const std::string bad = where + " must be " + param_type_name(spec.type) + ", got '" + text + "'";
+  switch (spec.type) {
+    case ParamType::Bool:
+      if (text == "true" || text == "1") return set(key, true);
+      if (text == "false" || text == "0") return set(key, false);
+      throw UserError(bad);
+    case ParamType::Int: {
+      errno = 0;
+      char* end = nullptr;
+      const long long x = std::strtoll(text.c_str(), &end, 10);
+      ATTN_CHECK(!text.empty() && *end == '\0' && errno == 0, bad);
+      return set(key, static_cast<int64_t>(x));
+    }
+    case ParamType::Real: {
+      errno = 0;
+      char* end = nullptr;
+      const double x = std::strtod(text.c_str(), &end);
+      ATTN_CHECK(!text.empty() && *end == '\0' && errno == 0, bad);
+      return set(key, x);
+    }
+    case ParamType::String: return set(key, text);
+  }
+}
+
+const ParamValue& Params::value_of(const std::string& key, ParamType type) const {
+  const size_t k = index_of(key);
+  ATTN_ASSERT(schema_[k].type == type, "parameter " + key + " read with the wrong type");
+  return values_[k];
+}
+
+int64_t Params::get_int(const std::string& key) const {
+  return std::get<int64_t>(value_of(key, ParamType::Int));
+}
+double Params::get_real(const std::string& key) const {
+  return std::get<double>(value_of(key, ParamType::Real));
+}
+bool Params::get_bool(const std::string& key) const {
+  return std::get<bool>(value_of(key, ParamType::Bool));
+}
+const std::string& Params::get_string(const std::string& key) const {
+  return std::get<std::string>(value_of(key, ParamType::String));
+}
+
+std::string Params::to_json() const {
+  std::string out = "{";
+  for (size_t k = 0; k < schema_.size(); ++k) {
+    if (k) out += ", ";
+    out += json_quote(schema_[k].name) + ": ";
+    const ParamValue& v = values_[k];
+    out += std::holds_alternative<std::string>(v) ? json_quote(std::get<std::string>(v))
+                                                   : param_value_text(v);
+  }
+  return out + "}";
+}
+
+}  // namespace attn

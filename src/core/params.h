@@ -1,0 +1,79 @@
+// Typed, validated parameters: the one place where a task's (later a model's) knobs are
+// declared with their types, defaults, ranges and help text.
+//
+// A ParamSpec list is the schema; Params holds resolved values, starting from the
+// defaults. Every setter validates (unknown key with a did-you-mean, wrong type, out of
+// range, not one of the choices) and throws UserError naming "<section>.<key>".
+// The command line (`--set task.N=16`) and TOML specs both go through here.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attn {
+
+enum class ParamType { Bool, Int, Real, String };
+using ParamValue = std::variant<bool, int64_t, double, std::string>;
+
+struct ParamSpec {
+  std::string name;
+  ParamType type;
+  ParamValue default_value;
+  std::string help;
+  std::vector<std::string> choices;  // String only: the allowed values (empty: any text)
+  double min = -std::numeric_limits<double>::infinity();  // Int/Real: inclusive bounds
+  double max = std::numeric_limits<double>::infinity();
+};
+
+// Constructors for schema rows, so that task files read as tables.
+ParamSpec param_int(std::string name, int64_t def, std::string help, double min = -1e300,
+                    double max = 1e300);
+ParamSpec param_real(std::string name, double def, std::string help, double min = -1e300,
+                     double max = 1e300);
+ParamSpec param_bool(std::string name, bool def, std::string help);
+ParamSpec param_choice(std::string name, std::string def, std::vector<std::string> choices,
+                       std::string help);
+
+const char* param_type_name(ParamType type);
+// A value as the user would write it: 16, 0.5, true, sphere.
+std::string param_value_text(const ParamValue& value);
+
+class Params {
+ public:
+  Params() = default;
+  Params(std::string section, std::vector<ParamSpec> schema);
+
+  // Set from a typed value (TOML). Ints are accepted for Real keys.
+  void set(const std::string& key, const ParamValue& value);
+  // Set from text (command line): parsed by the key's declared type.
+  void set_text(const std::string& key, const std::string& text);
+
+  bool has(const std::string& key) const;
+  int64_t get_int(const std::string& key) const;
+  double get_real(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  const std::string& get_string(const std::string& key) const;
+
+  const std::string& section() const { return section_; }
+  const std::vector<ParamSpec>& schema() const { return schema_; }
+  const std::vector<ParamValue>& values() const { return values_; }
+  // {"N": 16, "q": 2, ...} in schema order; deterministic.
+  std::string to_json() const;
+
+ private:
+  size_t index_of(const std::string& key) const;  // throws UserError with did-you-mean
+  const ParamValue& value_of(const std::string& key, ParamType type) const;
+  void check_value(const ParamSpec& spec, const ParamValue& value) const;
+
+  std::string section_;
+  std::vector<ParamSpec> schema_;
+  std::vector<ParamValue> values_;
+};
+
+// Escape a string for JSON output (quotes included).
+std::string json_quote(const std::string& text);
+
+}  // namespace attn

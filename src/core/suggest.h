@@ -1,0 +1,19 @@
+// "Did you mean" hints for misspelt names (edit distance).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// Levenshtein distance between a and b.
+int edit_distance(std::string_view a, std::string_view b);
+
+// The closest candidate to `word`, or "" when none is plausibly a misspelling.
+std::string suggest_closest(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" — ready to append to an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace attn

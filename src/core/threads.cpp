@@ -1,0 +1,88 @@
+// Thread budget and a small parallel_for on std::thread.
+#include "core/threads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace attn {
+namespace {
+
+std::atomic<int> g_threads{0};
+
+int threads_from_env() {
+  const char* text = std::getenv("ATTNLAB_THREADS");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  const long k = std::strtol(text, &end, 10);
+  ATTN_CHECK(*end == '\0' && k >= 1 && k <= 1024,
+             std::string("ATTNLAB_THREADS='") + text + "' must be a whole number from 1 to 1024");
+  return static_cast<int>(k);
+}
+
+}  // namespace
+
+int threads_configure(int k) {
+  ATTN_CHECK(k >= 0 && k <= 1024, "--threads " + std::to_string(k) + " must be between 1 and 1024");
+  const int n = k == 0 ? threads_from_env() : k;
+  g_threads = n;
+  openblas_set_num_threads(1);
+  return n;
+}
+
+int threads_count() {
+  if (g_threads.load() == 0) threads_configure(0);
+  return g_threads.load();
+}
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& body) {
+  if (end <= begin) return;
+  grain = std::max<int64_t>(1, grain);
+  const int64_t chunks = (end - begin + grain - 1) / grain;
+  const int workers = static_cast<int>(std::min<int64_t>(threads_count(), chunks));
+  if (workers <= 1) {
+    for (int64_t lo = begin; lo < end; lo += grain) body(lo, std::min(end, lo + grain));
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error) return;
+      }
+      const int64_t lo = begin + c * grain;
+      try {
+        body(lo, std::min(end, lo + grain));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+BlasThreadsScope::BlasThreadsScope() { openblas_set_num_threads(threads_count()); }
+BlasThreadsScope::~BlasThreadsScope() { openblas_set_num_threads(1); }
+
+}  // namespace attn
