@@ -11,6 +11,7 @@
 
 #include "apps/commands.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/progress.h"
 #include "core/threads.h"
 #include "io/atomic_file.h"
@@ -90,6 +91,8 @@ void data_run(const DataOptions& o) {
   uint64_t bytes = 0;
   ATTN_CHECK(batch_bytes(task->shape(), o.n, &bytes),
              "--n " + std::to_string(o.n) + " is too large to address; lower --n");
+  memory_check(bytes, "--n " + std::to_string(o.n) + " samples of " + o.task,
+               "lower --n, or write several parts with --first");
   output_path_check(o.out, dataset_file_bytes(task->shape(), o.n));
 
   Progress progress("generating " + o.task, o.n);

@@ -7,17 +7,22 @@
 namespace attn {
 
 int edit_distance(std::string_view a, std::string_view b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const int sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of
+  // adjacent letters each cost 1 (case-insensitive).
+  auto same = [](char x, char y) { return std::tolower(x) == std::tolower(y); };
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> dist(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = 0; i <= n; ++i) dist[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= m; ++j) dist[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      dist[i][j] = std::min({dist[i - 1][j] + 1, dist[i][j - 1] + 1,
+                             dist[i - 1][j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        dist[i][j] = std::min(dist[i][j], dist[i - 2][j - 2] + 1);
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return dist[n][m];
 }
 
 std::string suggest_closest(std::string_view word, const std::vector<std::string>& candidates) {

@@ -7,7 +7,7 @@
 
 namespace attn {
 
-// Levenshtein distance between a and b.
+// Edit distance between a and b (adjacent swaps count as one edit; case-insensitive).
 int edit_distance(std::string_view a, std::string_view b);
 
 // The closest candidate to `word`, or "" when none is plausibly a misspelling.

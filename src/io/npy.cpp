@@ -78,6 +78,7 @@ bool shape_bytes(const std::vector<int64_t>& shape, int64_t item, uint64_t& out)
 }
 
 uint32_t crc_update(uint32_t crc, const void* data, uint64_t n) {
+  if (n == 0) return crc;  // zlib treats a null buffer as "return the initial value"
   return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 

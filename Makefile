@@ -1,0 +1,30 @@
+# attnlab: the two set-up commands of the README, and a few helpers.
+#   make reproduce   install missing Debian packages, build, run the main job
+#   make test        install missing Debian packages, build, run the test suite
+# Everything builds in build/ (CMake preset "default"); the CLI is build/attnlab.
+
+JOBS ?= 2
+
+.PHONY: all deps build test test-heavy reproduce clean
+
+all: build
+
+deps:
+	scripts/install-deps
+
+build: deps
+	cmake --preset default
+	cmake --build --preset default -j $(JOBS)
+
+test: build
+	ctest --preset default -j $(JOBS)
+
+# Checks too slow for CI (label "heavy").
+test-heavy: build
+	ctest --test-dir build --output-on-failure -L heavy
+
+reproduce: build
+	scripts/reproduce
+
+clean:
+	rm -rf build build-debug build-native
