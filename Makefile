@@ -24,7 +24,7 @@ test-heavy: build
 	ctest --test-dir build --output-on-failure -L heavy
 
 reproduce: build
-	scripts/reproduce
+	build/attnlab reproduce demo --quick
 
 clean:
 	rm -rf build build-debug build-native

@@ -1,39 +1,104 @@
-// `attnlab list`: every task with its parameters, types, defaults and help.
+// `attnlab list [tasks|models|experiments|NAME]`: tasks and models with their parameters,
+// types and defaults, and the shipped experiments.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "apps/commands.h"
+#include "core/error.h"
+#include "core/home.h"
 #include "core/params.h"
+#include "core/suggest.h"
+#include "experiment/plan.h"
+#include "models/model.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
 
+void print_params(const std::vector<ParamSpec>& schema, const std::string& section) {
+  for (const auto& spec : schema) {
+    std::string detail = spec.help;
+    if (!spec.choices.empty()) {
+      std::string list;
+      for (const auto& c : spec.choices) list += (list.empty() ? "" : "|") + c;
+      detail += " [" + list + "]";
+    }
+    fmt::print("  {:<22} = {:<12} {}\n", section + spec.name, param_value_text(spec.default_value),
+               detail);
+  }
+}
+
 void list_tasks(const std::string& only) {
-  if (!only.empty()) task_find(only);  // unknown name: error with a did-you-mean
-  fmt::print("Tasks (set parameters with --set task.KEY=VALUE; docs/tasks.md has the definitions)\n");
+  fmt::print("Tasks (attnlab data TASK --set task.KEY=VALUE; [task] in specs; docs/tasks.md)\n");
   for (const auto& info : task_registry()) {
     if (!only.empty() && info.name != only) continue;
     fmt::print("\n{}  {}\n", info.name, info.description);
-    for (const auto& spec : info.schema()) {
-      std::string detail = spec.help;
-      if (!spec.choices.empty()) {
-        std::string list;
-        for (const auto& c : spec.choices) list += (list.empty() ? "" : "|") + c;
-        detail += " [" + list + "]";
-      }
-      fmt::print("  {:<16} = {:<12} {}\n", spec.name, param_value_text(spec.default_value), detail);
-    }
+    print_params(info.schema(), "");
   }
+}
+
+void list_models(const std::string& only) {
+  fmt::print("\nModels ([model] name = \"...\" in specs; [train] n and the keys shown)\n");
+  for (const auto& info : model_registry()) {
+    if (!only.empty() && info.name != only) continue;
+    fmt::print("\n{}  {}\n", info.name, info.description);
+    print_params(info.schema(), "model.");
+    print_params(info.train_schema(), "train.");
+  }
+  if (only.empty()) {
+    fmt::print("\nEvery model: ");
+    for (const auto& p : train_common_schema()) fmt::print("train.{} = {}  ", p.name, param_value_text(p.default_value));
+    for (const auto& p : eval_schema()) fmt::print("eval.{} = {}  ", p.name, param_value_text(p.default_value));
+    fmt::print("\n");
+  }
+}
+
+void list_experiments() {
+  namespace fs = std::filesystem;
+  fmt::print("\nShipped experiments (attnlab reproduce GROUP; attnlab run experiments/GROUP/SPEC.toml)\n");
+  const fs::path root = fs::path(attnlab_home()) / "experiments";
+  for (const auto& group : shipped_experiment_groups()) {
+    std::vector<std::string> specs;
+    for (const auto& e : fs::directory_iterator(root / group))
+      if (e.path().extension() == ".toml") specs.push_back(e.path().filename().string());
+    std::sort(specs.begin(), specs.end());
+    std::string list;
+    for (const auto& s : specs) list += (list.empty() ? "" : ", ") + s;
+    fmt::print("  {:<12} {}\n", group, list);
+  }
+}
+
+void list_run(const std::string& what) {
+  if (what.empty()) {
+    list_tasks("");
+    list_models("");
+    list_experiments();
+    return;
+  }
+  if (what == "tasks") return list_tasks("");
+  if (what == "models") return list_models("");
+  if (what == "experiments") return list_experiments();
+  for (const auto& info : task_registry())
+    if (info.name == what) return list_tasks(what);
+  for (const auto& info : model_registry())
+    if (info.name == what) return list_models(what);
+  std::vector<std::string> names = {"tasks", "models", "experiments"};
+  for (const auto& info : task_registry()) names.push_back(info.name);
+  for (const auto& info : model_registry()) names.push_back(info.name);
+  throw UserError("attnlab list: nothing called '" + what + "'" + did_you_mean(what, names) +
+                  "; try tasks, models, experiments, or a task or model name");
 }
 
 }  // namespace
 
 void list_command_register(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List tasks with their parameters and defaults");
-  auto only = std::make_shared<std::string>();
-  cmd->add_option("task", *only, "Show only this task");
-  cmd->callback([only] { list_tasks(*only); });
+  auto* cmd = app.add_subcommand("list", "List tasks, models (with parameters and defaults) and shipped experiments");
+  auto what = std::make_shared<std::string>();
+  cmd->add_option("what", *what, "tasks, models, experiments, or one task or model name");
+  cmd->callback([what] { list_run(*what); });
 }
 
 }  // namespace attn

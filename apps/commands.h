@@ -2,6 +2,9 @@
 // callback; errors are thrown (attn::UserError) and reported by main.cpp.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -10,5 +13,13 @@ namespace attn {
 
 void data_command_register(CLI::App& app);
 void list_command_register(CLI::App& app);
+void run_command_register(CLI::App& app);
+void plot_command_register(CLI::App& app);
+void merge_command_register(CLI::App& app);
+// Sets *exit_code to 1 when a claim fails.
+void reproduce_command_register(CLI::App& app, int* exit_code);
+
+// Folders of experiments/ (groups for `attnlab reproduce`).
+std::vector<std::string> shipped_experiment_groups();
 
 }  // namespace attn

@@ -23,9 +23,17 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  attnlab list                                  tasks with their parameters\n"
       "  attnlab data qsa --n 1000 --seed 0 --set task.q=3 -o qsa.npz\n"
+      "  attnlab run experiments/demo/baselines.toml --out runs/demo --quick\n"
+      "  attnlab plot runs/demo\n"
+      "  attnlab reproduce demo --quick\n"
       "Exit codes: 0 success, 2 bad input (one line says what to fix), 1 internal error.");
+  int exit_code = 0;
   attn::data_command_register(app);
   attn::list_command_register(app);
+  attn::run_command_register(app);
+  attn::plot_command_register(app);
+  attn::merge_command_register(app);
+  attn::reproduce_command_register(app, &exit_code);
   attn::atomic_file_install_signal_cleanup();
 
   try {
@@ -49,5 +57,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attnlab: internal error: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return exit_code;
 }

@@ -815,3 +815,14 @@ TEST(AtomicFile, SignalRemovesTempFile) {
   EXPECT_FALSE(fs::exists(path));
   EXPECT_EQ(temp_files_in(dir.path()), 0);
 }
+
+TEST(AtomicFile, RemoveOpenTempsForOwnHandlers) {
+  TempDir dir;
+  attn::AtomicFile f(dir.file("h.bin"));
+  f.write("x", 1);
+  ASSERT_TRUE(fs::exists(f.temp_path()));
+  attn::atomic_file_remove_open_temps();
+  EXPECT_FALSE(fs::exists(f.temp_path()));
+  EXPECT_THROW(f.commit(), IoError);  // the temp file is gone: rename fails clearly
+  EXPECT_FALSE(fs::exists(dir.file("h.bin")));
+}

@@ -69,10 +69,25 @@ TEST(Params, RangesAndChoicesAreEnforced) {
   EXPECT_EQ(p.get_int("N"), 16);  // failed sets change nothing
 }
 
+TEST(Params, RealListsParseFromTextAndCheckEveryElement) {
+  Params p("train", {param_real_list("lambdas", {1e-3}, "grid", 0.0)});
+  p.set_text("lambdas", "[1e-8, 0.5, 1]");
+  EXPECT_EQ(p.get_real_list("lambdas"), (std::vector<double>{1e-8, 0.5, 1.0}));
+  p.set_text("lambdas", "0.1,0.2");
+  EXPECT_EQ(p.get_real_list("lambdas"), (std::vector<double>{0.1, 0.2}));
+  p.set("lambdas", 2.0);  // a scalar is a one-element list
+  EXPECT_EQ(p.get_real_list("lambdas"), (std::vector<double>{2.0}));
+  EXPECT_NE(error_of([&] { p.set_text("lambdas", "[1, -1]"); }).find("train.lambdas"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { p.set_text("lambdas", "[1, x]"); }).find("list of numbers"),
+            std::string::npos);
+  EXPECT_EQ(p.to_json(), R"({"lambdas": [2]})");
+}
+
 TEST(Params, JsonIsOrderedAndEscaped) {
   Params p("task", {param_int("N", 3, ""), param_choice("s", "a\"b", {}, ""),
-                    param_real("x", 0.5, ""), param_bool("b", true, "")});
-  EXPECT_EQ(p.to_json(), R"({"N": 3, "s": "a\"b", "x": 0.5, "b": true})");
+                    param_real("x", 0.5, ""), param_bool("b", true, ""), param_real("r", 2.0, "")});
+  EXPECT_EQ(p.to_json(), R"({"N": 3, "s": "a\"b", "x": 0.5, "b": true, "r": 2.0})");
 }
 
 TEST(Suggest, EditDistanceAndPlausibility) {

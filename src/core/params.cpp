@@ -26,17 +26,30 @@ ParamSpec param_choice(std::string name, std::string def, std::vector<std::strin
                    std::move(choices)};
 }
 
+ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help, double min,
+                          double max) {
+  return ParamSpec{std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
+                   max};
+}
+
 const char* param_type_name(ParamType type) {
   switch (type) {
     case ParamType::Bool: return "a boolean (true/false)";
     case ParamType::Int: return "an integer";
     case ParamType::Real: return "a number";
     case ParamType::String: return "a string";
+    case ParamType::RealList: return "a list of numbers";
   }
   return "?";
 }
 
 std::string param_value_text(const ParamValue& value) {
+  if (auto* list = std::get_if<std::vector<double>>(&value)) {
+    std::string out = "[";
+    for (size_t k = 0; k < list->size(); ++k)
+      out += (k ? ", " : "") + param_value_text(ParamValue((*list)[k]));
+    return out + "]";
+  }
   if (auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
   if (auto* d = std::get_if<double>(&value)) {
@@ -93,6 +106,15 @@ bool Params::has(const std::string& key) const {
 
 void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
   const std::string where = section_ + "." + spec.name;
+  if (spec.type == ParamType::RealList) {
+    for (double x : std::get<std::vector<double>>(value)) {
+      ATTN_CHECK(std::isfinite(x) && x >= spec.min && x <= spec.max,
+                 where + " = " + param_value_text(value) + ": every element must be finite and " +
+                     (spec.min > -1e299 ? ">= " + param_value_text(ParamValue(spec.min)) : "") +
+                     (spec.min > -1e299 && spec.max < 1e299 ? " and " : "") +
+                     (spec.max < 1e299 ? "<= " + param_value_text(ParamValue(spec.max)) : ""));
+    }
+  }
   if (spec.type == ParamType::Int || spec.type == ParamType::Real) {
     const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<int64_t>(value))
                                                  : std::get<double>(value);
@@ -127,10 +149,16 @@ void Params::set(const std::string& key, const ParamValue& value) {
   ParamValue v = value;
   if (spec.type == ParamType::Real && std::holds_alternative<int64_t>(v))
     v = static_cast<double>(std::get<int64_t>(v));
+  if (spec.type == ParamType::RealList && std::holds_alternative<double>(v))
+    v = std::vector<double>{std::get<double>(v)};
+  if (spec.type == ParamType::RealList && std::holds_alternative<int64_t>(v))
+    v = std::vector<double>{static_cast<double>(std::get<int64_t>(v))};
   const bool type_ok = (spec.type == ParamType::Bool && std::holds_alternative<bool>(v)) ||
                        (spec.type == ParamType::Int && std::holds_alternative<int64_t>(v)) ||
                        (spec.type == ParamType::Real && std::holds_alternative<double>(v)) ||
-                       (spec.type == ParamType::String && std::holds_alternative<std::string>(v));
+                       (spec.type == ParamType::String && std::holds_alternative<std::string>(v)) ||
+                       (spec.type == ParamType::RealList &&
+                        std::holds_alternative<std::vector<double>>(v));
   ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " +
                           param_value_text(value));
   check_value(spec, v);
@@ -161,6 +189,32 @@ void Params::set_text(const std::string& key, const std::string& text) {
       return set(key, x);
     }
     case ParamType::String: return set(key, text);
+    case ParamType::RealList: {
+      std::string body = text;
+      if (!body.empty() && body.front() == '[') {
+        ATTN_CHECK(body.back() == ']', bad);
+        body = body.substr(1, body.size() - 2);
+      }
+      std::vector<double> list;
+      size_t start = 0;
+      while (start <= body.size()) {
+        const size_t comma = body.find(',', start);
+        std::string item = body.substr(start, comma == std::string::npos ? std::string::npos
+                                                                          : comma - start);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty() || comma != std::string::npos) {
+          errno = 0;
+          char* end = nullptr;
+          const double x = std::strtod(item.c_str(), &end);
+          ATTN_CHECK(!item.empty() && *end == '\0' && errno == 0, bad);
+          list.push_back(x);
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return set(key, list);
+    }
   }
 }
 
@@ -182,6 +236,9 @@ bool Params::get_bool(const std::string& key) const {
 const std::string& Params::get_string(const std::string& key) const {
   return std::get<std::string>(value_of(key, ParamType::String));
 }
+const std::vector<double>& Params::get_real_list(const std::string& key) const {
+  return std::get<std::vector<double>>(value_of(key, ParamType::RealList));
+}
 
 std::string Params::to_json() const {
   std::string out = "{";
@@ -189,8 +246,21 @@ std::string Params::to_json() const {
     if (k) out += ", ";
     out += json_quote(schema_[k].name) + ": ";
     const ParamValue& v = values_[k];
-    out += std::holds_alternative<std::string>(v) ? json_quote(std::get<std::string>(v))
-                                                   : param_value_text(v);
+    if (std::holds_alternative<std::string>(v)) {
+      out += json_quote(std::get<std::string>(v));
+    } else if (auto* list = std::get_if<std::vector<double>>(&v)) {
+      out += "[";
+      for (size_t i = 0; i < list->size(); ++i)
+        out += (i ? ", " : "") + param_value_text(ParamValue((*list)[i]));
+      out += "]";
+    } else if (std::holds_alternative<double>(v)) {
+      // Keep reals recognisable as reals in JSON: 1 -> 1.0.
+      std::string text = param_value_text(v);
+      if (text.find_first_of(".eEni") == std::string::npos) text += ".0";
+      out += text;
+    } else {
+      out += param_value_text(v);
+    }
   }
   return out + "}";
 }

@@ -15,8 +15,8 @@
 
 namespace attn {
 
-enum class ParamType { Bool, Int, Real, String };
-using ParamValue = std::variant<bool, int64_t, double, std::string>;
+enum class ParamType { Bool, Int, Real, String, RealList };
+using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
 
 struct ParamSpec {
   std::string name;
@@ -36,9 +36,13 @@ ParamSpec param_real(std::string name, double def, std::string help, double min 
 ParamSpec param_bool(std::string name, bool def, std::string help);
 ParamSpec param_choice(std::string name, std::string def, std::vector<std::string> choices,
                        std::string help);
+// A list of reals (e.g. a λ grid); min/max bound every element; an empty list is allowed
+// only when allow_empty.
+ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help,
+                          double min = -1e300, double max = 1e300);
 
 const char* param_type_name(ParamType type);
-// A value as the user would write it: 16, 0.5, true, sphere.
+// A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01].
 std::string param_value_text(const ParamValue& value);
 
 class Params {
@@ -48,7 +52,8 @@ class Params {
 
   // Set from a typed value (TOML). Ints are accepted for Real keys.
   void set(const std::string& key, const ParamValue& value);
-  // Set from text (command line): parsed by the key's declared type.
+  // Set from text (command line): parsed by the key's declared type. Lists are written
+  // as "[a, b, c]" or "a,b,c".
   void set_text(const std::string& key, const std::string& text);
 
   bool has(const std::string& key) const;
@@ -56,6 +61,7 @@ class Params {
   double get_real(const std::string& key) const;
   bool get_bool(const std::string& key) const;
   const std::string& get_string(const std::string& key) const;
+  const std::vector<double>& get_real_list(const std::string& key) const;
 
   const std::string& section() const { return section_; }
   const std::vector<ParamSpec>& schema() const { return schema_; }

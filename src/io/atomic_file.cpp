@@ -57,9 +57,7 @@ void slot_release(int i) {
 
 extern "C" void atomic_file_signal_handler(int sig) {
   const int saved_errno = errno;
-  for (auto& slot : g_slots) {
-    if (slot.state.load(std::memory_order_acquire) == kSlotActive) ::unlink(slot.path);
-  }
+  atomic_file_remove_open_temps();
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
@@ -109,6 +107,12 @@ std::string write_failure(const std::string& path, const char* what, int err, ui
 }
 
 }  // namespace
+
+void atomic_file_remove_open_temps() noexcept {
+  for (auto& slot : g_slots) {
+    if (slot.state.load(std::memory_order_acquire) == kSlotActive) ::unlink(slot.path);
+  }
+}
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (path.empty()) throw UserError("output file name is empty; give a path to write");

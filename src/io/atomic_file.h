@@ -53,9 +53,14 @@ class AtomicFile {
 };
 
 // Installs (once; later calls do nothing) SIGINT and SIGTERM handlers that unlink the
-// open AtomicFile temp files and re-raise the signal with its default action. A signal
-// that was ignored (SIG_IGN) when this is first called stays ignored.
+// open AtomicFile temp files and re-raise the signal with its default action. They replace
+// any handler set before, except that a signal ignored (SIG_IGN) at the first call stays
+// ignored.
 void atomic_file_install_signal_cleanup();
+
+// Unlinks the temp files of all open AtomicFiles now. Async-signal-safe: for a program
+// that installs its own SIGINT/SIGTERM handler instead of the one above.
+void atomic_file_remove_open_temps() noexcept;
 
 // Checks, before any work, that PATH can be written: its directory exists and is writable
 // and its filesystem has at least bytes_needed free bytes. Throws IoError otherwise.

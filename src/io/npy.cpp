@@ -696,6 +696,103 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
   return entries;
 }
 
+// ---- ZIP writing ----
+
+struct NpzEntryPlan {
+  std::string zip_name, npy_header;
+  const NpyView* view = nullptr;
+  uint64_t data_bytes = 0, size = 0, offset = 0;  // size = npy header + data
+  uint32_t crc = 0;
+  bool zip64_size = false, zip64_offset = false;  // which fields go to a ZIP64 extra field
+};
+
+std::string zip_local_header(const NpzEntryPlan& p) {
+  std::string h;
+  put32(h, kSigLocal);
+  put16(h, p.zip64_size ? 45 : 20);                 // version needed
+  put16(h, name_is_utf8(p.zip_name) ? 0x0800 : 0);  // flags
+  put16(h, 0);                                      // method: STORED
+  put16(h, kDosTime);
+  put16(h, kDosDate);
+  put32(h, p.crc);
+  put32(h, p.zip64_size ? k32 : static_cast<uint32_t>(p.size));  // compressed
+  put32(h, p.zip64_size ? k32 : static_cast<uint32_t>(p.size));  // uncompressed
+  put16(h, static_cast<uint32_t>(p.zip_name.size()));
+  put16(h, p.zip64_size ? 20 : 0);
+  h += p.zip_name;
+  if (p.zip64_size) {
+    put16(h, 0x0001);
+    put16(h, 16);
+    put64(h, p.size);
+    put64(h, p.size);
+  }
+  return h;
+}
+
+void zip_central_entry(std::string& cd, const NpzEntryPlan& p) {
+  const uint32_t version = (p.zip64_size || p.zip64_offset) ? 45 : 20;
+  std::string extra;
+  if (p.zip64_size) {
+    put64(extra, p.size);
+    put64(extra, p.size);
+  }
+  if (p.zip64_offset) put64(extra, p.offset);
+  put32(cd, kSigCentral);
+  put16(cd, (3u << 8) | version);  // made by: Unix
+  put16(cd, version);
+  put16(cd, name_is_utf8(p.zip_name) ? 0x0800 : 0);
+  put16(cd, 0);  // STORED
+  put16(cd, kDosTime);
+  put16(cd, kDosDate);
+  put32(cd, p.crc);
+  put32(cd, p.zip64_size ? k32 : static_cast<uint32_t>(p.size));
+  put32(cd, p.zip64_size ? k32 : static_cast<uint32_t>(p.size));
+  put16(cd, static_cast<uint32_t>(p.zip_name.size()));
+  put16(cd, extra.empty() ? 0 : static_cast<uint32_t>(4 + extra.size()));
+  put16(cd, 0);               // comment
+  put16(cd, 0);               // disk
+  put16(cd, 0);               // internal attributes
+  put32(cd, 0100644u << 16);  // external: regular file, rw-r--r--
+  put32(cd, p.zip64_offset ? k32 : static_cast<uint32_t>(p.offset));
+  cd += p.zip_name;
+  if (!extra.empty()) {
+    put16(cd, 0x0001);
+    put16(cd, static_cast<uint32_t>(extra.size()));
+    cd += extra;
+  }
+}
+
+// ZIP64 end record and locator (if zip64), then the classic end record.
+std::string zip_end_records(uint64_t n, uint64_t cd_offset, uint64_t cd_size, bool zip64, bool force) {
+  std::string end;
+  if (zip64) {
+    put32(end, kSigEnd64);
+    put64(end, 44);  // size of the rest of this record
+    put16(end, (3u << 8) | 45);
+    put16(end, 45);
+    put32(end, 0);  // this disk
+    put32(end, 0);  // disk of the central directory
+    put64(end, n);
+    put64(end, n);
+    put64(end, cd_size);
+    put64(end, cd_offset);
+    put32(end, kSigLocator64);
+    put32(end, 0);
+    put64(end, cd_offset + cd_size);  // where the ZIP64 end record starts
+    put32(end, 1);                    // disks in total
+  }
+  const uint32_t n16 = (force || n >= k16) ? k16 : static_cast<uint32_t>(n);
+  put32(end, kSigEnd);
+  put16(end, 0);
+  put16(end, 0);
+  put16(end, n16);
+  put16(end, n16);
+  put32(end, (force || cd_size >= k32) ? k32 : static_cast<uint32_t>(cd_size));
+  put32(end, (force || cd_offset >= k32) ? k32 : static_cast<uint32_t>(cd_offset));
+  put16(end, 0);  // comment
+  return end;
+}
+
 }  // namespace
 
 // ---- public: dtypes ----
@@ -743,21 +840,17 @@ void npy_write(const std::string& path, const NpyView& a) {
 }
 
 void npz_write(const std::string& path, const std::vector<NpyView>& arrays, bool force_zip64) {
-  struct Planned {
-    std::string zip_name, npy_header, local_header;
-    const NpyView* view;
-    uint64_t data_bytes, size, offset;
-    uint32_t crc;
-  };
-  std::vector<Planned> plan;
+  // Plan every size and offset first, so that bad arguments and a full disk are reported
+  // before any work (CRCs of large arrays) or any file is made.
+  std::vector<NpzEntryPlan> plan;
   std::set<std::string> names;
-  uint64_t offset = 0;
+  uint64_t offset = 0, cd_size = 0;
   for (const NpyView& a : arrays) {
     if (a.name.empty()) throw UserError(path + ": an array has an empty name; give every npz entry a name");
     if (!names.insert(a.name).second) {
       throw UserError(path + ": two arrays are named '" + a.name + "'; npz entry names must be distinct");
     }
-    Planned p;
+    NpzEntryPlan p;
     p.view = &a;
     p.zip_name = a.name + ".npy";
     if (p.zip_name.size() > 0xFFFF) {
@@ -766,110 +859,35 @@ void npz_write(const std::string& path, const std::vector<NpyView>& arrays, bool
     p.data_bytes = view_bytes(a, path + ": array '" + a.name + "'");
     p.npy_header = npy_header(a.dtype, a.unicode_chars, a.shape);
     p.size = p.npy_header.size() + p.data_bytes;
-    p.crc = crc_update(0, p.npy_header.data(), p.npy_header.size());
-    if (p.data_bytes > 0) p.crc = crc_update(p.crc, a.data, p.data_bytes);
     p.offset = offset;
-    const bool big = force_zip64 || p.size >= k32;
-    std::string& h = p.local_header;
-    put32(h, kSigLocal);
-    put16(h, big ? 45 : 20);                       // version needed
-    put16(h, name_is_utf8(p.zip_name) ? 0x0800 : 0);  // flags
-    put16(h, 0);                                   // method: STORED
-    put16(h, kDosTime);
-    put16(h, kDosDate);
-    put32(h, p.crc);
-    put32(h, big ? k32 : static_cast<uint32_t>(p.size));
-    put32(h, big ? k32 : static_cast<uint32_t>(p.size));
-    put16(h, static_cast<uint32_t>(p.zip_name.size()));
-    put16(h, big ? 20 : 0);
-    h += p.zip_name;
-    if (big) {
-      put16(h, 0x0001);
-      put16(h, 16);
-      put64(h, p.size);
-      put64(h, p.size);
-    }
-    offset += h.size() + p.size;
+    p.zip64_size = force_zip64 || p.size >= k32;
+    p.zip64_offset = force_zip64 || p.offset >= k32;
+    offset += 30 + p.zip_name.size() + (p.zip64_size ? 20 : 0) + p.size;
+    const int wide = (p.zip64_size ? 2 : 0) + (p.zip64_offset ? 1 : 0);
+    cd_size += 46 + p.zip_name.size() + (wide ? 4 + 8 * wide : 0);
     plan.push_back(std::move(p));
   }
-
-  // Central directory.
   const uint64_t cd_offset = offset;
-  std::string cd;
-  for (const Planned& p : plan) {
-    const bool big_size = force_zip64 || p.size >= k32;
-    const bool big_offset = force_zip64 || p.offset >= k32;
-    const bool utf8 = name_is_utf8(p.zip_name);
-    const uint32_t version = (big_size || big_offset) ? 45 : 20;
-    std::string extra;
-    if (big_size) {
-      put64(extra, p.size);
-      put64(extra, p.size);
-    }
-    if (big_offset) put64(extra, p.offset);
-    put32(cd, kSigCentral);
-    put16(cd, (3u << 8) | version);  // made by: Unix
-    put16(cd, version);
-    put16(cd, utf8 ? 0x0800 : 0);
-    put16(cd, 0);
-    put16(cd, kDosTime);
-    put16(cd, kDosDate);
-    put32(cd, p.crc);
-    put32(cd, big_size ? k32 : static_cast<uint32_t>(p.size));
-    put32(cd, big_size ? k32 : static_cast<uint32_t>(p.size));
-    put16(cd, static_cast<uint32_t>(p.zip_name.size()));
-    put16(cd, extra.empty() ? 0 : static_cast<uint32_t>(4 + extra.size()));
-    put16(cd, 0);                    // comment
-    put16(cd, 0);                    // disk
-    put16(cd, 0);                    // internal attributes
-    put32(cd, 0100644u << 16);       // external: regular file, rw-r--r--
-    put32(cd, big_offset ? k32 : static_cast<uint32_t>(p.offset));
-    cd += p.zip_name;
-    if (!extra.empty()) {
-      put16(cd, 0x0001);
-      put16(cd, static_cast<uint32_t>(extra.size()));
-      cd += extra;
-    }
-  }
-  const uint64_t n = plan.size();
-  const bool zip64_end = force_zip64 || n >= k16 || cd.size() >= k32 || cd_offset >= k32;
-  std::string end;
-  if (zip64_end) {
-    const uint64_t end64_offset = cd_offset + cd.size();
-    put32(end, kSigEnd64);
-    put64(end, 44);  // size of the rest of this record
-    put16(end, (3u << 8) | 45);
-    put16(end, 45);
-    put32(end, 0);
-    put32(end, 0);
-    put64(end, n);
-    put64(end, n);
-    put64(end, cd.size());
-    put64(end, cd_offset);
-    put32(end, kSigLocator64);
-    put32(end, 0);
-    put64(end, end64_offset);
-    put32(end, 1);
-  }
-  put32(end, kSigEnd);
-  put16(end, 0);
-  put16(end, 0);
-  const uint32_t n16 = (force_zip64 || n >= k16) ? k16 : static_cast<uint32_t>(n);
-  put16(end, n16);
-  put16(end, n16);
-  put32(end, (force_zip64 || cd.size() >= k32) ? k32 : static_cast<uint32_t>(cd.size()));
-  put32(end, (force_zip64 || cd_offset >= k32) ? k32 : static_cast<uint32_t>(cd_offset));
-  put16(end, 0);  // comment
-
-  const uint64_t total = cd_offset + cd.size() + end.size();
+  const bool zip64_end = force_zip64 || plan.size() >= k16 || cd_size >= k32 || cd_offset >= k32;
+  const uint64_t total = cd_offset + cd_size + 22 + (zip64_end ? 56 + 20 : 0);
   output_path_check(path, total);
+
+  for (NpzEntryPlan& p : plan) {
+    p.crc = crc_update(0, p.npy_header.data(), p.npy_header.size());
+    p.crc = crc_update(p.crc, p.view->data, p.data_bytes);
+  }
   AtomicFile file(path);
-  for (const Planned& p : plan) {
+  for (const NpzEntryPlan& p : plan) {
     ATTN_ASSERT(file.bytes_written() == p.offset, "npz entry offset");
-    file.write(p.local_header.data(), p.local_header.size());
+    const std::string local = zip_local_header(p);
+    file.write(local.data(), local.size());
     file.write(p.npy_header.data(), p.npy_header.size());
     if (p.data_bytes > 0) file.write(p.view->data, p.data_bytes);
   }
+  std::string cd;
+  for (const NpzEntryPlan& p : plan) zip_central_entry(cd, p);
+  ATTN_ASSERT(cd.size() == cd_size, "npz central directory size");
+  const std::string end = zip_end_records(plan.size(), cd_offset, cd_size, zip64_end, force_zip64);
   file.write(cd.data(), cd.size());
   file.write(end.data(), end.size());
   ATTN_ASSERT(file.bytes_written() == total, "npz size");

@@ -66,6 +66,11 @@ MatchTask::MatchTask(MatchConfig config) : c_(std::move(config)) {
   shape_.T_out = c_.N;
   shape_.d_out = 1;
   shape_.raw.push_back({"tokens", {c_.N}, true});
+  shape_.constants.push_back({"modulus", {}, true});  // the M in use (resolved when M = 0)
+}
+
+void MatchTask::fill_constants(uint64_t /*seed*/, Batch& out) const {
+  out.constants[0].i64[0] = c_.M;
 }
 
 void MatchTask::sample_range(uint64_t seed, int64_t first, int64_t count, Batch& out,

@@ -10,6 +10,7 @@
 //   plant_one  uniform, then with probability 1/2 one match is planted (spec §5.2)
 // Encodings of a token: one_hot (M dims), circle (cos, sin of 2πx/M), scalar (x itself).
 // Shapes: X n × N × d_in, Y n × N × 1 (0/1). Raw: tokens (n, N) int64 (+ variant arrays).
+// Constant: modulus (0-d int64), the M in use (M = 0 resolves to the automatic prime).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,7 @@ class MatchTask : public Task {
  public:
   explicit MatchTask(MatchConfig config);
   const TaskShape& shape() const override { return shape_; }
+  void fill_constants(uint64_t seed, Batch& out) const override;
   void sample_range(uint64_t seed, int64_t first, int64_t count, Batch& out,
                     int64_t row) const override;
   const MatchConfig& config() const { return c_; }

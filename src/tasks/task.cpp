@@ -17,7 +17,7 @@ void Task::fill_constants(uint64_t /*seed*/, Batch& /*out*/) const {}
 
 const std::vector<TaskInfo>& task_registry() {
   static const std::vector<TaskInfo> registry = {
-      {"rf_target", "Fu et al.: query + N keys on the sphere, scalar key-averaged target F(x_0, x_i)",
+      {"rf_target", "Fu et al.: a query and N keys, scalar target = mean over keys of F(x_0, x_i)",
        rf_target_schema, rf_target_make},
       {"qsa", "Sanford et al.: q-sparse averaging, y_i = mean of z_j over a q-subset of positions",
        qsa_schema, qsa_make},

@@ -1,0 +1,14 @@
+// Running a helper program (e.g. the Python plotting script) and waiting for it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Runs argv[0] with arguments argv (searched on PATH when it has no '/'), inheriting
+// stdout and stderr. Returns its exit code, 127 if it could not be started, or 128 + the
+// signal number if it was killed.
+int process_run(const std::vector<std::string>& argv);
+
+}  // namespace attn

@@ -1,0 +1,136 @@
+// Claim evaluation over stored runs.
+#include "experiment/claims.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace attn {
+namespace {
+
+bool as_number(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return *end == '\0';
+}
+
+bool value_equal(const std::string& run_value, const ParamValue& wanted) {
+  const std::string w = param_value_text(wanted);
+  double a, b;
+  if (as_number(run_value, &a) && as_number(w, &b)) return a == b;
+  return run_value == w;
+}
+
+std::string fmt_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string filter_text(const RunFilter& f) {
+  if (f.empty()) return "all runs";
+  std::string out;
+  for (const auto& [k, values] : f) {
+    out += (out.empty() ? "" : ", ") + k + "=";
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? "|" : "") + param_value_text(values[i]);
+  }
+  return out;
+}
+
+struct Mean {
+  double value = NAN;
+  int count = 0;
+};
+
+Mean mean_over(const std::vector<StoredRun>& runs, const RunFilter& filter,
+               const std::string& metric) {
+  double sum = 0;
+  int count = 0;
+  for (const auto& r : runs) {
+    if (r.status != "ok" || !run_matches(r, filter)) continue;
+    const double v = r.metric(metric);
+    if (std::isnan(v)) continue;
+    sum += v;
+    ++count;
+  }
+  return {count ? sum / count : NAN, count};
+}
+
+}  // namespace
+
+bool run_matches(const StoredRun& run, const RunFilter& filter) {
+  for (const auto& [key, values] : filter) {
+    const std::string v = run.param(key);
+    bool any = false;
+    for (const auto& wanted : values) any = any || value_equal(v, wanted);
+    if (!any) return false;
+  }
+  return true;
+}
+
+ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  ClaimResult r{c.id, c.text, false, ""};
+  if (c.type == "less_than") {
+    const Mean a = mean_over(runs, c.a, c.metric), b = mean_over(runs, c.b, c.metric);
+    if (a.count == 0 || b.count == 0) {
+      r.detail = "no finished runs with " + c.metric + " match " +
+                 (a.count == 0 ? filter_text(c.a) : filter_text(c.b));
+      return r;
+    }
+    r.pass = a.value < c.factor * b.value;
+    r.detail = "mean " + c.metric + " over {" + filter_text(c.a) + "} (" + std::to_string(a.count) +
+               " runs) = " + fmt_num(a.value) + (r.pass ? " < " : " >= ") +
+               (c.factor != 1.0 ? fmt_num(c.factor) + " x " : "") + fmt_num(b.value) + " over {" +
+               filter_text(c.b) + "} (" + std::to_string(b.count) + " runs)";
+    return r;
+  }
+  if (c.type == "below" || c.type == "above") {
+    const Mean m = mean_over(runs, c.where, c.metric);
+    if (m.count == 0) {
+      r.detail = "no finished runs with " + c.metric + " match " + filter_text(c.where);
+      return r;
+    }
+    r.pass = c.type == "below" ? m.value < c.threshold : m.value > c.threshold;
+    r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} (" +
+               std::to_string(m.count) + " runs) = " + fmt_num(m.value) +
+               (c.type == "below" ? (r.pass ? " < " : " >= ") : (r.pass ? " > " : " <= ")) +
+               fmt_num(c.threshold);
+    return r;
+  }
+  // decreasing / increasing along a key.
+  std::map<double, std::pair<double, int>> by_value;  // along value -> (sum, count)
+  for (const auto& run : runs) {
+    if (run.status != "ok" || !run_matches(run, c.where)) continue;
+    double x;
+    const double v = run.metric(c.metric);
+    if (!as_number(run.param(c.along), &x) || std::isnan(v)) continue;
+    by_value[x].first += v;
+    by_value[x].second += 1;
+  }
+  if (by_value.size() < 2) {
+    r.detail = "needs finished runs at two or more values of " + c.along + " matching " +
+               filter_text(c.where) + "; found " + std::to_string(by_value.size());
+    return r;
+  }
+  const bool decreasing = c.type == "decreasing";
+  std::vector<double> means;
+  std::string seq;
+  for (const auto& [x, sc] : by_value) {
+    means.push_back(sc.first / sc.second);
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + fmt_num(means.back());
+  }
+  bool pass = decreasing ? means.back() < means.front() : means.back() > means.front();
+  for (size_t k = 1; k < means.size(); ++k) {
+    if (decreasing && means[k] > means[k - 1] * (1 + c.tolerance)) pass = false;
+    if (!decreasing && means[k] < means[k - 1] * (1 - c.tolerance)) pass = false;
+  }
+  r.pass = pass;
+  r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} " +
+             (pass ? "is " : "is not ") + c.type + " along " + c.along + ": " + seq;
+  return r;
+}
+
+}  // namespace attn

@@ -1,0 +1,202 @@
+// Running, exporting, plotting and merging experiment directories.
+#include "experiment/experiment_dir.h"
+
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/home.h"
+#include "core/process.h"
+#include "core/version.h"
+#include "experiment/plan.h"
+#include "experiment/runner.h"
+#include "experiment/store.h"
+#include "io/atomic_file.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+namespace {
+
+std::string store_path(const std::string& dir) { return (fs::path(dir) / "results.sqlite").string(); }
+
+void write_text(const std::string& path, const std::string& text) {
+  AtomicFile f(path);
+  f.write(text.data(), text.size());
+  f.commit();
+}
+
+std::vector<std::string> swept_keys(const Spec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) keys.push_back(k);
+  return keys;
+}
+
+// Moves the results of an earlier spec to DIR/old-<time>/ (for --force-new).
+void move_aside(const std::string& dir) {
+  char stamp[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  fs::path old = fs::path(dir) / (std::string("old-") + stamp);
+  for (int k = 2; fs::exists(old); ++k) old = fs::path(dir) / (std::string("old-") + stamp + "-" + std::to_string(k));
+  fs::create_directories(old);
+  for (const char* name : {"results.sqlite", "results.sqlite-wal", "results.sqlite-shm",
+                           "results.csv", "spec.json", "figures"}) {
+    const fs::path p = fs::path(dir) / name;
+    if (fs::exists(p)) fs::rename(p, old / name);
+  }
+  std::fprintf(stderr, "attnlab: moved the earlier results to %s\n", old.c_str());
+}
+
+std::vector<std::string> json_string_list(const std::string& text) {
+  std::vector<std::string> out;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_array())
+    for (const auto& v : j)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+void shard_parse(const std::string& text, int* index, int* count) {
+  const auto slash = text.find('/');
+  char* end = nullptr;
+  bool ok = slash != std::string::npos && slash > 0;
+  long i = 0, k = 0;
+  if (ok) {
+    i = std::strtol(text.substr(0, slash).c_str(), &end, 10);
+    ok = *end == '\0';
+    k = std::strtol(text.substr(slash + 1).c_str(), &end, 10);
+    ok = ok && *end == '\0' && k >= 1 && i >= 0 && i < k && !text.substr(slash + 1).empty();
+  }
+  ATTN_CHECK(ok, "--shard " + text + " must be i/k with 0 <= i < k, e.g. --shard 0/4 "
+                 "(Slurm: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(k-1))");
+  *index = static_cast<int>(i);
+  *count = static_cast<int>(k);
+}
+
+RunSummary experiment_run(const RunRequest& rq) {
+  RunSummary summary;
+  summary.spec = spec_load(rq.spec_path, rq.overrides, rq.quick);
+  const Spec& spec = summary.spec;
+  const std::vector<RunPoint> points = plan_make(spec);  // validates every point
+  const std::string runs_json = spec_runs_json(spec);
+  const std::string fingerprint = hash_hex(runs_json);
+
+  // Only now touch the output directory.
+  ATTN_CHECK(!rq.out_dir.empty(), "--out DIR is required: the directory for results.sqlite");
+  if (fs::exists(rq.out_dir) && !fs::is_directory(rq.out_dir))
+    throw IoError(rq.out_dir + " exists and is not a directory; choose another --out");
+  std::error_code ec;
+  fs::create_directories(rq.out_dir, ec);
+  if (ec) throw IoError(rq.out_dir + ": cannot create the output directory (" + ec.message() + ")");
+  if (fs::exists(store_path(rq.out_dir))) {
+    auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir));
+    const std::string previous = existing->meta("spec_hash");
+    if (!previous.empty() && previous != fingerprint) {
+      if (!rq.force_new)
+        throw UserError(rq.out_dir + " holds results of a different spec (" +
+                        existing->meta("experiment") + ", " + existing->meta("spec_path") +
+                        "); use another --out, or add --force-new to move the old results "
+                        "aside and start again");
+      existing.reset();
+      move_aside(rq.out_dir);
+    }
+  }
+  ResultsStore store(store_path(rq.out_dir));
+  if (store.meta("spec_hash").empty()) {
+    store.set_meta("spec_hash", fingerprint);
+    store.set_meta("spec_runs", runs_json);
+    store.set_meta("experiment", spec.name);
+    store.set_meta("attnlab_version", kVersion);
+  }
+  store.set_meta("spec_path", spec.path);
+  store.set_meta("spec_json", spec_to_json(spec));
+  nlohmann::json swept = swept_keys(spec);
+  store.set_meta("swept", swept.dump());
+  write_text((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
+
+  const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
+  std::vector<const RunPoint*> todo;
+  for (const auto& p : points) {
+    if (p.index % rq.shard_count != rq.shard_index) continue;
+    ++summary.planned;
+    if (done.count(p.run_id))
+      ++summary.skipped;
+    else
+      todo.push_back(&p);
+  }
+  const SweepSummary s = sweep_execute(todo, store, SweepOptions{rq.jobs, rq.progress});
+  summary.ok = s.ok;
+  summary.failed = s.failed;
+  results_export_csv(store.load_runs(), swept_keys(spec),
+                     (fs::path(rq.out_dir) / "results.csv").string());
+  return summary;
+}
+
+void experiment_export(const std::string& dir) {
+  if (!fs::exists(store_path(dir)))
+    throw IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir + "` first");
+  ResultsStore store(store_path(dir));
+  results_export_csv(store.load_runs(), json_string_list(store.meta("swept")),
+                     (fs::path(dir) / "results.csv").string());
+  const std::string spec_json = store.meta("spec_json");
+  if (!spec_json.empty()) write_text((fs::path(dir) / "spec.json").string(), spec_json);
+}
+
+void experiment_plot(const std::string& dir) {
+  experiment_export(dir);
+  const std::string script = (fs::path(attnlab_home()) / "scripts" / "plot_results.py").string();
+  if (!fs::exists(script))
+    throw IoError(script + ": the plotting script is missing; set ATTNLAB_HOME to the attnlab "
+                           "source tree");
+  const int rc = process_run({attnlab_python(), script, dir});
+  if (rc == 127)
+    throw UserError("cannot run " + attnlab_python() + " for plotting; install python3-matplotlib "
+                    "(scripts/install-deps) or set ATTNLAB_PYTHON");
+  if (rc != 0) throw UserError("plotting " + dir + " failed (exit code " + std::to_string(rc) + ")");
+}
+
+int64_t experiment_merge(const std::string& out_dir, const std::vector<std::string>& shard_dirs) {
+  ATTN_CHECK(!shard_dirs.empty(), "attnlab merge OUT SHARD_DIR...: name at least one shard directory");
+  // Check every shard before writing anything.
+  std::string fingerprint, first_dir;
+  std::vector<std::unique_ptr<ResultsStore>> shards;
+  for (const auto& dir : shard_dirs) {
+    if (!fs::exists(store_path(dir)))
+      throw IoError(dir + ": no results.sqlite here; is this a shard's --out directory?");
+    shards.push_back(std::make_unique<ResultsStore>(store_path(dir)));
+    const std::string h = shards.back()->meta("spec_hash");
+    if (fingerprint.empty()) {
+      fingerprint = h;
+      first_dir = dir;
+    } else if (h != fingerprint) {
+      throw UserError(dir + " holds results of a different spec than " + first_dir +
+                      " (or a different --quick/--set); merge only shards of one spec");
+    }
+  }
+  fs::create_directories(out_dir);
+  ResultsStore out(store_path(out_dir));
+  const std::string existing = out.meta("spec_hash");
+  if (!existing.empty() && existing != fingerprint)
+    throw UserError(out_dir + " already holds results of a different spec; merge into a new directory");
+  for (const char* key : {"spec_hash", "spec_runs", "experiment", "attnlab_version", "spec_path",
+                          "spec_json", "swept"})
+    if (out.meta(key).empty()) out.set_meta(key, shards.front()->meta(key));
+  const std::set<std::string> have_ok = out.finished_ids(false);
+  for (const auto& shard : shards)
+    for (const auto& run : shard->load_runs()) {
+      if (have_ok.count(run.run_id)) continue;  // already there (ok results are identical)
+      if (run.status != "ok" && out.finished_ids(true).count(run.run_id)) continue;
+      out.insert(run);
+    }
+  results_export_csv(out.load_runs(), json_string_list(out.meta("swept")),
+                     (fs::path(out_dir) / "results.csv").string());
+  write_text((fs::path(out_dir) / "spec.json").string(), out.meta("spec_json"));
+  return static_cast<int64_t>(out.load_runs().size());
+}
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+// An experiment's output directory: run a spec into it (resumable), export, plot, merge.
+//
+// DIR/results.sqlite  the store (see store.h); meta records the spec's run fingerprint
+// DIR/results.csv     regenerated from the store after every run, merge or plot
+// DIR/spec.json       the spec's plots and claims, for the plotting script
+// DIR/figures/        PNG and SVG figures, figures/index.json
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiment/spec.h"
+
+namespace attn {
+
+struct RunRequest {
+  std::string spec_path;
+  std::string out_dir;
+  std::vector<std::string> overrides;  // --set
+  bool quick = false;
+  int jobs = 1;
+  int shard_index = 0, shard_count = 1;  // --shard i/k (0-based i)
+  bool force_new = false;
+  bool retry_failed = false;
+  bool progress = true;
+};
+
+struct RunSummary {
+  Spec spec;
+  int64_t planned = 0;  // points of this shard
+  int64_t skipped = 0;  // already in the store
+  int64_t ok = 0, failed = 0;
+};
+
+// Validates everything, then runs the points of the shard that the store does not hold
+// yet. UserError (nothing written) on a bad spec, or when DIR holds another spec's
+// results and force_new is not set.
+RunSummary experiment_run(const RunRequest& request);
+
+// Parses "i/k" (0 <= i < k); UserError otherwise.
+void shard_parse(const std::string& text, int* index, int* count);
+
+// Regenerates DIR/results.csv from DIR/results.sqlite.
+void experiment_export(const std::string& dir);
+
+// Draws DIR's figures with the plotting script (Debian's Python and matplotlib).
+void experiment_plot(const std::string& dir);
+
+// Merges shard directories into out_dir (created if needed); refuses shards of
+// different specs. Returns the number of runs in out_dir afterwards.
+int64_t experiment_merge(const std::string& out_dir, const std::vector<std::string>& shard_dirs);
+
+}  // namespace attn

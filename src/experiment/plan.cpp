@@ -1,0 +1,209 @@
+// Grid expansion and config resolution.
+#include "experiment/plan.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "models/model.h"
+#include "tasks/task.h"
+
+namespace attn {
+namespace {
+
+// Sets section.key = value on params, prefixing errors with the spec file.
+void set_checked(const Spec& spec, Params& params, const std::string& key, const ParamValue& v) {
+  try {
+    params.set(key, v);
+  } catch (const UserError& e) {
+    throw UserError(spec.path + ": " + e.what());
+  }
+}
+
+std::string name_of(const Spec& spec, const std::map<std::string, ParamValue>& values,
+                    const std::string& section, const std::string& example) {
+  const auto it = values.find(section + ".name");
+  if (it == values.end())
+    throw UserError(spec.path + ": [" + section + "] needs name = \"...\" (e.g. " + example +
+                    "; `attnlab list` shows them)");
+  if (!std::holds_alternative<std::string>(it->second))
+    throw UserError(spec.path + ": " + section + ".name must be a string");
+  return std::get<std::string>(it->second);
+}
+
+// The Params of a section, or null for an unknown section.
+const Params* section_params(const RunConfig& c, const std::string& section) {
+  if (section == "task") return &c.task_params;
+  if (section == "model") return &c.model_params;
+  if (section == "train") return &c.train_params;
+  if (section == "eval") return &c.eval_params;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<ParamSpec> train_common_schema() {
+  return {param_int("n", 1000, "training-set size (samples 0 .. n-1 of the run's seed)", 1, 1e12)};
+}
+
+std::vector<ParamSpec> eval_schema() {
+  return {param_int("n", 2000, "test-set size", 1, 1e12),
+          param_int("first", 1000000000,
+                    "index of the first test sample (train uses 0 .. train.n-1)", 0, 1e15)};
+}
+
+RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept) {
+  std::map<std::string, ParamValue> values = spec.base;
+  for (const auto& [k, v] : swept) values[k] = v;
+  RunConfig c;
+  c.task = name_of(spec, values, "task", "name = \"qsa\"");
+  c.model = name_of(spec, values, "model", "name = \"linear\"");
+  try {
+    task_find(c.task);
+    model_find(c.model);
+  } catch (const UserError& e) {
+    throw UserError(spec.path + ": " + e.what());
+  }
+  const ModelInfo& model = model_find(c.model);
+  c.task_params = task_default_params(c.task);
+  c.model_params = Params("model", model.schema());
+  std::vector<ParamSpec> train = train_common_schema();
+  for (auto& p : model.train_schema()) train.push_back(p);
+  c.train_params = Params("train", train);
+  c.eval_params = Params("eval", eval_schema());
+
+  auto params_of = [&](const std::string& section) -> Params& {
+    if (section == "task") return c.task_params;
+    if (section == "model") return c.model_params;
+    if (section == "train") return c.train_params;
+    return c.eval_params;
+  };
+  auto apply = [&](const std::string& dotted, const ParamValue& v) {
+    const auto dot = dotted.find('.');
+    const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
+    if (key == "name" && (section == "task" || section == "model")) return;
+    set_checked(spec, params_of(section), key, v);
+  };
+  // Base values, then the chosen task's and model's own tables, then the swept values.
+  for (const auto& [k, v] : spec.base)
+    if (!swept.count(k)) apply(k, v);
+  for (const std::string& scope : {"task." + c.task, "model." + c.model}) {
+    const auto it = spec.scoped.find(scope);
+    if (it == spec.scoped.end()) continue;
+    const std::string section = scope.substr(0, scope.find('.'));
+    for (const auto& [k, v] : it->second)
+      if (!swept.count(section + "." + k)) set_checked(spec, params_of(section), k, v);
+  }
+  for (const auto& [k, v] : swept) apply(k, v);
+  try {
+    task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
+  } catch (const UserError& e) {
+    std::string where;
+    for (const auto& [k, v] : swept) where += (where.empty() ? " (at " : ", ") + k + " = " + param_value_text(v);
+    throw UserError(spec.path + ": " + e.what() + (where.empty() ? "" : where + ")"));
+  }
+  return c;
+}
+
+std::string hash_hex(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  // SplitMix64 finaliser: nearby texts get unrelated-looking ids.
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<RunPoint> plan_make(const Spec& spec) {
+  // Grid of swept assignments, first axis slowest.
+  std::vector<std::map<std::string, ParamValue>> grid = {{}};
+  for (const auto& axis : spec.axes) {
+    std::vector<std::map<std::string, ParamValue>> next;
+    for (const auto& partial : grid)
+      for (const auto& row : axis.values) {
+        auto assignment = partial;
+        for (size_t k = 0; k < axis.keys.size(); ++k) assignment[axis.keys[k]] = row[k];
+        next.push_back(std::move(assignment));
+      }
+    grid = std::move(next);
+  }
+  std::vector<RunPoint> points;
+  for (const auto& assignment : grid) {
+    const RunConfig config = config_resolve(spec, assignment);
+    for (uint64_t seed : spec.seeds) {
+      RunPoint p;
+      p.index = static_cast<int64_t>(points.size());
+      p.seed = seed;
+      p.swept = assignment;
+      p.config = config;
+      p.config_json = "{\"task\": " + json_quote(config.task) +
+                      ", \"task_params\": " + config.task_params.to_json() +
+                      ", \"model\": " + json_quote(config.model) +
+                      ", \"model_params\": " + config.model_params.to_json() +
+                      ", \"train\": " + config.train_params.to_json() +
+                      ", \"eval\": " + config.eval_params.to_json() +
+                      ", \"seed\": " + std::to_string(seed) + "}";
+      p.run_id = hash_hex(p.config_json);
+      points.push_back(std::move(p));
+    }
+  }
+  // Two points with the same id would be the same run twice (e.g. a swept value equal to
+  // another's default): refuse, since results would be ambiguous.
+  std::map<std::string, int64_t> seen;
+  for (const auto& p : points) {
+    auto [it, inserted] = seen.emplace(p.run_id, p.index);
+    if (!inserted)
+      throw UserError(spec.path + ": run points " + std::to_string(it->second) + " and " +
+                      std::to_string(p.index) + " resolve to the same configuration; remove the "
+                      "duplicate sweep value");
+  }
+  // Plots and claims must refer to keys that exist.
+  auto key_known = [&](const std::string& key) {
+    if (key == "seed" || key == "task.name" || key == "model.name") return true;
+    const auto dot = key.find('.');
+    if (dot == std::string::npos) return false;
+    for (const auto& p : points) {
+      const Params* params = section_params(p.config, key.substr(0, dot));
+      if (params && params->has(key.substr(dot + 1))) return true;
+    }
+    return false;
+  };
+  auto check = [&](const std::string& key, const std::string& what) {
+    if (!key.empty() && !key_known(key))
+      throw UserError(spec.path + ": " + what + " refers to '" + key +
+                      "', which is not a key of this experiment (e.g. \"task.N\", \"train.n\", "
+                      "\"model.name\" or \"seed\")");
+  };
+  for (const auto& plot : spec.plots) {
+    check(plot.x, "plot '" + plot.name + "' x");
+    check(plot.line, "plot '" + plot.name + "' line");
+    for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");
+  }
+  for (const auto& claim : spec.claims) {
+    check(claim.along, "claim '" + claim.id + "' along");
+    for (const auto* f : {&claim.a, &claim.b, &claim.where})
+      for (const auto& [k, v] : *f) check(k, "claim '" + claim.id + "' filter");
+  }
+  return points;
+}
+
+std::string run_point_value(const RunPoint& p, const std::string& key) {
+  if (key == "seed") return std::to_string(p.seed);
+  if (key == "task.name") return p.config.task;
+  if (key == "model.name") return p.config.model;
+  const auto dot = key.find('.');
+  if (dot == std::string::npos) return "";
+  const Params* params = section_params(p.config, key.substr(0, dot));
+  const std::string k = key.substr(dot + 1);
+  if (params == nullptr) return "";
+  for (size_t i = 0; i < params->schema().size(); ++i)
+    if (params->schema()[i].name == k) return param_value_text(params->values()[i]);
+  return "";
+}
+
+}  // namespace attn

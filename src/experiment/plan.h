@@ -1,0 +1,53 @@
+// Sweep plan: a Spec expanded into run points (grid × seeds), each resolved to typed,
+// validated parameters and given a stable id.
+//
+// Order: sweep axes in key order (the TOML reader sorts keys; zip groups after plain
+// axes), the first varying slowest, seeds fastest. A run's id is a hash of its
+// resolved configuration and seed, so it does not depend on the order, the shard or the
+// machine; values that equal the defaults resolve the same whether written or not.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "experiment/spec.h"
+
+namespace attn {
+
+struct RunConfig {
+  std::string task, model;
+  Params task_params, model_params, train_params, eval_params;
+};
+
+struct RunPoint {
+  int64_t index = 0;  // position in the plan
+  uint64_t seed = 0;
+  std::map<std::string, ParamValue> swept;  // dotted key -> value of this point
+  RunConfig config;
+  std::string config_json;  // canonical JSON of config + seed
+  std::string run_id;       // 16 hex digits, hash of config_json
+};
+
+// [train] keys every model has, and the [eval] keys.
+std::vector<ParamSpec> train_common_schema();
+std::vector<ParamSpec> eval_schema();
+
+// Resolves one point: base values, then [task.<name>] / [model.<name>], then the swept
+// values. Throws UserError "FILE: key: ..." for anything invalid, and builds the task
+// once to check cross-parameter rules (e.g. q < N).
+RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept);
+
+// Expands and resolves every point (validating all of them before anything runs), and
+// checks that plots and claims refer to keys that exist.
+std::vector<RunPoint> plan_make(const Spec& spec);
+
+// The value of a dotted key ("task.N", "model.name", "seed") for a point, as text.
+std::string run_point_value(const RunPoint& point, const std::string& key);
+
+// 64-bit hash of text (FNV-1a, then mixed), as 16 hex digits.
+std::string hash_hex(const std::string& text);
+
+}  // namespace attn

@@ -1,0 +1,123 @@
+// One run: data, fit, predict, metrics.
+#include "experiment/run_point.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tasks/task.h"
+#include "train/metrics.h"
+
+namespace attn {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void run_point_body(const RunPoint& p, RunOutcome& out) {
+  const RunConfig& c = p.config;
+  const int64_t n_train = c.train_params.get_int("n");
+  const int64_t n_test = c.eval_params.get_int("n");
+  const int64_t first_test = c.eval_params.get_int("first");
+  ATTN_CHECK(first_test >= n_train,
+             "eval.first = " + std::to_string(first_test) + " overlaps the training samples 0.." +
+                 std::to_string(n_train - 1) + "; raise eval.first");
+  const auto task = task_make(c.task, c.task_params);
+  const Batch train = task_generate(*task, p.seed, 0, n_train);
+  const Batch test = task_generate(*task, p.seed, first_test, n_test);
+
+  const ModelInfo& info = model_find(c.model);
+  const auto model = info.make(ModelContext{c.model_params, c.train_params, task->shape(), p.seed});
+  FitLog log;
+  const auto fit_start = std::chrono::steady_clock::now();
+  model->fit(train, log);
+  const double fit_seconds = seconds_since(fit_start);
+
+  for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
+    out.metrics.emplace_back("test_" + name, value);
+  for (const auto& [name, value] : metrics_compute(train, model->predict(train)))
+    if (name == "mse" || name == "nmse" || name == "accuracy")
+      out.metrics.emplace_back("train_" + name, value);
+  for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
+  out.metrics.emplace_back("fit_seconds", fit_seconds);
+  out.series = log.points;
+  for (const auto& [name, value] : out.metrics)
+    ATTN_CHECK(std::isfinite(value) || name == "fit_seconds",
+               "metric " + name + " is " + std::to_string(value) + " (NaN or inf)");
+}
+
+}  // namespace
+
+RunOutcome run_point_execute(const RunPoint& point) {
+  RunOutcome out;
+  out.run_id = point.run_id;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_point_body(point, out);
+    out.ok = true;
+  } catch (const std::bad_alloc&) {
+    out.error = "out of memory";
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  if (!out.ok) {
+    out.metrics.clear();
+    out.series.clear();
+  }
+  out.wall_seconds = seconds_since(start);
+  return out;
+}
+
+std::string run_outcome_encode(const RunOutcome& o) {
+  nlohmann::json j;
+  j["run_id"] = o.run_id;
+  j["ok"] = o.ok;
+  j["error"] = o.error;
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const auto& [name, value] : o.metrics) {
+    // JSON has no NaN/inf: carry the bits of the double.
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    metrics.push_back({name, bits});
+  }
+  j["metrics"] = metrics;
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& p : o.series) {
+    uint64_t bits;
+    std::memcpy(&bits, &p.value, sizeof bits);
+    series.push_back({p.series, p.step, bits});
+  }
+  j["series"] = series;
+  j["wall_seconds"] = o.wall_seconds;
+  j["peak_rss_bytes"] = o.peak_rss_bytes;
+  return j.dump();
+}
+
+RunOutcome run_outcome_decode(const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  ATTN_ASSERT(!j.is_discarded() && j.is_object(), "malformed run outcome from a worker");
+  RunOutcome o;
+  o.run_id = j.at("run_id").get<std::string>();
+  o.ok = j.at("ok").get<bool>();
+  o.error = j.at("error").get<std::string>();
+  for (const auto& m : j.at("metrics")) {
+    const uint64_t bits = m.at(1).get<uint64_t>();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    o.metrics.emplace_back(m.at(0).get<std::string>(), value);
+  }
+  for (const auto& s : j.at("series")) {
+    const uint64_t bits = s.at(2).get<uint64_t>();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    o.series.push_back({s.at(0).get<std::string>(), s.at(1).get<int64_t>(), value});
+  }
+  o.wall_seconds = j.at("wall_seconds").get<double>();
+  o.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
+  return o;
+}
+
+}  // namespace attn

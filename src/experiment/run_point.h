@@ -1,0 +1,35 @@
+// Executing one run point: generate train and test sets, fit the model, compute metrics.
+//
+// Train = samples 0 .. train.n-1 of the run's seed, test = samples eval.first ..
+// eval.first+eval.n-1 (disjoint; training sets of different n are nested). Metrics are
+// the test metrics (prefixed test_), train_mse and train_nmse, the fit's own scalars, and
+// fit_seconds. Any exception makes the outcome "failed" with its message; nothing throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiment/plan.h"
+#include "models/model.h"
+
+namespace attn {
+
+struct RunOutcome {
+  std::string run_id;
+  bool ok = false;
+  std::string error;  // when !ok
+  std::vector<std::pair<std::string, double>> metrics;
+  std::vector<FitLog::Point> series;
+  double wall_seconds = 0.0;
+  int64_t peak_rss_bytes = 0;
+};
+
+RunOutcome run_point_execute(const RunPoint& point);
+
+// Lossless text form, for passing an outcome from a worker process to the parent.
+std::string run_outcome_encode(const RunOutcome& outcome);
+RunOutcome run_outcome_decode(const std::string& text);  // ATTN_ASSERTs on malformed input
+
+}  // namespace attn

@@ -1,0 +1,153 @@
+// Fork-per-run worker pool.
+#include "experiment/runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "experiment/run_point.h"
+
+namespace attn {
+namespace {
+
+struct Worker {
+  const RunPoint* point;
+  int fd;
+  std::string output;
+};
+
+void write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// In the child: run the point and send the outcome to the parent, then _exit.
+[[noreturn]] void worker_main(const RunPoint& point, int fd, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  const RunOutcome outcome = run_point_execute(point);
+  write_all(fd, run_outcome_encode(outcome));
+  ::close(fd);
+  _exit(0);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return std::string("the worker process was killed by signal ") + std::to_string(sig) + " (" +
+           strsignal(sig) + (sig == SIGKILL ? "; out of memory?" : "") + ")";
+  }
+  if (WIFEXITED(status)) return "the worker process exited with code " + std::to_string(WEXITSTATUS(status));
+  return "the worker process ended abnormally";
+}
+
+}  // namespace
+
+int cpu_count() {
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n >= 1 ? static_cast<int>(n) : 1;
+}
+
+SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
+                           const SweepOptions& options) {
+  ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
+  SweepSummary summary;
+  Progress progress("runs", static_cast<int64_t>(points.size()));
+  std::map<pid_t, Worker> active;
+  size_t next = 0;
+  const pid_t self = getpid();
+  std::fflush(nullptr);  // children must not inherit unflushed output
+
+  while (next < points.size() || !active.empty()) {
+    while (next < points.size() && static_cast<int>(active.size()) < options.jobs) {
+      int fds[2];
+      if (pipe2(fds, O_CLOEXEC) != 0)
+        throw UserError(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
+      const pid_t pid = fork();
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        throw UserError(std::string("cannot start a worker process: ") + std::strerror(errno) +
+                        "; lower --jobs");
+      }
+      if (pid == 0) {
+        ::close(fds[0]);
+        worker_main(*points[next], fds[1], self);
+      }
+      ::close(fds[1]);
+      active.emplace(pid, Worker{points[next], fds[0], {}});
+      ++next;
+    }
+
+    std::vector<pollfd> fds;
+    std::vector<pid_t> pids;
+    for (auto& [pid, w] : active) {
+      fds.push_back({w.fd, POLLIN, 0});
+      pids.push_back(pid);
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw UserError(std::string("poll failed: ") + std::strerror(errno));
+    }
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0) continue;
+      Worker& w = active.at(pids[k]);
+      char buf[65536];
+      const ssize_t n = ::read(w.fd, buf, sizeof buf);
+      if (n > 0) {
+        w.output.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      // End of output: reap the worker and store its outcome.
+      ::close(w.fd);
+      int status = 0;
+      rusage usage{};
+      while (wait4(pids[k], &status, 0, &usage) < 0 && errno == EINTR) {
+      }
+      RunOutcome outcome;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !w.output.empty()) {
+        outcome = run_outcome_decode(w.output);
+      } else {
+        outcome.run_id = w.point->run_id;
+        outcome.error = describe_status(status);
+      }
+      outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+      store.insert(*w.point, outcome);
+      if (outcome.ok) {
+        ++summary.ok;
+      } else {
+        ++summary.failed;
+        std::fprintf(stderr, "%srun %s (point %lld, seed %llu) failed: %s\n",
+                     progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
+                     static_cast<long long>(w.point->index),
+                     static_cast<unsigned long long>(w.point->seed), outcome.error.c_str());
+      }
+      if (options.progress) progress.add(1);
+      active.erase(pids[k]);
+    }
+  }
+  progress.finish();
+  return summary;
+}
+
+}  // namespace attn

@@ -1,0 +1,34 @@
+// Sweep runner: executes run points in worker processes, K at a time, and stores each
+// outcome as soon as it arrives.
+//
+// Each point runs in its own forked process (1 compute thread unless configured
+// otherwise), so a crash, an abort or running out of memory costs that run only; the
+// parent is the single writer of the results store. Workers die with the parent
+// (PR_SET_PDEATHSIG), so killing the runner leaves no orphans and no partial results:
+// the next invocation re-runs whatever was not stored.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "experiment/plan.h"
+#include "experiment/store.h"
+
+namespace attn {
+
+struct SweepOptions {
+  int jobs = 1;           // worker processes at once
+  bool progress = true;   // progress bar (only drawn on a terminal)
+};
+
+struct SweepSummary {
+  int64_t ok = 0, failed = 0;
+};
+
+SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
+                           const SweepOptions& options);
+
+// Number of online CPUs (>= 1): the default for --jobs.
+int cpu_count();
+
+}  // namespace attn

@@ -1,0 +1,507 @@
+// Spec loading: TOML -> SpecTree -> ([quick], --set) -> validated Spec.
+#include "experiment/spec.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "experiment/spec_tree.h"
+#include "models/model.h"
+#include "tasks/task.h"
+
+namespace attn {
+namespace {
+
+using Kind = SpecTree::Kind;
+const std::vector<std::string> kSections = {"experiment", "task", "model", "train", "eval",
+                                            "sweep",      "plot", "claim", "quick"};
+const std::vector<std::string> kRunSections = {"task", "model", "train", "eval"};
+
+struct Loader {
+  std::string path;
+
+  std::string at(int line) const {
+    return line > 0 ? path + ":" + std::to_string(line) : path;
+  }
+  [[noreturn]] void fail(int line, const std::string& message) const {
+    throw UserError(at(line) + ": " + message);
+  }
+  void check_keys(const SpecTree& table, const std::string& section,
+                  const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : table.entries) {
+      bool ok = false;
+      for (const auto& k : known) ok = ok || k == key;
+      if (!ok) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        fail(value.line, "unknown key '" + key + "' in " + section + did_you_mean(key, known) +
+                             "; known keys: " + list);
+      }
+    }
+  }
+  const SpecTree& table_of(const SpecTree& root, const std::string& section) const {
+    static const SpecTree empty;
+    const SpecTree* t = root.find(section);
+    if (t == nullptr) return empty;
+    if (t->kind != Kind::Table)
+      fail(t->line, "'" + section + "' must be a table: write [" + section + "]");
+    return *t;
+  }
+  std::string string_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind != Kind::Value || !std::holds_alternative<std::string>(v.value))
+      fail(v.line, key + " must be a string");
+    return std::get<std::string>(v.value);
+  }
+  // A scalar, or an array of numbers (a list parameter such as train.lambdas).
+  ParamValue value_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind == Kind::Value) return v.value;
+    if (v.kind == Kind::Array) {
+      std::vector<double> list;
+      for (const auto& item : v.items) {
+        if (item.kind != Kind::Value) fail(item.line, key + ": nested arrays are not supported");
+        if (auto* i = std::get_if<int64_t>(&item.value))
+          list.push_back(static_cast<double>(*i));
+        else if (auto* d = std::get_if<double>(&item.value))
+          list.push_back(*d);
+        else
+          fail(item.line, key + ": a list value must hold numbers only");
+      }
+      return list;
+    }
+    fail(v.line, key + " must be a value, not a table");
+  }
+  RunFilter filter_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind != Kind::Table)
+      fail(v.line, key + " must be a table of conditions, e.g. { \"model.name\" = \"linear\" }");
+    RunFilter filter;
+    for (const auto& [k, cond] : v.entries) {
+      if (cond.kind == Kind::Array) {
+        for (const auto& item : cond.items) filter[k].push_back(value_of(item, key + "." + k));
+      } else {
+        filter[k].push_back(value_of(cond, key + "." + k));
+      }
+    }
+    return filter;
+  }
+};
+
+// [sweep] task = { N = [...] } is the same as [sweep] "task.N" = [...].
+void sweep_flatten(SpecTree& sweep) {
+  std::vector<std::pair<std::string, SpecTree>> flat;
+  for (auto& [key, value] : sweep.entries) {
+    if (value.kind == Kind::Table && key != "zip") {
+      SpecTree inner = value;
+      sweep_flatten(inner);
+      for (auto& [k, v] : inner.entries) flat.emplace_back(key + "." + k, std::move(v));
+    } else {
+      flat.emplace_back(key, std::move(value));
+    }
+  }
+  sweep.entries = std::move(flat);
+}
+
+void deep_merge(SpecTree& into, const SpecTree& from) {
+  for (const auto& [key, value] : from.entries) {
+    SpecTree* existing = into.find(key);
+    if (existing && existing->kind == Kind::Table && value.kind == Kind::Table)
+      deep_merge(*existing, value);
+    else if (existing)
+      *existing = value;
+    else
+      into.entries.emplace_back(key, value);
+  }
+}
+
+void quick_apply(const Loader& L, SpecTree& root, const SpecTree& quick) {
+  for (const auto& [section, value] : quick.entries) {
+    if (section == "plot" || section == "claim" || section == "quick")
+      L.fail(value.line, "[quick] may override experiment, task, model, train, eval and sweep, "
+                         "not '" + section + "'");
+    bool known = false;
+    for (const auto& s : kSections) known = known || s == section;
+    if (!known)
+      L.fail(value.line, "unknown section 'quick." + section + "'" + did_you_mean(section, kSections));
+    if (value.kind != Kind::Table) L.fail(value.line, "quick." + section + " must be a table");
+    SpecTree& target = root.at(section, value.line);
+    if (section == "sweep") {
+      SpecTree flat = value;
+      sweep_flatten(flat);
+      for (const auto& [key, v] : flat.entries) {
+        if (SpecTree* e = target.find(key))
+          *e = v;
+        else
+          target.entries.emplace_back(key, v);
+      }
+    } else {
+      deep_merge(target, value);
+    }
+  }
+}
+
+void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("--set '" + text + "' must look like section.key=value, e.g. --set task.N=16");
+  const std::string key = text.substr(0, eq);
+  const SpecTree value = spec_tree_parse_value(text.substr(eq + 1), "--set " + key);
+  const auto dot = key.find('.');
+  const std::string section = key.substr(0, dot);
+  if (dot == std::string::npos || dot + 1 == key.size())
+    throw UserError("--set " + text + ": name a section and a key, e.g. task.N=16 or train.n=512");
+  bool known = false;
+  for (const auto& s : kSections) known = known || s == section;
+  if (!known || section == "plot" || section == "claim" || section == "quick")
+    throw UserError("--set " + text + ": '" + section + "' cannot be set from the command line" +
+                    did_you_mean(section, {"experiment", "task", "model", "train", "eval", "sweep"}));
+  const std::string rest = key.substr(dot + 1);
+  SpecTree& sec = root.at(section);
+  if (section == "sweep") {
+    if (value.kind != Kind::Array)
+      throw UserError("--set " + text + ": a sweep axis is a list, e.g. --set 'sweep.task.N=[2, 8]'");
+    if (SpecTree* e = sec.find(rest))
+      *e = value;
+    else
+      sec.entries.emplace_back(rest, value);
+    return;
+  }
+  // Fixing a swept key removes its axis; a zipped key cannot be fixed alone.
+  if (SpecTree* sweep = root.find("sweep")) {
+    sweep->erase(key);
+    if (const SpecTree* zip = sweep->find("zip"))
+      for (const auto& group : zip->items)
+        if (group.find(key))
+          throw UserError("--set " + text + ": " + key +
+                          " varies together with other keys in a [[sweep.zip]] group; "
+                          "override the group with --set, or edit the spec");
+  }
+  SpecTree* node = &sec;
+  std::string leaf = rest;
+  for (auto d = leaf.find('.'); d != std::string::npos; d = leaf.find('.')) {
+    node = &node->at(leaf.substr(0, d));
+    leaf = leaf.substr(d + 1);
+  }
+  if (SpecTree* e = node->find(leaf))
+    *e = value;
+  else
+    node->entries.emplace_back(leaf, value);
+  (void)L;
+}
+
+void experiment_build(const Loader& L, const SpecTree& root, Spec& spec) {
+  const SpecTree& e = L.table_of(root, "experiment");
+  L.check_keys(e, "[experiment]", {"name", "description", "seeds"});
+  spec.name = std::filesystem::path(spec.path).stem().string();
+  if (const SpecTree* v = e.find("name")) spec.name = L.string_of(*v, "experiment.name");
+  if (const SpecTree* v = e.find("description"))
+    spec.description = L.string_of(*v, "experiment.description");
+  spec.seeds = {0};
+  if (const SpecTree* v = e.find("seeds")) {
+    if (v->kind == Kind::Value && std::holds_alternative<int64_t>(v->value)) {
+      const int64_t count = std::get<int64_t>(v->value);
+      if (count < 1 || count > 100000)
+        L.fail(v->line, "experiment.seeds = " + std::to_string(count) +
+                            ": give a count from 1 to 100000, or a list of seeds");
+      spec.seeds.clear();
+      for (int64_t s = 0; s < count; ++s) spec.seeds.push_back(static_cast<uint64_t>(s));
+    } else if (v->kind == Kind::Array && !v->items.empty()) {
+      spec.seeds.clear();
+      for (const auto& item : v->items) {
+        if (item.kind != Kind::Value || !std::holds_alternative<int64_t>(item.value) ||
+            std::get<int64_t>(item.value) < 0)
+          L.fail(item.line, "experiment.seeds: every seed must be a whole number >= 0");
+        spec.seeds.push_back(static_cast<uint64_t>(std::get<int64_t>(item.value)));
+      }
+    } else {
+      L.fail(v->line, "experiment.seeds must be a count (e.g. 5) or a non-empty list (e.g. [0, 7])");
+    }
+  }
+}
+
+void run_sections_build(const Loader& L, const SpecTree& root, Spec& spec) {
+  for (const std::string& section : kRunSections) {
+    const SpecTree& t = L.table_of(root, section);
+    for (const auto& [key, value] : t.entries) {
+      if (value.kind == Kind::Table) {
+        std::vector<std::string> names;
+        if (section == "task")
+          for (const auto& info : task_registry()) names.push_back(info.name);
+        else if (section == "model")
+          for (const auto& info : model_registry()) names.push_back(info.name);
+        else
+          L.fail(value.line, "[" + section + "." + key + "]: only [task.<task>] and "
+                             "[model.<model>] tables are allowed");
+        bool known = false;
+        for (const auto& n : names) known = known || n == key;
+        if (!known)
+          L.fail(value.line, "[" + section + "." + key + "]: '" + key + "' is not a " + section +
+                                 " name" + did_you_mean(key, names) + "; see `attnlab list`");
+        for (const auto& [k, v] : value.entries)
+          spec.scoped[section + "." + key][k] = L.value_of(v, section + "." + key + "." + k);
+      } else {
+        spec.base[section + "." + key] = L.value_of(value, section + "." + key);
+      }
+    }
+  }
+}
+
+void sweep_build(const Loader& L, SpecTree sweep, Spec& spec) {
+  if (sweep.kind != Kind::Table) L.fail(sweep.line, "'sweep' must be a table: write [sweep]");
+  sweep_flatten(sweep);
+  auto axis_values = [&](const std::string& key, const SpecTree& v) {
+    if (v.kind != Kind::Array) L.fail(v.line, "sweep." + key + " must be a list of values");
+    if (v.items.empty())
+      L.fail(v.line, "sweep." + key + " is an empty list: the grid would have no runs; give "
+                     "at least one value");
+    std::vector<ParamValue> out;
+    for (const auto& item : v.items) out.push_back(L.value_of(item, "sweep." + key));
+    return out;
+  };
+  auto check_key = [&](const std::string& key, int line) {
+    const auto dot = key.find('.');
+    bool run_section = false;
+    if (dot != std::string::npos && dot + 1 < key.size())
+      for (const auto& s : kRunSections) run_section = run_section || key.substr(0, dot) == s;
+    if (!run_section)
+      L.fail(line, "sweep key '" + key + "' must name a task, model, train or eval key, e.g. "
+                   "\"task.N\" (seeds are set by experiment.seeds)");
+  };
+  for (const auto& [key, value] : sweep.entries) {
+    if (key == "zip") {
+      if (value.kind != Kind::Array) L.fail(value.line, "sweep.zip must be written [[sweep.zip]]");
+      for (const auto& group : value.items) {
+        if (group.kind != Kind::Table || group.entries.empty())
+          L.fail(group.line, "each [[sweep.zip]] must be a table of lists of equal length");
+        SweepAxis axis;
+        size_t length = 0;
+        for (const auto& [k, v] : group.entries) {
+          check_key(k, v.line);
+          auto values = axis_values(k, v);
+          if (length != 0 && values.size() != length)
+            L.fail(v.line, "[[sweep.zip]]: " + k + " has " + std::to_string(values.size()) +
+                               " values but the group's first list has " + std::to_string(length) +
+                               "; zipped lists must have equal length");
+          length = values.size();
+          axis.keys.push_back(k);
+          if (axis.values.empty()) axis.values.resize(length);
+          for (size_t i = 0; i < length; ++i) axis.values[i].push_back(values[i]);
+        }
+        spec.axes.push_back(std::move(axis));
+      }
+      continue;
+    }
+    check_key(key, value.line);
+    SweepAxis axis;
+    axis.keys = {key};
+    for (auto& v : axis_values(key, value)) axis.values.push_back({v});
+    spec.axes.push_back(std::move(axis));
+  }
+  // A key may be swept once.
+  std::vector<std::string> seen;
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) {
+      for (const auto& s : seen)
+        if (s == k) L.fail(sweep.line, "sweep key '" + k + "' appears twice; sweep it once");
+      seen.push_back(k);
+    }
+}
+
+void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
+  if (plots == nullptr) return;
+  if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
+  for (const auto& p : plots->items) {
+    if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
+    L.check_keys(p, "[[plot]]", {"name", "title", "metric", "x", "line", "logx", "logy", "where"});
+    PlotSpec plot;
+    plot.name = "plot" + std::to_string(spec.plots.size() + 1);
+    for (const auto& [key, v] : p.entries) {
+      if (key == "logx" || key == "logy") {
+        if (v.kind != Kind::Value || !std::holds_alternative<bool>(v.value))
+          L.fail(v.line, "plot." + key + " must be true or false");
+        (key == "logx" ? plot.logx : plot.logy) = std::get<bool>(v.value);
+      } else if (key == "where") {
+        plot.where = L.filter_of(v, "plot.where");
+      } else {
+        const std::string s = L.string_of(v, "plot." + key);
+        if (key == "name") plot.name = s;
+        if (key == "title") plot.title = s;
+        if (key == "metric") plot.metric = s;
+        if (key == "x") plot.x = s;
+        if (key == "line") plot.line = s;
+      }
+    }
+    if (plot.metric.empty() || plot.x.empty())
+      L.fail(p.line, "[[plot]] needs metric = \"...\" and x = \"dotted.key\"");
+    spec.plots.push_back(plot);
+  }
+}
+
+void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
+  if (claims == nullptr) return;
+  if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
+  const std::vector<std::string> types = {"less_than", "below", "above", "decreasing",
+                                          "increasing"};
+  for (const auto& c : claims->items) {
+    if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
+    L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
+                                  "threshold", "along", "tolerance"});
+    ClaimSpec claim;
+    claim.id = "claim" + std::to_string(spec.claims.size() + 1);
+    bool has_threshold = false;
+    for (const auto& [key, v] : c.entries) {
+      if (key == "a" || key == "b" || key == "where") {
+        (key == "a" ? claim.a : key == "b" ? claim.b : claim.where) = L.filter_of(v, "claim." + key);
+      } else if (key == "factor" || key == "threshold" || key == "tolerance") {
+        const ParamValue x = L.value_of(v, "claim." + key);
+        double number = 0;
+        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
+        else if (auto* d = std::get_if<double>(&x)) number = *d;
+        else L.fail(v.line, "claim." + key + " must be a number");
+        if (key == "factor") claim.factor = number;
+        if (key == "threshold") { claim.threshold = number; has_threshold = true; }
+        if (key == "tolerance") claim.tolerance = number;
+      } else {
+        const std::string s = L.string_of(v, "claim." + key);
+        if (key == "id") claim.id = s;
+        if (key == "text") claim.text = s;
+        if (key == "type") claim.type = s;
+        if (key == "metric") claim.metric = s;
+        if (key == "along") claim.along = s;
+      }
+    }
+    bool known = false;
+    for (const auto& t : types) known = known || t == claim.type;
+    if (!known)
+      L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of "
+                     "less_than, below, above, decreasing, increasing" + did_you_mean(claim.type, types));
+    if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
+    if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
+    if (claim.type == "less_than" && (claim.a.empty() || claim.b.empty()))
+      L.fail(c.line, "claim '" + claim.id + "' (less_than) needs filters a = {...} and b = {...}");
+    if ((claim.type == "below" || claim.type == "above") && !has_threshold)
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
+    if ((claim.type == "decreasing" || claim.type == "increasing") && claim.along.empty())
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
+    spec.claims.push_back(claim);
+  }
+}
+
+nlohmann::json value_json(const ParamValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) return *b;
+  if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  return std::get<std::vector<double>>(v);
+}
+
+nlohmann::json filter_json(const RunFilter& f) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, values] : f) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& v : values) list.push_back(value_json(v));
+    j[k] = list;
+  }
+  return j;
+}
+
+}  // namespace
+
+ParsedValue spec_parse_value(const std::string& text, const std::string& where) {
+  const SpecTree t = spec_tree_parse_value(text, where);
+  Loader L{where};
+  ParsedValue out;
+  if (t.kind == Kind::Array) {
+    out.is_list = true;
+    for (const auto& item : t.items) out.items.push_back(L.value_of(item, where));
+  } else {
+    out.items.push_back(L.value_of(t, where));
+  }
+  return out;
+}
+
+Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick) {
+  if (!std::filesystem::is_regular_file(path))
+    throw IoError(path + ": no such spec file; give the path of a .toml spec (shipped ones are "
+                         "listed by `attnlab list`)");
+  Loader L{path};
+  SpecTree root = spec_tree_parse_file(path);
+  for (const auto& [section, value] : root.entries) {
+    bool known = false;
+    for (const auto& s : kSections) known = known || s == section;
+    if (!known)
+      L.fail(value.line, "unknown section '" + section + "'" + did_you_mean(section, kSections) +
+                             "; sections: experiment, task, model, train, eval, sweep, plot, claim, quick");
+  }
+  if (SpecTree* sweep = root.find("sweep"))
+    if (sweep->kind == Kind::Table) sweep_flatten(*sweep);
+  if (const SpecTree* q = root.find("quick")) {
+    if (q->kind != Kind::Table) L.fail(q->line, "'quick' must be a table: write [quick.train] etc.");
+    const SpecTree quick_copy = *q;
+    if (quick) quick_apply(L, root, quick_copy);
+    root.erase("quick");
+  }
+  for (const auto& o : overrides) override_apply(L, root, o);
+
+  Spec spec;
+  spec.path = path;
+  experiment_build(L, root, spec);
+  run_sections_build(L, root, spec);
+  if (const SpecTree* sweep = root.find("sweep")) sweep_build(L, *sweep, spec);
+  plots_build(L, root.find("plot"), spec);
+  claims_build(L, root.find("claim"), spec);
+  return spec;
+}
+
+std::string spec_runs_json(const Spec& spec) {
+  nlohmann::json j;
+  j["seeds"] = spec.seeds;
+  nlohmann::json base = nlohmann::json::object();
+  for (const auto& [k, v] : spec.base) base[k] = value_json(v);
+  j["base"] = base;
+  nlohmann::json scoped = nlohmann::json::object();
+  for (const auto& [scope, values] : spec.scoped)
+    for (const auto& [k, v] : values) scoped[scope][k] = value_json(v);
+  j["scoped"] = scoped;
+  nlohmann::json axes = nlohmann::json::array();
+  for (const auto& axis : spec.axes) {
+    nlohmann::json a;
+    a["keys"] = axis.keys;
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& row : axis.values) {
+      nlohmann::json r = nlohmann::json::array();
+      for (const auto& v : row) r.push_back(value_json(v));
+      values.push_back(r);
+    }
+    a["values"] = values;
+    axes.push_back(a);
+  }
+  j["axes"] = axes;
+  return j.dump();
+}
+
+std::string spec_to_json(const Spec& spec) {
+  nlohmann::json j;
+  j["name"] = spec.name;
+  j["description"] = spec.description;
+  j["path"] = spec.path;
+  nlohmann::json swept = nlohmann::json::array();
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) swept.push_back(k);
+  j["swept"] = swept;
+  nlohmann::json plots = nlohmann::json::array();
+  for (const auto& p : spec.plots)
+    plots.push_back({{"name", p.name}, {"title", p.title}, {"metric", p.metric}, {"x", p.x},
+                     {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
+                     {"where", filter_json(p.where)}});
+  j["plots"] = plots;
+  nlohmann::json claims = nlohmann::json::array();
+  for (const auto& c : spec.claims)
+    claims.push_back({{"id", c.id}, {"text", c.text}, {"type", c.type}, {"metric", c.metric},
+                      {"a", filter_json(c.a)}, {"b", filter_json(c.b)},
+                      {"where", filter_json(c.where)}, {"factor", c.factor},
+                      {"threshold", c.threshold}, {"along", c.along}, {"tolerance", c.tolerance}});
+  j["claims"] = claims;
+  return j.dump(2);
+}
+
+}  // namespace attn

@@ -1,0 +1,87 @@
+// Experiment specs: a TOML file describing a grid of runs, its plots and its claims.
+//
+//   [experiment] name, description, seeds (count or list)
+//   [task] name = "...", task keys...; [task.<task name>] keys used only for that task
+//   [model] name = "...", model keys...; [model.<model name>] keys only for that model
+//   [train] n, model-specific training keys        [eval] n, first
+//   [sweep] "dotted.key" = [values...]  (grid axes); [[sweep.zip]] keys varying together
+//   [[plot]], [[claim]]                 (see docs/spec-format.md)
+//   [quick] the same layout, overriding leaves when --quick is given
+//
+// spec_load parses, applies --quick and --set, and validates everything that can be
+// checked without running: the result is a Spec whose every run point resolves.
+// Errors are UserError "FILE:LINE: key: what is wrong; how to fix it".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+
+namespace attn {
+
+// One grid axis: one key (a plain sweep entry) or several keys varying together (zip).
+struct SweepAxis {
+  std::vector<std::string> keys;                // dotted: "task.N", "model.name", ...
+  std::vector<std::vector<ParamValue>> values;  // values[v][k]: value v of key k
+};
+
+// A filter over runs: dotted key (or "seed") -> accepted values (any of them).
+using RunFilter = std::map<std::string, std::vector<ParamValue>>;
+
+struct PlotSpec {
+  std::string name;    // file stem of the figure
+  std::string title;
+  std::string metric;  // y axis
+  std::string x;       // dotted key on the x axis
+  std::string line;    // dotted key: one line per value ("" = one line)
+  bool logx = false, logy = false;
+  RunFilter where;     // only runs matching this
+};
+
+struct ClaimSpec {
+  std::string id, text, type;  // type: less_than, below, above, decreasing, increasing
+  std::string metric;
+  RunFilter a, b, where;       // less_than: mean(a) < factor * mean(b); others use `where`
+  double factor = 1.0;
+  double threshold = 0.0;      // below / above
+  std::string along;           // decreasing / increasing: dotted key ordering the means
+  double tolerance = 0.0;      // decreasing: next <= previous * (1 + tolerance)
+};
+
+struct Spec {
+  std::string path;  // the file, for messages
+  std::string name, description;
+  std::vector<uint64_t> seeds;
+  // Values fixed for every run, by dotted key ("task.name", "task.N", "train.n", ...).
+  std::map<std::string, ParamValue> base;
+  // [task.<name>] / [model.<name>]: "task.qsa" -> key -> value.
+  std::map<std::string, std::map<std::string, ParamValue>> scoped;
+  std::vector<SweepAxis> axes;
+  std::vector<PlotSpec> plots;
+  std::vector<ClaimSpec> claims;
+};
+
+// Loads FILE, applies [quick] when quick is set, then each "dotted.key=value" override
+// (value in TOML syntax, or bare text taken as a string; "sweep.KEY=[...]" sets an axis),
+// and validates. Throws UserError naming the file and key.
+Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick);
+
+// A canonical JSON text of what determines the runs (seeds, base, scoped, axes): two specs
+// with the same text plan the same runs.
+std::string spec_runs_json(const Spec& spec);
+// JSON of the whole spec for the plotting script: name, description, plots, claims,
+// swept keys.
+std::string spec_to_json(const Spec& spec);
+
+// Parse a value written as TOML (16, 0.5, true, "x", [1, 2]) or bare text (a string).
+// Arrays come back as a list; scalars as a one-element list with is_list = false.
+struct ParsedValue {
+  bool is_list = false;
+  std::vector<ParamValue> items;
+};
+ParsedValue spec_parse_value(const std::string& text, const std::string& where);
+
+}  // namespace attn

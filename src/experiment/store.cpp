@@ -1,0 +1,303 @@
+// SQLite results store and CSV export.
+#include "experiment/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include "core/error.h"
+#include "core/version.h"
+#include "io/atomic_file.h"
+
+namespace attn {
+namespace {
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql, const std::string& path) : path_(path) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
+      throw IoError(path + ": SQLite error: " + sqlite3_errmsg(db));
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement& text(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& integer(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Statement& real(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  // Steps once; true while rows remain.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw IoError(path_ + ": SQLite error: " + sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+  }
+  void run() {
+    while (step()) {
+    }
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string col_text(int i) const {
+    const auto* p = sqlite3_column_text(stmt_, i);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  int64_t col_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double col_real(int i) const {
+    return sqlite3_column_type(stmt_, i) == SQLITE_NULL ? NAN : sqlite3_column_double(stmt_, i);
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string path_;
+};
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string StoredRun::param(const std::string& key) const {
+  if (key == "seed") return std::to_string(seed);
+  for (const auto& [k, v] : params)
+    if (k == key) return v;
+  return "";
+}
+
+double StoredRun::metric(const std::string& name) const {
+  for (const auto& [k, v] : metrics)
+    if (k == name) return v;
+  return NAN;
+}
+
+ResultsStore::ResultsStore(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot allocate";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw IoError(path + ": cannot open the results store (" + msg + ")");
+  }
+  sqlite3_busy_timeout(db_, 30000);
+  try {
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=NORMAL");
+    exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    exec("CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, point INTEGER NOT NULL, "
+         "seed INTEGER NOT NULL, status TEXT NOT NULL, error TEXT NOT NULL, config_json TEXT "
+         "NOT NULL, wall_seconds REAL, peak_rss_bytes INTEGER, attnlab_version TEXT, git_commit "
+         "TEXT, finished_at TEXT)");
+    exec("CREATE TABLE IF NOT EXISTS params(run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT "
+         "NOT NULL, swept INTEGER NOT NULL, PRIMARY KEY(run_id, key))");
+    exec("CREATE TABLE IF NOT EXISTS metrics(run_id TEXT NOT NULL, name TEXT NOT NULL, value "
+         "REAL, PRIMARY KEY(run_id, name))");
+    exec("CREATE TABLE IF NOT EXISTS series(run_id TEXT NOT NULL, name TEXT NOT NULL, step "
+         "INTEGER NOT NULL, value REAL)");
+    exec("CREATE INDEX IF NOT EXISTS series_run ON series(run_id)");
+  } catch (const IoError& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw IoError(path + ": not a usable attnlab results store (" + e.what() +
+                  "); use another --out directory");
+  }
+}
+
+ResultsStore::~ResultsStore() {
+  if (db_) sqlite3_close(db_);
+}
+
+void ResultsStore::exec(const std::string& sql) const {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw IoError(path_ + ": SQLite error: " + msg);
+  }
+}
+
+std::string ResultsStore::meta(const std::string& key) const {
+  Statement s(db_, "SELECT value FROM meta WHERE key = ?", path_);
+  s.text(1, key);
+  return s.step() ? s.col_text(0) : std::string();
+}
+
+void ResultsStore::set_meta(const std::string& key, const std::string& value) {
+  Statement s(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", path_);
+  s.text(1, key).text(2, value).run();
+}
+
+std::set<std::string> ResultsStore::finished_ids(bool include_failed) const {
+  Statement s(db_, include_failed ? "SELECT run_id FROM runs"
+                                  : "SELECT run_id FROM runs WHERE status = 'ok'", path_);
+  std::set<std::string> ids;
+  while (s.step()) ids.insert(s.col_text(0));
+  return ids;
+}
+
+void ResultsStore::insert(const RunPoint& point, const RunOutcome& outcome) {
+  StoredRun r;
+  r.run_id = point.run_id;
+  r.point = point.index;
+  r.seed = point.seed;
+  r.status = outcome.ok ? "ok" : "failed";
+  r.error = outcome.error;
+  r.config_json = point.config_json;
+  auto add_section = [&](const std::string& section, const Params& params) {
+    for (size_t i = 0; i < params.schema().size(); ++i)
+      r.params.emplace_back(section + "." + params.schema()[i].name,
+                            param_value_text(params.values()[i]));
+  };
+  r.params.emplace_back("task.name", point.config.task);
+  add_section("task", point.config.task_params);
+  r.params.emplace_back("model.name", point.config.model);
+  add_section("model", point.config.model_params);
+  add_section("train", point.config.train_params);
+  add_section("eval", point.config.eval_params);
+  for (const auto& [k, v] : point.swept) r.swept.push_back(k);
+  r.metrics = outcome.metrics;
+  r.series = outcome.series;
+  r.wall_seconds = outcome.wall_seconds;
+  r.peak_rss_bytes = outcome.peak_rss_bytes;
+  r.version = kVersion;
+  r.commit = kGitCommit;
+  r.finished_at = now_utc();
+  insert(r);
+}
+
+void ResultsStore::insert(const StoredRun& r) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const char* table : {"runs", "params", "metrics", "series"}) {
+      Statement del(db_, std::string("DELETE FROM ") + table + " WHERE run_id = ?", path_);
+      del.text(1, r.run_id).run();
+    }
+    Statement run(db_,
+                  "INSERT INTO runs(run_id, point, seed, status, error, config_json, wall_seconds, "
+                  "peak_rss_bytes, attnlab_version, git_commit, finished_at) "
+                  "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  path_);
+    run.text(1, r.run_id).integer(2, r.point).integer(3, static_cast<int64_t>(r.seed));
+    run.text(4, r.status).text(5, r.error).text(6, r.config_json).real(7, r.wall_seconds);
+    run.integer(8, r.peak_rss_bytes).text(9, r.version).text(10, r.commit).text(11, r.finished_at);
+    run.run();
+    Statement param(db_, "INSERT INTO params(run_id, key, value, swept) VALUES(?, ?, ?, ?)", path_);
+    for (const auto& [k, v] : r.params) {
+      bool swept = false;
+      for (const auto& s : r.swept) swept = swept || s == k;
+      param.text(1, r.run_id).text(2, k).text(3, v).integer(4, swept ? 1 : 0).run();
+    }
+    Statement metric(db_, "INSERT OR REPLACE INTO metrics(run_id, name, value) VALUES(?, ?, ?)",
+                     path_);
+    for (const auto& [k, v] : r.metrics) metric.text(1, r.run_id).text(2, k).real(3, v).run();
+    Statement series(db_, "INSERT INTO series(run_id, name, step, value) VALUES(?, ?, ?, ?)", path_);
+    for (const auto& p : r.series)
+      series.text(1, r.run_id).text(2, p.series).integer(3, p.step).real(4, p.value).run();
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::vector<StoredRun> ResultsStore::load_runs() const {
+  std::vector<StoredRun> runs;
+  std::map<std::string, size_t> index;
+  {
+    Statement s(db_,
+                "SELECT run_id, point, seed, status, error, config_json, wall_seconds, "
+                "peak_rss_bytes, attnlab_version, git_commit, finished_at FROM runs ORDER BY "
+                "point, seed, run_id",
+                path_);
+    while (s.step()) {
+      StoredRun r;
+      r.run_id = s.col_text(0);
+      r.point = s.col_int(1);
+      r.seed = static_cast<uint64_t>(s.col_int(2));
+      r.status = s.col_text(3);
+      r.error = s.col_text(4);
+      r.config_json = s.col_text(5);
+      r.wall_seconds = s.col_real(6);
+      r.peak_rss_bytes = s.col_int(7);
+      r.version = s.col_text(8);
+      r.commit = s.col_text(9);
+      r.finished_at = s.col_text(10);
+      index[r.run_id] = runs.size();
+      runs.push_back(std::move(r));
+    }
+  }
+  Statement p(db_, "SELECT run_id, key, value, swept FROM params ORDER BY rowid", path_);
+  while (p.step()) {
+    auto it = index.find(p.col_text(0));
+    if (it == index.end()) continue;
+    runs[it->second].params.emplace_back(p.col_text(1), p.col_text(2));
+    if (p.col_int(3)) runs[it->second].swept.push_back(p.col_text(1));
+  }
+  Statement m(db_, "SELECT run_id, name, value FROM metrics ORDER BY rowid", path_);
+  while (m.step()) {
+    auto it = index.find(m.col_text(0));
+    if (it != index.end()) runs[it->second].metrics.emplace_back(m.col_text(1), m.col_real(2));
+  }
+  Statement ser(db_, "SELECT run_id, name, step, value FROM series ORDER BY rowid", path_);
+  while (ser.step()) {
+    auto it = index.find(ser.col_text(0));
+    if (it != index.end())
+      runs[it->second].series.push_back({ser.col_text(1), ser.col_int(2), ser.col_real(3)});
+  }
+  return runs;
+}
+
+void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
+                        const std::string& path) {
+  std::vector<std::string> metric_names;
+  for (const auto& r : runs)
+    for (const auto& [name, value] : r.metrics) {
+      bool known = false;
+      for (const auto& m : metric_names) known = known || m == name;
+      if (!known) metric_names.push_back(name);
+    }
+  std::string out = "run_id,seed,status";
+  for (const auto& k : swept) out += "," + csv_field(k);
+  for (const auto& m : metric_names) out += "," + csv_field(m);
+  out += ",wall_seconds,peak_rss_mb,error\n";
+  for (const auto& r : runs) {
+    out += r.run_id + "," + std::to_string(r.seed) + "," + r.status;
+    for (const auto& k : swept) out += "," + csv_field(r.param(k));
+    for (const auto& m : metric_names) out += "," + number_text(r.metric(m));
+    out += "," + number_text(r.wall_seconds) + "," +
+           number_text(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0)) + "," +
+           csv_field(r.error) + "\n";
+  }
+  AtomicFile file(path);
+  file.write(out.data(), out.size());
+  file.commit();
+}
+
+}  // namespace attn

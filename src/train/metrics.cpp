@@ -1,0 +1,86 @@
+// Metrics of a prediction against a batch's targets (definitions in metrics.h).
+//
+// Shapes: Y and prediction n × T_out × d_out, row-major. Two passes over the entries:
+// the first for the target mean, the second for everything else.
+#include "train/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace attn {
+
+std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
+                                                            const std::vector<double>& prediction) {
+  const int64_t n = data.n, T_out = data.shape.T_out, d_out = data.shape.d_out;
+  const int64_t K = T_out * d_out, total = n * K;
+  ATTN_CHECK(total >= 1 && static_cast<int64_t>(data.Y.size()) == total,
+             "metrics: the batch holds no targets (n × T_out × d_out = " + std::to_string(total) +
+                 ")");
+  ATTN_CHECK(static_cast<int64_t>(prediction.size()) == total,
+             "metrics: the prediction has " + std::to_string(prediction.size()) +
+                 " values but the batch has n × T_out × d_out = " + std::to_string(total) +
+                 " targets");
+  const double* y = data.Y.data();
+  const double* f = prediction.data();
+
+  bool binary = true;
+  long double y_sum = 0;
+  for (int64_t e = 0; e < total; ++e) {
+    if (!std::isfinite(f[e]))
+      throw UserError("the model produced NaN/inf predictions (entry " + std::to_string(e) +
+                      " of " + std::to_string(total) +
+                      "); the fit diverged or is ill-posed: try a larger model.lambda, a smaller "
+                      "learning rate or more training samples");
+    ATTN_CHECK(std::isfinite(y[e]), "metrics: the batch has a NaN/inf target (entry " +
+                                        std::to_string(e) + ")");
+    binary = binary && (y[e] == 0.0 || y[e] == 1.0);
+    y_sum += y[e];
+  }
+  const long double y_mean = y_sum / static_cast<long double>(total);
+
+  long double se_sum = 0, var_sum = 0, pos_err_sum = 0;
+  double max_abs = 0, max_pos = 0;
+  int64_t correct = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    double sample_max = 0;  // max over positions of the ℓ2 error of the d_out-vector
+    for (int64_t i = 0; i < T_out; ++i) {
+      long double pos_se = 0;
+      for (int64_t k = 0; k < d_out; ++k) {
+        const int64_t e = j * K + i * d_out + k;
+        const long double diff = static_cast<long double>(f[e]) - y[e];
+        pos_se += diff * diff;
+        max_abs = std::max(max_abs, static_cast<double>(std::fabs(diff)));
+        const long double centred = y[e] - y_mean;
+        var_sum += centred * centred;
+        if (binary) correct += ((f[e] >= 0.5) == (y[e] == 1.0)) ? 1 : 0;
+      }
+      se_sum += pos_se;
+      sample_max = std::max(sample_max, static_cast<double>(std::sqrt(pos_se)));
+    }
+    pos_err_sum += sample_max;
+    max_pos = std::max(max_pos, sample_max);
+  }
+
+  const double mse = static_cast<double>(se_sum / total);
+  const double var = static_cast<double>(var_sum / total);
+  double nmse = mse;
+  if (var > 0) {
+    const double ratio = mse / var;
+    if (std::isfinite(ratio)) nmse = ratio;
+  }
+  std::vector<std::pair<std::string, double>> out = {
+      {"mse", mse},
+      {"nmse", nmse},
+      {"max_abs_err", max_abs},
+      {"mean_max_pos_err", static_cast<double>(pos_err_sum / n)},
+      {"max_pos_err", max_pos},
+  };
+  if (binary) out.emplace_back("accuracy", static_cast<double>(correct) / static_cast<double>(total));
+  return out;
+}
+
+}  // namespace attn

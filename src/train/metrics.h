@@ -1,0 +1,30 @@
+// Metrics: how far a model's predictions are from a batch's targets.
+//
+// Shapes: data.Y n × T_out × d_out; prediction the same n·T_out·d_out values, same layout.
+// Returned in this order (every value finite for finite inputs):
+//   mse               mean over all n·T_out·d_out entries of (prediction − target)²
+//   nmse              mse / Var(targets), the population variance of all entries of data.Y;
+//                     when that variance is 0 (constant targets, or so small the ratio would
+//                     overflow) nmse = mse, so it stays finite and is 0 iff the fit is exact
+//   max_abs_err       max over entries of |prediction − target|
+//   mean_max_pos_err  mean over samples of max over positions i of ‖f(X)_i − Y_i‖₂ (the
+//                     d_out-vector error at output position i; Sanford et al.'s qSA error)
+//   max_pos_err       max over samples of the same per-sample maximum
+//   accuracy          only when every target is exactly 0 or 1: the fraction of entries
+//                     where (prediction >= 0.5) equals the target
+// Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
+// recorded as failed), or the batch is empty or has non-finite targets.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tasks/batch.h"
+
+namespace attn {
+
+std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
+                                                            const std::vector<double>& prediction);
+
+}  // namespace attn
