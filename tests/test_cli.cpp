@@ -2,16 +2,13 @@
 // and exit code 2 with no file left behind; outputs are byte-identical across runs,
 // thread counts and chunk sizes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
+#include "cli_helpers.h"
 #include "io/dataset_file.h"
 
 namespace attn {
@@ -19,23 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(ATTNLAB_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), got);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = test::CliResult;
+Result run(const std::string& args) { return test::cli_run(args); }
 
 class Cli : public ::testing::Test {
  protected:
@@ -61,10 +43,7 @@ class Cli : public ::testing::Test {
   fs::path dir_;
 };
 
-std::string read_file(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+std::string read_file(const std::string& p) { return test::file_read(p); }
 
 TEST_F(Cli, HelpAndVersion) {
   Result r = run("--help");

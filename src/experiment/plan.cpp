@@ -94,12 +94,18 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
       if (!swept.count(section + "." + k)) set_checked(spec, params_of(section), k, v);
   }
   for (const auto& [k, v] : swept) apply(k, v);
+  std::string at;
+  for (const auto& [k, v] : swept) at += (at.empty() ? " (at " : ", ") + k + " = " + param_value_text(v);
+  if (!at.empty()) at += ")";
+  const int64_t n_train = c.train_params.get_int("n"), first = c.eval_params.get_int("first");
+  if (first < n_train)
+    throw UserError(spec.path + ": eval.first = " + std::to_string(first) +
+                    " overlaps the training samples 0.." + std::to_string(n_train - 1) + at +
+                    "; raise eval.first above the largest train.n");
   try {
     task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
   } catch (const UserError& e) {
-    std::string where;
-    for (const auto& [k, v] : swept) where += (where.empty() ? " (at " : ", ") + k + " = " + param_value_text(v);
-    throw UserError(spec.path + ": " + e.what() + (where.empty() ? "" : where + ")"));
+    throw UserError(spec.path + ": " + e.what() + at);
   }
   return c;
 }

@@ -22,9 +22,7 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   const int64_t n_train = c.train_params.get_int("n");
   const int64_t n_test = c.eval_params.get_int("n");
   const int64_t first_test = c.eval_params.get_int("first");
-  ATTN_CHECK(first_test >= n_train,
-             "eval.first = " + std::to_string(first_test) + " overlaps the training samples 0.." +
-                 std::to_string(n_train - 1) + "; raise eval.first");
+  ATTN_ASSERT(first_test >= n_train, "config_resolve lets no test set overlap the training set");
   const auto task = task_make(c.task, c.task_params);
   const Batch train = task_generate(*task, p.seed, 0, n_train);
   const Batch test = task_generate(*task, p.seed, first_test, n_test);

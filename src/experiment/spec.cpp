@@ -436,9 +436,11 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
     if (sweep->kind == Kind::Table) sweep_flatten(*sweep);
   if (const SpecTree* q = root.find("quick")) {
     if (q->kind != Kind::Table) L.fail(q->line, "'quick' must be a table: write [quick.train] etc.");
-    const SpecTree quick_copy = *q;
-    if (quick) quick_apply(L, root, quick_copy);
+    const SpecTree quick_table = *q;
     root.erase("quick");
+    SpecTree quick_root = root;  // [quick] is checked even when --quick is not given
+    quick_apply(L, quick_root, quick_table);
+    if (quick) root = std::move(quick_root);
   }
   for (const auto& o : overrides) override_apply(L, root, o);
 

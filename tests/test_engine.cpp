@@ -1,0 +1,293 @@
+// The experiment engine end to end through the CLI: results identical across --jobs,
+// shards + merge equal one run, resume after SIGKILL loses and repeats nothing, a changed
+// spec is refused, failures are recorded without stopping the sweep, CSV agrees with SQLite.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "cli_helpers.h"
+#include "core/rng.h"
+#include "experiment/store.h"
+
+extern char** environ;
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 2 tasks-settings x 3 n x 4 seeds = 24 quick runs (qsa with the linear baseline).
+const char* kSpec = R"(
+[experiment]
+name = "engine_test"
+seeds = 4
+[task]
+name = "qsa"
+N = 6
+q = 2
+d_out = 2
+[model]
+name = "linear"
+[eval]
+n = 200
+[sweep]
+"train.n" = [100, 200, 400]
+"model.lambda" = [0.001, 0.1]
+[[plot]]
+metric = "test_nmse"
+x = "train.n"
+line = "model.lambda"
+)";
+
+class Engine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("attnlab_engine_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    spec_ = path("spec.toml");
+    test::file_write(spec_, kSpec);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Metrics of every ok run by id, without timing-dependent values.
+  std::map<std::string, std::vector<std::pair<std::string, double>>> results(const std::string& out) {
+    std::map<std::string, std::vector<std::pair<std::string, double>>> by_id;
+    for (const auto& r : ResultsStore(out + "/results.sqlite").load_runs()) {
+      EXPECT_EQ(r.status, "ok") << r.error;
+      std::vector<std::pair<std::string, double>> metrics;
+      for (const auto& m : r.metrics)
+        if (m.first != "fit_seconds") metrics.push_back(m);
+      EXPECT_TRUE(by_id.emplace(r.run_id, metrics).second) << "duplicate run " << r.run_id;
+    }
+    return by_id;
+  }
+
+  fs::path dir_;
+  std::string spec_;
+};
+
+TEST_F(Engine, ResultsDoNotDependOnJobs) {
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("a") + " --jobs 1 -q").exit_code, 0);
+  const auto r = test::cli_run("run " + spec_ + " --out " + path("b") + " --jobs 2 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("24 runs: 24 ran (24 ok, 0 failed), 0 already done"), std::string::npos) << r.out;
+  const auto a = results(path("a")), b = results(path("b"));
+  EXPECT_EQ(a.size(), 24u);
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(Engine, ShardsMergedEqualOneRun) {
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("whole") + " -q").exit_code, 0);
+  for (int i = 0; i < 3; ++i) {
+    const auto r = test::cli_run("run " + spec_ + " --out " + path("s" + std::to_string(i)) +
+                                 " --shard " + std::to_string(i) + "/3 -q");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("8 runs in shard " + std::to_string(i) + "/3"), std::string::npos) << r.out;
+  }
+  const auto m = test::cli_run("merge " + path("merged") + " " + path("s0") + " " + path("s1") + " " +
+                               path("s2"));
+  ASSERT_EQ(m.exit_code, 0) << m.out;
+  EXPECT_EQ(results(path("merged")), results(path("whole")));
+  // Merging again adds nothing; a shard of another spec is refused.
+  ASSERT_EQ(test::cli_run("merge " + path("merged") + " " + path("s1")).exit_code, 0);
+  EXPECT_EQ(results(path("merged")).size(), 24u);
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("other") + " --set train.n=50 -q").exit_code, 0);
+  const auto bad = test::cli_run("merge " + path("m2") + " " + path("s0") + " " + path("other"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("different spec"), std::string::npos) << bad.out;
+  // Bad --shard values.
+  EXPECT_EQ(test::cli_run("run " + spec_ + " --out " + path("x") + " --shard 3/3").exit_code, 2);
+  EXPECT_EQ(test::cli_run("run " + spec_ + " --out " + path("x") + " --shard 1").exit_code, 2);
+}
+
+// Processes (other than this test) whose command line mentions `needle`.
+int processes_mentioning(const std::string& needle) {
+  int count = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = test::file_read(e.path().string() + "/cmdline");
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
+    if (cmdline.find(needle) != std::string::npos && std::stoi(name) != getpid()) ++count;
+  }
+  return count;
+}
+
+TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("ref") + " -q").exit_code, 0);
+  const std::string out = path("killed");
+  Rng rng(2024, "test.kill_delays", 0);
+  int killed_mid_sweep = 0;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<std::string> args = {ATTNLAB_CLI_PATH, "run", spec_, "--out", out, "--jobs", "2", "-q"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid;
+    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng.uniform_int(200)));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) ++killed_mid_sweep;
+    // Workers die with the runner.
+    for (int wait = 0; wait < 50 && processes_mentioning(out) > 0; ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(processes_mentioning(out), 0) << "workers outlived the killed runner";
+  }
+  EXPECT_GT(killed_mid_sweep, 0) << "no kill landed mid-sweep; the test did not exercise resume";
+  const auto r = test::cli_run("run " + spec_ + " --out " + out + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(results(out), results(path("ref")));
+  // Nothing left to do on a further run.
+  const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
+  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos) << again.out;
+}
+
+TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("o") + " -q").exit_code, 0);
+  const auto r = test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("holds results of a different spec"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--force-new"), std::string::npos) << r.out;
+  const auto f = test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 --force-new -q");
+  ASSERT_EQ(f.exit_code, 0) << f.out;
+  EXPECT_NE(f.out.find("24 ran"), std::string::npos) << f.out;
+  bool moved = false;
+  for (const auto& e : fs::directory_iterator(path("o")))
+    moved = moved || (e.path().filename().string().rfind("old-", 0) == 0 &&
+                      fs::exists(e.path() / "results.sqlite"));
+  EXPECT_TRUE(moved);
+  // Adding a plot does not change the runs: accepted.
+  test::file_write(spec_, std::string(kSpec) + "[[plot]]\nmetric = \"test_mse\"\nx = \"train.n\"\n");
+  EXPECT_EQ(test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 -q").exit_code, 0);
+}
+
+TEST_F(Engine, BadSpecWritesNothing) {
+  test::file_write(spec_, std::string(kSpec) + "[sweep2]\n");
+  const auto r = test::cli_run("run " + spec_ + " --out " + path("never"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("unknown section 'sweep2'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("never")));
+}
+
+TEST_F(Engine, FailedRunsAreRecordedAndTheSweepGoesOn) {
+  // 10^12 training samples cannot fit in memory: those runs fail, the others succeed.
+  const auto overlap = test::cli_run("run " + spec_ + " --out " + path("f") +
+                                     " --set 'sweep.train.n=[100, 1000000000000]'");
+  EXPECT_EQ(overlap.exit_code, 2);  // the test set would overlap: refused before running
+  EXPECT_NE(overlap.out.find("eval.first = 1000000000 overlaps"), std::string::npos) << overlap.out;
+  const auto r = test::cli_run("run " + spec_ + " --out " + path("f") +
+                               " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("8 ran (4 ok, 4 failed)"), std::string::npos) << r.out;
+  int failed = 0;
+  for (const auto& run : ResultsStore(path("f") + "/results.sqlite").load_runs())
+    if (run.status == "failed") {
+      ++failed;
+      EXPECT_NE(run.error.find("memory"), std::string::npos) << run.error;
+      EXPECT_TRUE(run.metrics.empty());
+    }
+  EXPECT_EQ(failed, 4);
+  // Failed runs are not retried unless asked.
+  const auto again = test::cli_run("run " + spec_ + " --out " + path("f") +
+                                   " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 -q");
+  EXPECT_NE(again.out.find("0 ran"), std::string::npos) << again.out;
+  const auto retry = test::cli_run("run " + spec_ + " --out " + path("f") +
+                                   " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 --retry-failed -q");
+  EXPECT_NE(retry.out.find("4 ran (0 ok, 4 failed)"), std::string::npos) << retry.out;
+}
+
+TEST_F(Engine, CsvAgreesWithTheStore) {
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("c") + " -q").exit_code, 0);
+  const auto runs = ResultsStore(path("c") + "/results.sqlite").load_runs();
+  std::istringstream csv(test::file_read(path("c") + "/results.csv"));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> header;
+  {
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) header.push_back(cell);
+  }
+  ASSERT_GE(header.size(), 6u);
+  EXPECT_EQ(header[0], "run_id");
+  EXPECT_EQ(header[1], "seed");
+  EXPECT_EQ(header[2], "status");
+  EXPECT_EQ(header[3], "model.lambda");
+  EXPECT_EQ(header[4], "train.n");
+  size_t rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    const StoredRun& r = runs.at(rows++);
+    EXPECT_EQ(cells[0], r.run_id);
+    EXPECT_EQ(cells[1], std::to_string(r.seed));
+    EXPECT_EQ(cells[4], r.param("train.n"));
+    for (size_t c = 5; c < header.size() && c < cells.size(); ++c) {
+      const double v = r.metric(header[c]);
+      if (!std::isnan(v)) {
+        EXPECT_EQ(std::stod(cells[c]), v) << header[c];
+      }
+    }
+  }
+  EXPECT_EQ(rows, runs.size());
+  EXPECT_EQ(rows, 24u);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
+  // A private experiments/ folder: one spec whose claims hold and one that fails.
+  const fs::path home = dir_ / "home";
+  fs::create_directories(home / "experiments" / "mini");
+  fs::create_directories(home / "scripts");
+  fs::copy_file(fs::path(ATTNLAB_SOURCE_DIR) / "scripts" / "plot_results.py",
+                home / "scripts" / "plot_results.py");
+  test::file_write((home / "experiments" / "mini" / "a.toml").string(),
+                   std::string(kSpec) +
+                       "[[claim]]\nid = \"ok\"\ntext = \"more data helps\"\ntype = \"decreasing\"\n"
+                       "metric = \"test_mse\"\nalong = \"train.n\"\n"
+                       "where = { \"model.lambda\" = 0.001 }\n");
+  test::file_write((home / "experiments" / "mini" / "b.toml").string(),
+                   std::string(kSpec) +
+                       "[[claim]]\nid = \"impossible\"\ntext = \"zero error\"\ntype = \"below\"\n"
+                       "metric = \"test_mse\"\nthreshold = 0\n");
+  setenv("ATTNLAB_HOME", home.c_str(), 1);
+  const auto r = test::cli_run("reproduce mini --out " + path("rep") + " -q");
+  unsetenv("ATTNLAB_HOME");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("PASS engine_test/ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL engine_test/impossible"), std::string::npos) << r.out;
+  const std::string md = test::file_read(path("rep") + "/report.md");
+  EXPECT_NE(md.find("1 of 2 claims pass"), std::string::npos) << md;
+  const std::string html = test::file_read(path("rep") + "/report.html");
+  EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);  // figures embedded
+  EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/plot1.png"));
+  // Unknown group: a user error listing the groups.
+  setenv("ATTNLAB_HOME", home.c_str(), 1);
+  const auto bad = test::cli_run("reproduce nope");
+  unsetenv("ATTNLAB_HOME");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("available: mini"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace attn

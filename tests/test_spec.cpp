@@ -1,0 +1,194 @@
+// Spec loading and validation, grid expansion and run ids.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "cli_helpers.h"
+#include "core/error.h"
+#include "experiment/plan.h"
+#include "experiment/spec.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attnlab_spec_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& text) {
+    const std::string path = (dir_ / "spec.toml").string();
+    test::file_write(path, text);
+    return path;
+  }
+  Spec load(const std::string& text, const std::vector<std::string>& sets = {}, bool quick = false) {
+    return spec_load(write(text), sets, quick);
+  }
+  // The message of the UserError that loading + planning throws ("" if none).
+  std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
+    try {
+      plan_make(load(text, sets));
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+const char* kBase = R"(
+[experiment]
+name = "t"
+seeds = 2
+[task]
+name = "qsa"
+N = 8
+[model]
+name = "linear"
+[train]
+n = 50
+[eval]
+n = 20
+)";
+
+TEST_F(SpecTest, GridTimesSeedsInKeyOrderWithStableIds) {
+  const std::string text = std::string(kBase) + R"(
+[sweep]
+"task.q" = [1, 2, 3]
+"model.lambda" = [0.1, 1.0]
+)";
+  const auto points = plan_make(load(text));
+  ASSERT_EQ(points.size(), 12u);  // 2 lambdas x 3 q x 2 seeds
+  // Axes in key order ("model.lambda" < "task.q"), seeds fastest.
+  EXPECT_EQ(run_point_value(points[0], "model.lambda"), "0.10000000000000001");
+  EXPECT_EQ(run_point_value(points[0], "task.q"), "1");
+  EXPECT_EQ(points[0].seed, 0u);
+  EXPECT_EQ(points[1].seed, 1u);
+  EXPECT_EQ(run_point_value(points[2], "task.q"), "2");
+  EXPECT_EQ(run_point_value(points[6], "model.lambda"), "1");
+  std::set<std::string> ids;
+  for (const auto& p : points) ids.insert(p.run_id);
+  EXPECT_EQ(ids.size(), 12u);
+  // Stable: the same spec plans the same ids; writing a default explicitly changes nothing.
+  const auto again = plan_make(load(text));
+  for (size_t k = 0; k < points.size(); ++k) EXPECT_EQ(points[k].run_id, again[k].run_id);
+  std::string with_default = text;
+  with_default.replace(with_default.find("N = 8"), 5, "N = 8\nd_out = 4");
+  EXPECT_EQ(plan_make(load(with_default))[0].run_id, points[0].run_id);
+  // A changed value changes the id.
+  std::string changed = text;
+  changed.replace(changed.find("n = 50"), 6, "n = 51");
+  EXPECT_NE(plan_make(load(changed))[0].run_id, points[0].run_id);
+}
+
+TEST_F(SpecTest, ZipGroupsVaryTogetherAndScopedTablesApplyPerName) {
+  const std::string text = std::string(kBase) + R"(
+[task.rf_target]
+d = 4
+[model.linear]
+lambda = 0.5
+[[sweep.zip]]
+"task.name" = ["qsa", "rf_target"]
+"task.N" = [8, 3]
+)";
+  const auto points = plan_make(load(text));
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].config.task, "qsa");
+  EXPECT_EQ(points[0].config.task_params.get_int("N"), 8);
+  EXPECT_EQ(points[2].config.task, "rf_target");
+  EXPECT_EQ(points[2].config.task_params.get_int("N"), 3);
+  EXPECT_EQ(points[2].config.task_params.get_int("d"), 4);
+  EXPECT_DOUBLE_EQ(points[0].config.model_params.get_real("lambda"), 0.5);
+}
+
+TEST_F(SpecTest, QuickAndSetOverrides) {
+  const std::string text = std::string(kBase) + R"(
+[sweep]
+"train.n" = [10, 20, 30]
+[quick.sweep]
+"train.n" = [10]
+[quick.experiment]
+seeds = 1
+)";
+  EXPECT_EQ(plan_make(load(text)).size(), 6u);
+  EXPECT_EQ(plan_make(load(text, {}, true)).size(), 1u);
+  // --set fixes a swept key (its axis goes) and takes TOML values or bare words.
+  const auto fixed = plan_make(load(text, {"train.n=40", "task.encoding=indices"}));
+  ASSERT_EQ(fixed.size(), 2u);
+  EXPECT_EQ(fixed[0].config.train_params.get_int("n"), 40);
+  EXPECT_EQ(fixed[0].config.task_params.get_string("encoding"), "indices");
+  const auto swept = plan_make(load(text, {"sweep.task.q=[1, 3]"}));
+  EXPECT_EQ(swept.size(), 12u);
+  const auto seeds = load(text, {"experiment.seeds=[5, 9]"});
+  EXPECT_EQ(seeds.seeds, (std::vector<uint64_t>{5, 9}));
+}
+
+TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
+  const std::string base = kBase;
+  struct Case {
+    std::string text, needle;
+  };
+  const std::vector<Case> cases = {
+      {base + "[sweeep]\n", "unknown section 'sweeep' (did you mean 'sweep'?)"},
+      {base + "[sweep]\n\"task.NN\" = [1, 2]\n", "unknown parameter 'task.NN' (did you mean 'N'?)"},
+      {base + "[sweep]\n\"task.q\" = []\n", "empty list"},
+      {base + "[sweep]\n\"seed\" = [1]\n", "must name a task, model, train or eval key"},
+      {base + "[sweep]\n\"task.q\" = 3\n", "must be a list"},
+      {base + "[sweep.zip]\n", "[[sweep.zip]]"},
+      {base + "[[sweep.zip]]\n\"task.q\" = [1, 2]\n\"task.N\" = [8]\n", "equal length"},
+      {std::string("[task]\nname=\"qsa\"\nq = \"two\"\n[model]\nname=\"mean\"\n"), "task.q must be an integer"},
+      {std::string("[task]\nname=\"qsa\"\nq = 16\n[model]\nname=\"mean\"\n"), "task.q = 16 must be smaller than task.N = 16"},
+      {std::string("[task]\nname=\"qas\"\n[model]\nname=\"mean\"\n"), "did you mean 'qsa'"},
+      {std::string("[task]\nN = 4\n[model]\nname=\"mean\"\n"), "[task] needs name"},
+      {std::string("[task]\nname=\"qsa\"\n[model]\nname=\"lineer\"\n"), "did you mean 'linear'"},
+      {std::string("[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\nlambda = 1\n"), "unknown parameter 'model.lambda'"},
+      {base + "[task.qas]\nN = 3\n", "is not a task name (did you mean 'qsa'?)"},
+      {base + "[experiment]\nseed = 3\n", ""},  // duplicate table: a TOML error
+      {base + "[train]\nm = 3\n", ""},
+      {std::string("[experiment]\nseedz = 3\n") + "[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\n", "did you mean 'seeds'"},
+      {std::string("[experiment]\nseeds = 0\n") + "[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\n", "experiment.seeds = 0"},
+      {base + "[[plot]]\nmetric = \"test_mse\"\n", "needs metric"},
+      {base + "[[plot]]\nmetric = \"test_mse\"\nx = \"train.nn\"\n", "'train.nn', which is not a key"},
+      {base + "[[claim]]\ntype = \"smaller\"\nmetric = \"m\"\ntext = \"t\"\n", "is not one of"},
+      {base + "[[claim]]\ntype = \"belw\"\nmetric = \"m\"\ntext = \"t\"\n", "did you mean 'below'"},
+      {base + "[[claim]]\ntype = \"less_than\"\nmetric = \"m\"\ntext = \"t\"\n", "needs filters a"},
+      {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\ntext = \"t\"\n", "needs threshold"},
+      {base + "[[claim]]\ntype = \"decreasing\"\nmetric = \"m\"\ntext = \"t\"\n", "needs along"},
+      {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\nthreshold = 1\n", "needs text"},
+      {base + "[quick.plot]\nx = 1\n", "[quick] may override"},
+      {base + "x = = 1\n", "TOML syntax error"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = error(c.text);
+    EXPECT_FALSE(msg.empty()) << "no error for:\n" << c.text;
+    EXPECT_NE(msg.find("spec.toml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << "want '" << c.needle << "' in: " << msg;
+  }
+  EXPECT_NE(error(base, {"task.q"}).find("section.key=value"), std::string::npos);
+  EXPECT_NE(error(base, {"plot.x=1"}).find("cannot be set"), std::string::npos);
+  EXPECT_NE(error(base, {"sweep.task.q=2"}).find("a sweep axis is a list"), std::string::npos);
+}
+
+TEST_F(SpecTest, MissingFileIsAnIoError) {
+  EXPECT_THROW(spec_load((dir_ / "nope.toml").string(), {}, false), IoError);
+}
+
+TEST_F(SpecTest, RunsFingerprintIgnoresPlotsAndClaims) {
+  const Spec a = load(std::string(kBase));
+  const Spec b = load(std::string(kBase) +
+                      "[[plot]]\nmetric = \"test_mse\"\nx = \"train.n\"\n");
+  EXPECT_EQ(spec_runs_json(a), spec_runs_json(b));
+  const Spec c = load(std::string(kBase), {"train.n=51"});
+  EXPECT_NE(spec_runs_json(a), spec_runs_json(c));
+}
+
+}  // namespace
+}  // namespace attn
