@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   attn::run_command_register(app);
   attn::plot_command_register(app);
   attn::merge_command_register(app);
+  attn::qk_stats_command_register(app);
   attn::reproduce_command_register(app, &exit_code);
   attn::atomic_file_install_signal_cleanup();
 

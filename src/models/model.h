@@ -43,6 +43,9 @@ class Model {
   virtual void fit(const Batch& train, FitLog& log) = 0;
   // Predictions for every sample of `data`, n × T_out × d_out.
   virtual std::vector<double> predict(const Batch& data) const = 0;
+  // Model-specific diagnostics on the test set, beyond the standard metrics (e.g. a ridge
+  // model's error along its whole λ path, labelled as an oracle). Default: none.
+  virtual void evaluate(const Batch& /*test*/, FitLog& /*log*/) const {}
 };
 
 struct ModelContext {

@@ -1,0 +1,300 @@
+// Ridge over a λ grid: primal against dual, against a direct solve in long double, planted
+// solutions, validation choice against brute force, minimum norm, kernels, refit.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "train/ridge.h"
+
+namespace attn {
+namespace {
+
+using LMat = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
+
+// Features: the flattened sample itself, then its squares (P = 2·x_size).
+class TestFeatures final : public FeatureMap {
+ public:
+  explicit TestFeatures(int64_t x_size) : x_size_(x_size) {}
+  int64_t dim() const override { return 2 * x_size_; }
+  void features(const double* X, int64_t count, double* Phi) const override {
+    for (int64_t s = 0; s < count; ++s)
+      for (int64_t k = 0; k < x_size_; ++k) {
+        const double v = X[s * x_size_ + k];
+        Phi[s * dim() + k] = v;
+        Phi[s * dim() + x_size_ + k] = v * v;
+      }
+  }
+
+ private:
+  int64_t x_size_;
+};
+
+// The kernel of TestFeatures: k(x, x') = <φ(x), φ(x')>.
+class TestKernel final : public KernelFunction {
+ public:
+  explicit TestKernel(int64_t x_size) : f_(x_size), x_size_(x_size) {}
+  void kernel(const double* Xa, int64_t na, const double* Xb, int64_t nb, double* K) const override {
+    std::vector<double> a(na * f_.dim()), b(nb * f_.dim());
+    f_.features(Xa, na, a.data());
+    f_.features(Xb, nb, b.data());
+    for (int64_t i = 0; i < na; ++i)
+      for (int64_t j = 0; j < nb; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < f_.dim(); ++k) s += a[i * f_.dim() + k] * b[j * f_.dim() + k];
+        K[i * nb + j] = s;
+      }
+  }
+
+ private:
+  TestFeatures f_;
+  int64_t x_size_;
+};
+
+// n samples of T = 2 tokens × d = 3; targets y = <v*, φ(x)> + noise, one output.
+Batch make_batch(int64_t n, uint64_t seed, double noise, const std::vector<double>& v_star) {
+  TaskShape shape;
+  shape.T = 2;
+  shape.d_in = 3;
+  shape.T_out = 1;
+  shape.d_out = 1;
+  Batch b;
+  b.n = n;
+  b.shape = shape;
+  b.X.resize(n * 6);
+  b.Y.resize(n);
+  Rng rng(seed, "test.ridge", 0);
+  TestFeatures f(6);
+  std::vector<double> phi(12);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 6; ++k) b.X[i * 6 + k] = rng.gaussian();
+    f.features(b.x(i), 1, phi.data());
+    double y = 0.3;
+    for (int k = 0; k < 12; ++k) y += v_star[k] * phi[k];
+    b.Y[i] = y + noise * rng.gaussian();
+  }
+  return b;
+}
+
+std::vector<double> planted() {
+  return {1.0, -0.5, 0.2, 0.0, 0.7, -1.2, 0.1, 0.0, -0.3, 0.4, 0.05, 0.6};
+}
+
+RidgeOptions one_lambda(double lambda, const std::string& solver = "auto") {
+  RidgeOptions o;
+  o.lambdas = {lambda};
+  o.val_fraction = 0;
+  o.solver = solver;
+  o.block = 7;  // blocks that do not divide n
+  return o;
+}
+
+// Direct solve of the definition in long double: V = (ΦᵀΦ/n + λI)⁻¹ Φᵀ(y − ȳ)/n.
+std::vector<double> direct_predictions(const Batch& train, const Batch& test, double lambda) {
+  TestFeatures f(6);
+  const int64_t n = train.n, P = f.dim();
+  std::vector<double> phi(n * P);
+  f.features(train.x(0), n, phi.data());
+  long double ybar = 0;
+  for (int64_t i = 0; i < n; ++i) ybar += train.Y[i] / n;
+  LMat G = LMat::Zero(P, P), b = LMat::Zero(P, 1);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t a = 0; a < P; ++a) {
+      b(a, 0) += phi[i * P + a] * (train.Y[i] - ybar) / n;
+      for (int64_t c = 0; c < P; ++c) G(a, c) += phi[i * P + a] * phi[i * P + c] / n;
+    }
+  for (int64_t a = 0; a < P; ++a) G(a, a) += lambda;
+  const LMat V = G.fullPivLu().solve(b);
+  std::vector<double> out(test.n), tphi(P);
+  for (int64_t i = 0; i < test.n; ++i) {
+    f.features(test.x(i), 1, tphi.data());
+    long double p = ybar;
+    for (int64_t a = 0; a < P; ++a) p += V(a, 0) * tphi[a];
+    out[i] = static_cast<double>(p);
+  }
+  return out;
+}
+
+double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double scale = 1e-300, diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    scale = std::max(scale, std::abs(b[i]));
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+  }
+  return diff / scale;
+}
+
+TEST(Ridge, PrimalDualAndDirectSolveAgree) {
+  for (int64_t n : {8, 40}) {  // n < P = 12 and n > P
+    const Batch train = make_batch(n, 1, 0.1, planted()), test = make_batch(30, 2, 0.1, planted());
+    for (double lambda : {1e-3, 0.1, 3.0}) {
+      const auto direct = direct_predictions(train, test, lambda);
+      for (const char* solver : {"primal", "dual"}) {
+        RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(lambda, solver));
+        FitLog log;
+        m.fit(train, log);
+        EXPECT_LT(max_rel_diff(m.predict(test), direct), 1e-9)
+            << "n=" << n << " λ=" << lambda << " " << solver;
+      }
+      RidgeModel k(std::make_unique<TestKernel>(6), one_lambda(lambda));
+      FitLog log;
+      k.fit(train, log);
+      EXPECT_LT(max_rel_diff(k.predict(test), direct), 1e-9) << "kernel n=" << n << " λ=" << lambda;
+    }
+  }
+}
+
+TEST(Ridge, PlantedSolutionIsRecovered) {
+  // Labels are centred but features are not (the spec's intercept): a planted read-out is
+  // recovered exactly when the features have zero mean too. Samples in ± pairs make the
+  // linear features' mean exactly 0; the planted target uses only those.
+  std::vector<double> v = planted();
+  for (int k = 6; k < 12; ++k) v[k] = 0.0;
+  Batch train = make_batch(100, 3, 0.0, v);
+  const Batch test = make_batch(50, 4, 0.0, v);
+  const int64_t half = train.n;
+  train.n = 2 * half;
+  train.X.resize(2 * half * 6);
+  train.Y.resize(2 * half);
+  for (int64_t i = 0; i < half; ++i) {
+    for (int k = 0; k < 6; ++k) train.X[(half + i) * 6 + k] = -train.X[i * 6 + k];
+    train.Y[half + i] = 0.6 - train.Y[i];  // y = 0.3 + <v, x>: the mirror has 0.3 - <v, x>
+  }
+  RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1e-12));
+  FitLog log;
+  m.fit(train, log);
+  const auto pred = m.predict(test);
+  EXPECT_LT(max_rel_diff(pred, test.Y), 1e-8);
+  const auto V = m.readout();
+  ASSERT_EQ(V.size(), 12u);
+  for (int k = 0; k < 12; ++k) EXPECT_NEAR(V[k], v[k], 1e-7) << k;
+}
+
+TEST(Ridge, ValidationPicksTheBestLambdaOfTheGrid) {
+  const Batch train = make_batch(100, 5, 1.0, planted());
+  RidgeOptions o;
+  o.lambdas = {1e-6, 1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0};
+  o.val_fraction = 0.3;
+  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  FitLog log;
+  m.fit(train, log);
+  // Brute force: fit on the first 70 samples at each λ, score on the last 30.
+  Batch fit = train, val = train;
+  fit.n = 70;
+  fit.X.resize(70 * 6);
+  fit.Y.resize(70);
+  val.n = 30;
+  val.X.assign(train.X.begin() + 70 * 6, train.X.end());
+  val.Y.assign(train.Y.begin() + 70, train.Y.end());
+  double best = 1e300;
+  double best_lambda = 0;
+  for (double lambda : o.lambdas) {
+    const auto pred = direct_predictions(fit, val, lambda);
+    double mse = 0;
+    for (int i = 0; i < 30; ++i) mse += (pred[i] - val.Y[i]) * (pred[i] - val.Y[i]) / 30;
+    if (mse < best) {
+      best = mse;
+      best_lambda = lambda;
+    }
+  }
+  EXPECT_EQ(m.chosen_lambda(), best_lambda);
+  double logged = NAN;
+  for (const auto& [name, v] : log.scalars)
+    if (name == "val_mse") logged = v;
+  EXPECT_NEAR(logged, best, 1e-9 * best);
+}
+
+TEST(Ridge, ZeroLambdaIsTheMinimumNormInterpolant) {
+  const Batch train = make_batch(8, 6, 0.5, planted());  // n = 8 < P = 12
+  for (const char* solver : {"primal", "dual"}) {
+    RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(0.0, solver));
+    FitLog log;
+    m.fit(train, log);
+    const auto pred = m.predict(train);
+    EXPECT_LT(max_rel_diff(pred, train.Y), 1e-8) << solver;  // interpolates
+    for (double v : m.readout()) EXPECT_TRUE(std::isfinite(v));
+  }
+  // The minimum-norm read-out equals the λ → 0 limit of ridge.
+  RidgeModel zero(std::make_unique<TestFeatures>(6), one_lambda(0.0, "dual"));
+  RidgeModel tiny(std::make_unique<TestFeatures>(6), one_lambda(1e-9, "dual"));
+  FitLog log;
+  zero.fit(train, log);
+  tiny.fit(train, log);
+  EXPECT_LT(max_rel_diff(zero.readout(), tiny.readout()), 1e-5);
+}
+
+TEST(Ridge, LambdaBelowTheFloorIsReportedNotNaN) {
+  const Batch train = make_batch(40, 7, 0.1, planted()), test = make_batch(20, 8, 0.1, planted());
+  RidgeOptions o;
+  o.lambdas = {1e-300, 1e-3};
+  o.val_fraction = 0.25;
+  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  FitLog log;
+  m.fit(train, log);
+  double below = -1;
+  for (const auto& [name, v] : log.scalars)
+    if (name == "lambdas_below_floor") below = v;
+  EXPECT_EQ(below, 1);
+  for (double p : m.predict(test)) EXPECT_TRUE(std::isfinite(p));
+  m.evaluate(test, log);
+  bool has_oracle = false;
+  for (const auto& [name, v] : log.scalars) {
+    has_oracle = has_oracle || name == "test_nmse_oracle";
+    EXPECT_TRUE(std::isfinite(v)) << name;
+  }
+  EXPECT_TRUE(has_oracle);
+}
+
+TEST(Ridge, RefitSolvesOnTheWholeTrainingSet) {
+  const Batch train = make_batch(60, 9, 0.3, planted()), test = make_batch(20, 10, 0.3, planted());
+  RidgeOptions o;
+  o.lambdas = {0.05};
+  o.val_fraction = 0.25;
+  o.refit = true;
+  const auto direct = direct_predictions(train, test, 0.05);
+  for (const char* solver : {"primal", "dual"}) {
+    o.solver = solver;
+    RidgeModel m(std::make_unique<TestFeatures>(6), o);
+    FitLog log;
+    m.fit(train, log);
+    EXPECT_LT(max_rel_diff(m.predict(test), direct), 1e-9) << solver;
+  }
+  RidgeModel k(std::make_unique<TestKernel>(6), o);
+  FitLog log;
+  k.fit(train, log);
+  EXPECT_LT(max_rel_diff(k.predict(test), direct), 1e-9);
+}
+
+TEST(Ridge, OraclePathIsNoWorseThanTheValidatedChoice) {
+  const Batch train = make_batch(80, 11, 0.8, planted()), test = make_batch(200, 12, 0.8, planted());
+  RidgeOptions o;
+  o.lambdas = {1e-6, 1e-2, 1.0, 100.0};
+  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  FitLog log;
+  m.fit(train, log);
+  m.evaluate(test, log);
+  double oracle = NAN, chosen = NAN;
+  int64_t chosen_index = -1;
+  for (const auto& [name, v] : log.scalars) {
+    if (name == "test_nmse_oracle") oracle = v;
+    if (name == "lambda_index") chosen_index = static_cast<int64_t>(v);
+  }
+  for (const auto& p : log.points)
+    if (p.series == "test_nmse_path" && p.step == chosen_index) chosen = p.value;
+  EXPECT_LE(oracle, chosen);
+  EXPECT_TRUE(std::isfinite(oracle));
+}
+
+TEST(Ridge, BadOptionsAreUserErrors) {
+  Params p("train", ridge_train_schema());
+  p.set_text("val_fraction", "0");
+  EXPECT_THROW(ridge_options(p), UserError);  // several λ, nothing to choose on
+  EXPECT_THROW(RidgeModel(std::make_unique<TestKernel>(6), one_lambda(1.0, "primal")), UserError);
+  RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1.0));
+  EXPECT_THROW(m.predict(make_batch(3, 1, 0, planted())), UserError);
+}
+
+}  // namespace
+}  // namespace attn
