@@ -24,7 +24,7 @@ namespace {
 
 struct ReproduceOptions {
   std::string name, out;
-  bool quick = false, quiet = false;
+  bool quick = false, quiet = false, force_new = false;
   int jobs = 1;
 };
 
@@ -62,6 +62,7 @@ int reproduce(const ReproduceOptions& o) {
     rq.quick = o.quick;
     rq.jobs = o.jobs;
     rq.progress = !o.quiet;
+    rq.force_new = o.force_new;
     fmt::print("== {} ({})\n", spec_path.stem().string(), rq.spec_path);
     const RunSummary s = experiment_run(rq);
     ReportSection section;
@@ -100,6 +101,8 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
                   "Output directory (default results/reproduce/NAME, or NAME-quick)");
   cmd->add_option("-j,--jobs", o->jobs, "Runs at once")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
+  cmd->add_flag("--force-new", o->force_new,
+                "Where a spec changed since its results were stored, move them aside and rerun");
   cmd->footer("Exit code 0 when every claim passes, 1 when any fails, 2 on bad input.");
   cmd->callback([o, exit_code] {
     threads_configure(0);

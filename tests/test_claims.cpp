@@ -54,6 +54,15 @@ TEST(Claims, LessThanComparesMeansWithFactor) {
   std::swap(c.a, c.b);
   c.factor = 1.0;
   EXPECT_FALSE(claim_evaluate(c, table()).pass);
+  // `where` restricts both sides: at n = 10 linear's mean is 0.5.
+  std::swap(c.a, c.b);
+  c.where = {{"train.n", {int64_t{10}}}};
+  c.factor = 0.45;
+  r = claim_evaluate(c, table());
+  EXPECT_FALSE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("(2 runs) = 0.5"), std::string::npos) << r.detail;
+  c.factor = 0.55;
+  EXPECT_TRUE(claim_evaluate(c, table()).pass);
 }
 
 TEST(Claims, FiltersMatchNumbersNumericallyAndListsAsAnyOf) {

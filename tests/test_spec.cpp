@@ -164,6 +164,12 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
       {base + "[[claim]]\ntype = \"decreasing\"\nmetric = \"m\"\ntext = \"t\"\n", "needs along"},
       {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\nthreshold = 1\n", "needs text"},
       {base + "[quick.plot]\nx = 1\n", "[quick] may override"},
+      {base + "[[plot]]\nmetric = \"test_mse\"\nx = \"task.N\"\n", "'task.N' is not swept"},
+      {base + "[task.rf_target]\ndd = 3\n", "[task.rf_target]: unknown parameter 'task.dd'"},
+      {base + "[experiment]\n", ""},
+      {std::string("[experiment]\nseeds = [1, 1]\n") + "[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\n", "seed 1 twice"},
+      {std::string("[task]\nname=\"qsa\"\nN = \"8\"\n[model]\nname=\"mean\"\n"), "got the string \"8\""},
+      {std::string("[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\nx = 1\n"), "takes no parameters"},
       {base + "x = = 1\n", "TOML syntax error"},
   };
   for (const auto& c : cases) {
@@ -175,6 +181,13 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
   EXPECT_NE(error(base, {"task.q"}).find("section.key=value"), std::string::npos);
   EXPECT_NE(error(base, {"plot.x=1"}).find("cannot be set"), std::string::npos);
   EXPECT_NE(error(base, {"sweep.task.q=2"}).find("a sweep axis is a list"), std::string::npos);
+}
+
+TEST_F(SpecTest, SetOverridesScopedTablesToo) {
+  const std::string text = std::string(kBase) + "[task.qsa]\nN = 10\n";
+  EXPECT_EQ(plan_make(load(text))[0].config.task_params.get_int("N"), 10);
+  EXPECT_EQ(plan_make(load(text, {"task.N=12"}))[0].config.task_params.get_int("N"), 12);
+  EXPECT_EQ(plan_make(load(text, {"task.qsa.N=14"}))[0].config.task_params.get_int("N"), 14);
 }
 
 TEST_F(SpecTest, MissingFileIsAnIoError) {

@@ -1,15 +1,16 @@
 // The qk-stats report: a table for the terminal, CSV and JSON texts of the statistics of
 // every layer and head (see qk_stats.h for what each number means).
 //
-// CSV: one row per layer (scope "layer", head empty) then one per (layer, head) (scope
+// CSV: one row per layer (scope "layer", head empty), then one per (layer, head) (scope
 // "head"); columns scope, layer, head, c_star, identity_cosine, diag_ratio,
-// positive_diag_fraction, residual, frobenius, then null_* of the same five statistics.
+// abs_diag_ratio, positive_diag_fraction, residual, frobenius, then null_c_star,
+// null_identity_cosine, null_diag_ratio, null_abs_diag_ratio,
+// null_positive_diag_fraction, null_residual.
 // JSON: {"tool", "version", "file", "layout", "prefix", "D", "num_heads", "head_size",
 // "heads_source", "seed", "convention", "layers": [...], "heads": [...]}; each list entry
-// has layer (and head), c_star, identity_cosine, diag_ratio, positive_diag_fraction,
-// residual, frobenius, null_c_star, null_identity_cosine, null_diag_ratio,
-// null_positive_diag_fraction, null_residual. Undefined values (NaN) are null in JSON and
-// "nan" in CSV. Numbers are written in shortest round-trip form.
+// has "layer" (and "head") and the same fields as the CSV columns.
+// Non-finite values (NaN, ±inf: see qk_stats.h) are null in JSON and nan/inf in CSV.
+// Numbers are written in shortest round-trip form.
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,12 @@ using RowMap = Eigen::Map<RowMatrix>;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double safe_div(double a, double b) { return b != 0.0 ? a / b : kNaN; }
+// a / b, with 0 / 0 = NaN and a / 0 = ±inf (no floating-point exception either way).
+double safe_div(double a, double b) {
+  if (b != 0.0) return a / b;
+  if (a == 0.0 || std::isnan(a)) return kNaN;
+  return a > 0.0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
 
 // Sum of squares of rows [r0, r0 + rows) of a row-major matrix with `cols` columns.
 double block_sumsq(const std::vector<double>& w, int64_t r0, int64_t rows, int64_t cols) {
@@ -38,11 +43,12 @@ void corner_copy(const RowMatrix& A, int64_t block, std::vector<double>* out) {
 
 QkMatrixStats qk_matrix_stats(const double* A, int64_t D) {
   ATTN_ASSERT(D >= 2, "qk_matrix_stats needs D >= 2");
-  double trace = 0.0;
+  double trace = 0.0, diag_abs = 0.0;
   int64_t positive = 0;
   for (int64_t i = 0; i < D; ++i) {
     const double a = A[i * D + i];
     trace += a;
+    diag_abs += std::fabs(a);
     positive += a > 0.0;
   }
   const double c = trace / static_cast<double>(D);
@@ -63,10 +69,12 @@ QkMatrixStats qk_matrix_stats(const double* A, int64_t D) {
   QkMatrixStats s;
   s.frobenius = std::sqrt(sumsq);
   s.c_star = c;
-  s.identity_cosine = safe_div(trace, std::sqrt(static_cast<double>(D)) * s.frobenius);
-  s.diag_ratio = safe_div(c, off_abs / static_cast<double>(D * (D - 1)));
+  s.identity_cosine = s.frobenius > 0.0 ? trace / (std::sqrt(static_cast<double>(D)) * s.frobenius) : kNaN;
+  const double off_mean = off_abs / static_cast<double>(D * (D - 1));
+  s.diag_ratio = safe_div(c, off_mean);
+  s.abs_diag_ratio = safe_div(diag_abs / static_cast<double>(D), off_mean);
   s.positive_diag_fraction = static_cast<double>(positive) / static_cast<double>(D);
-  s.residual = safe_div(std::sqrt(off_sumsq + diag_dev), s.frobenius);
+  s.residual = s.frobenius > 0.0 ? std::sqrt(off_sumsq + diag_dev) / s.frobenius : kNaN;
   return s;
 }
 

@@ -8,16 +8,20 @@
 //
 // Statistics of a D × D matrix A (D ≥ 2):
 //   identity cosine   cos(A, I) = tr(A) / (√D ‖A‖_F)
-//   diagonal ratio    mean_i A_ii / mean_{i≠j} |A_ij|
+//   diagonal ratio    mean_i A_ii / mean_{i≠j} |A_ij|     (signed: the null model gives ≈ 0)
+//   |diag| ratio      mean_i |A_ii| / mean_{i≠j} |A_ij|   (the null model gives ≈ 1)
 //   positive diagonal fraction of i with A_ii > 0
 //   best identity fit c* = tr(A)/D, relative residual ‖A − c*I‖_F / ‖A‖_F
 //                     (residual² = 1 − cos², computed directly for accuracy)
-// Undefined values (‖A‖_F = 0, all off-diagonal entries 0) are NaN, never a crash.
+// A ratio with a zero denominator is ±inf (e.g. an exact c·I) or NaN (0/0); the
+// cosine and residual of A = 0 are NaN. Never a crash.
 //
 // Null model: W_q, W_k replaced by i.i.d. Gaussians of the same shapes, each head block
 // rescaled to the real block's Frobenius norm (so the layer norms match too); draws come
 // from Rng(seed, "qk_stats.null.query" / "qk_stats.null.key", layer). Its products have
-// cos ≈ 0 (± ~1/√D), diagonal ratio ≈ 1 and residual ≈ 1.
+// cos ≈ 0 (± ~1/√D), diagonal ratio ≈ 0, |diag| ratio ≈ 1 and residual ≈ 1. (Spec §4.4
+// says "diagonal ratio ≈ 1" for the null model: that holds for the |diag| ratio; the
+// signed ratio of the definition is ≈ 0, since a Gaussian diagonal has mean 0.)
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@ struct QkMatrixStats {
   double c_star = 0.0;
   double identity_cosine = 0.0;
   double diag_ratio = 0.0;
+  double abs_diag_ratio = 0.0;
   double positive_diag_fraction = 0.0;
   double residual = 0.0;
   double frobenius = 0.0;  // ‖A‖_F

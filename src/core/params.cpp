@@ -95,7 +95,7 @@ size_t Params::index_of(const std::string& key) const {
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   throw UserError("unknown parameter '" + section_ + "." + key + "'" + did_you_mean(key, names) +
-                  "; known: " + known);
+                  (known.empty() ? "; this " + section_ + " takes no parameters" : "; known: " + known));
 }
 
 bool Params::has(const std::string& key) const {
@@ -159,8 +159,10 @@ void Params::set(const std::string& key, const ParamValue& value) {
                        (spec.type == ParamType::String && std::holds_alternative<std::string>(v)) ||
                        (spec.type == ParamType::RealList &&
                         std::holds_alternative<std::vector<double>>(v));
-  ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " +
-                          param_value_text(value));
+  const std::string got = std::holds_alternative<std::string>(value)
+                              ? "the string \"" + std::get<std::string>(value) + "\""
+                              : param_value_text(value);
+  ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " + got);
   check_value(spec, v);
   values_[k] = std::move(v);
 }

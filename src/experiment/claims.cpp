@@ -74,17 +74,23 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   ClaimResult r{c.id, c.text, false, ""};
   if (c.type == "less_than") {
-    const Mean a = mean_over(runs, c.a, c.metric), b = mean_over(runs, c.b, c.metric);
+    // `where` restricts both sides.
+    RunFilter fa = c.a, fb = c.b;
+    for (const auto& [k, v] : c.where) {
+      fa.emplace(k, v);
+      fb.emplace(k, v);
+    }
+    const Mean a = mean_over(runs, fa, c.metric), b = mean_over(runs, fb, c.metric);
     if (a.count == 0 || b.count == 0) {
       r.detail = "no finished runs with " + c.metric + " match " +
-                 (a.count == 0 ? filter_text(c.a) : filter_text(c.b));
+                 (a.count == 0 ? filter_text(fa) : filter_text(fb));
       return r;
     }
     r.pass = a.value < c.factor * b.value;
-    r.detail = "mean " + c.metric + " over {" + filter_text(c.a) + "} (" + std::to_string(a.count) +
+    r.detail = "mean " + c.metric + " over {" + filter_text(fa) + "} (" + std::to_string(a.count) +
                " runs) = " + fmt_num(a.value) + (r.pass ? " < " : " >= ") +
                (c.factor != 1.0 ? fmt_num(c.factor) + " x " : "") + fmt_num(b.value) + " over {" +
-               filter_text(c.b) + "} (" + std::to_string(b.count) + " runs)";
+               filter_text(fb) + "} (" + std::to_string(b.count) + " runs)";
     return r;
   }
   if (c.type == "below" || c.type == "above") {

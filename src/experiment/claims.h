@@ -2,6 +2,7 @@
 // stored runs (status ok only), each giving PASS or FAIL with the numbers compared.
 //
 //   less_than   mean(metric over runs matching a) < factor * mean(metric over b)
+//               (`where`, if given, restricts both sides)
 //   below       mean(metric over runs matching where) < threshold
 //   above       mean(metric over runs matching where) > threshold
 //   decreasing  the means per value of `along` (numeric order, runs matching where)

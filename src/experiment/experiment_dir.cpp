@@ -86,6 +86,7 @@ RunSummary experiment_run(const RunRequest& rq) {
   const std::string runs_json = spec_runs_json(spec);
   const std::string fingerprint = hash_hex(runs_json);
 
+  ATTN_CHECK(rq.jobs >= 1, "--jobs " + std::to_string(rq.jobs) + " must be at least 1");
   // Only now touch the output directory.
   ATTN_CHECK(!rq.out_dir.empty(), "--out DIR is required: the directory for results.sqlite");
   if (fs::exists(rq.out_dir) && !fs::is_directory(rq.out_dir))
@@ -110,9 +111,9 @@ RunSummary experiment_run(const RunRequest& rq) {
   if (store.meta("spec_hash").empty()) {
     store.set_meta("spec_hash", fingerprint);
     store.set_meta("spec_runs", runs_json);
-    store.set_meta("experiment", spec.name);
     store.set_meta("attnlab_version", kVersion);
   }
+  store.set_meta("experiment", spec.name);
   store.set_meta("spec_path", spec.path);
   store.set_meta("spec_json", spec_to_json(spec));
   nlohmann::json swept = swept_keys(spec);

@@ -185,10 +185,39 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
                       "', which is not a key of this experiment (e.g. \"task.N\", \"train.n\", "
                       "\"model.name\" or \"seed\")");
   };
+  // Plots read results.csv, whose parameter columns are the swept keys.
+  std::vector<std::string> swept = {"seed"};
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) swept.push_back(k);
+  auto check_swept = [&](const std::string& key, const std::string& what) {
+    if (key.empty()) return;
+    check(key, what);
+    bool ok = false;
+    for (const auto& k : swept) ok = ok || k == key;
+    if (!ok) {
+      std::string list;
+      for (const auto& k : swept) list += (list.empty() ? "" : ", ") + k;
+      throw UserError(spec.path + ": " + what + " = '" + key + "' is not swept, so results.csv " +
+                      "has no column for it; use one of: " + list);
+    }
+  };
   for (const auto& plot : spec.plots) {
-    check(plot.x, "plot '" + plot.name + "' x");
-    check(plot.line, "plot '" + plot.name + "' line");
-    for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");
+    check_swept(plot.x, "plot '" + plot.name + "' x");
+    check_swept(plot.line, "plot '" + plot.name + "' line");
+    for (const auto& [k, v] : plot.where) check_swept(k, "plot '" + plot.name + "' where");
+  }
+  // [task.<name>] / [model.<name>] tables are checked even for names no run uses.
+  for (const auto& [scope, values] : spec.scoped) {
+    const std::string section = scope.substr(0, scope.find('.')), name = scope.substr(scope.find('.') + 1);
+    Params params = section == "task" ? task_default_params(name)
+                                      : Params("model", model_find(name).schema());
+    for (const auto& [k, v] : values) {
+      try {
+        params.set(k, v);
+      } catch (const UserError& e) {
+        throw UserError(spec.path + ": [" + scope + "]: " + e.what());
+      }
+    }
   }
   for (const auto& claim : spec.claims) {
     check(claim.along, "claim '" + claim.id + "' along");

@@ -175,6 +175,10 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
                           " varies together with other keys in a [[sweep.zip]] group; "
                           "override the group with --set, or edit the spec");
   }
+  // A plain section.key override wins over [section.<name>] tables too.
+  if (rest.find('.') == std::string::npos)
+    for (auto& [name, table] : sec.entries)
+      if (table.kind == Kind::Table) table.erase(rest);
   SpecTree* node = &sec;
   std::string leaf = rest;
   for (auto d = leaf.find('.'); d != std::string::npos; d = leaf.find('.')) {
@@ -210,7 +214,10 @@ void experiment_build(const Loader& L, const SpecTree& root, Spec& spec) {
         if (item.kind != Kind::Value || !std::holds_alternative<int64_t>(item.value) ||
             std::get<int64_t>(item.value) < 0)
           L.fail(item.line, "experiment.seeds: every seed must be a whole number >= 0");
-        spec.seeds.push_back(static_cast<uint64_t>(std::get<int64_t>(item.value)));
+        const uint64_t seed = static_cast<uint64_t>(std::get<int64_t>(item.value));
+        for (uint64_t earlier : spec.seeds)
+          if (earlier == seed) L.fail(item.line, "experiment.seeds lists seed " + std::to_string(seed) + " twice");
+        spec.seeds.push_back(seed);
       }
     } else {
       L.fail(v->line, "experiment.seeds must be a count (e.g. 5) or a non-empty list (e.g. [0, 7])");

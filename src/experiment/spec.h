@@ -10,7 +10,8 @@
 //
 // spec_load parses, applies --quick and --set, and validates everything that can be
 // checked without running: the result is a Spec whose every run point resolves.
-// Errors are UserError "FILE:LINE: key: what is wrong; how to fix it".
+// Errors are UserError "FILE[:LINE]: key: what is wrong; how to fix it" (the line where
+// the TOML reader knows it).
 #pragma once
 
 #include <cstdint>
