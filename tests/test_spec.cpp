@@ -164,7 +164,6 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
       {base + "[[claim]]\ntype = \"decreasing\"\nmetric = \"m\"\ntext = \"t\"\n", "needs along"},
       {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\nthreshold = 1\n", "needs text"},
       {base + "[quick.plot]\nx = 1\n", "[quick] may override"},
-      {base + "[[plot]]\nmetric = \"test_mse\"\nx = \"task.N\"\n", "'task.N' is not swept"},
       {base + "[task.rf_target]\ndd = 3\n", "[task.rf_target]: unknown parameter 'task.dd'"},
       {base + "[experiment]\n", ""},
       {std::string("[experiment]\nseeds = [1, 1]\n") + "[task]\nname=\"qsa\"\n[model]\nname=\"mean\"\n", "seed 1 twice"},

@@ -27,10 +27,23 @@ void write_text(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+// The parameter columns of results.csv: the swept keys, then any other key a plot uses
+// (so a plot over a key fixed by --set still finds its column).
 std::vector<std::string> swept_keys(const Spec& spec) {
   std::vector<std::string> keys;
+  auto add = [&](const std::string& k) {
+    if (k.empty() || k == "seed") return;
+    for (const auto& have : keys)
+      if (have == k) return;
+    keys.push_back(k);
+  };
   for (const auto& axis : spec.axes)
-    for (const auto& k : axis.keys) keys.push_back(k);
+    for (const auto& k : axis.keys) add(k);
+  for (const auto& plot : spec.plots) {
+    add(plot.x);
+    add(plot.line);
+    for (const auto& [k, v] : plot.where) add(k);
+  }
   return keys;
 }
 

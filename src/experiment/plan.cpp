@@ -185,26 +185,10 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
                       "', which is not a key of this experiment (e.g. \"task.N\", \"train.n\", "
                       "\"model.name\" or \"seed\")");
   };
-  // Plots read results.csv, whose parameter columns are the swept keys.
-  std::vector<std::string> swept = {"seed"};
-  for (const auto& axis : spec.axes)
-    for (const auto& k : axis.keys) swept.push_back(k);
-  auto check_swept = [&](const std::string& key, const std::string& what) {
-    if (key.empty()) return;
-    check(key, what);
-    bool ok = false;
-    for (const auto& k : swept) ok = ok || k == key;
-    if (!ok) {
-      std::string list;
-      for (const auto& k : swept) list += (list.empty() ? "" : ", ") + k;
-      throw UserError(spec.path + ": " + what + " = '" + key + "' is not swept, so results.csv " +
-                      "has no column for it; use one of: " + list);
-    }
-  };
   for (const auto& plot : spec.plots) {
-    check_swept(plot.x, "plot '" + plot.name + "' x");
-    check_swept(plot.line, "plot '" + plot.name + "' line");
-    for (const auto& [k, v] : plot.where) check_swept(k, "plot '" + plot.name + "' where");
+    check(plot.x, "plot '" + plot.name + "' x");
+    check(plot.line, "plot '" + plot.name + "' line");
+    for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");
   }
   // [task.<name>] / [model.<name>] tables are checked even for names no run uses.
   for (const auto& [scope, values] : spec.scoped) {
