@@ -36,10 +36,10 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
 
   for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
     out.metrics.emplace_back("test_" + name, value);
+  model->evaluate(test, log);  // right after predict(test): models may reuse its work
   for (const auto& [name, value] : metrics_compute(train, model->predict(train)))
     if (name == "mse" || name == "nmse" || name == "accuracy")
       out.metrics.emplace_back("train_" + name, value);
-  model->evaluate(test, log);
   for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
   out.metrics.emplace_back("fit_seconds", fit_seconds);
   out.series = log.points;

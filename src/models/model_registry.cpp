@@ -6,6 +6,7 @@
 #include "core/suggest.h"
 #include "models/baselines.h"
 #include "models/model.h"
+#include "models/rf_models.h"
 
 namespace attn {
 
@@ -15,6 +16,18 @@ const std::vector<ModelInfo>& model_registry() {
        mean_train_schema, mean_make},
       {"linear", "baseline: ridge regression on the flattened sequence, with intercept",
        linear_schema, linear_train_schema, linear_make},
+      {"rfa", "Fu et al.: random-feature attention, frozen W_m, ridge-trained values",
+       rfa_schema, rf_train_schema, rfa_make},
+      {"brfa", "Fu et al.: biased RFA, W_m with mean mean_scale*sqrt(d)*I", brfa_schema,
+       rf_train_schema, brfa_make},
+      {"rfmlp", "Fu et al.: random-feature MLP on the flattened sequence", rfmlp_schema,
+       rf_train_schema, rfmlp_make},
+      {"rfa_kernel", "infinite-head limit of rfa (kernel ridge)", rfa_kernel_schema,
+       rf_train_schema, rfa_kernel_make},
+      {"brfa_kernel", "infinite-head limit of brfa (kernel ridge)", brfa_kernel_schema,
+       rf_train_schema, brfa_kernel_make},
+      {"rfmlp_kernel", "infinite-width limit of rfmlp (kernel ridge)", rfmlp_kernel_schema,
+       rf_train_schema, rfmlp_kernel_make},
   };
   return registry;
 }

@@ -36,6 +36,11 @@ struct RidgeModel::State {
   RowMat Phi_fit;
   std::vector<double> X_fit;
   int64_t n_alpha = 0;
+  // predict() keeps the last data set's kernel against X_fit, so that evaluate() on the
+  // same test set does not recompute it (kernel evaluations dominate kernel models).
+  const double* cached_x = nullptr;
+  int64_t cached_n = -1;
+  RowMat cached_kernel;
 };
 
 namespace {
@@ -321,13 +326,23 @@ std::vector<double> RidgeModel::predict(const Batch& data) const {
   const int64_t n = data.n, K = st.K, B = std::max<int64_t>(1, options_.block);
   std::vector<double> out(static_cast<size_t>(n * K));
   Eigen::Map<RowMat> O(out.data(), n, K);
+  if (kernel_) {
+    State& cache = *state_;
+    cache.cached_kernel.resize(n, st.n_alpha);
+    for (int64_t lo = 0; lo < n; lo += B) {
+      const int64_t m = std::min(B, n - lo);
+      kernel_->kernel(data.x(lo), m, st.X_fit.data(), st.n_alpha,
+                      cache.cached_kernel.data() + lo * st.n_alpha);
+    }
+    cache.cached_x = data.X.data();
+    cache.cached_n = n;
+    O = (cache.cached_kernel * st.alpha) / static_cast<double>(st.n_alpha);
+    O.rowwise() += st.y_mean.transpose();
+    return out;
+  }
   for (int64_t lo = 0; lo < n; lo += B) {
     const int64_t m = std::min(B, n - lo);
-    if (kernel_) {
-      RowMat kv(m, st.n_alpha);
-      kernel_->kernel(data.x(lo), m, st.X_fit.data(), st.n_alpha, kv.data());
-      O.middleRows(lo, m) = (kv * st.alpha) / static_cast<double>(st.n_alpha);
-    } else {
+    {
       RowMat F(m, st.P);
       features_->features(data.x(lo), m, F.data());
       O.middleRows(lo, m) = F * st.V;
@@ -350,8 +365,14 @@ void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
       features_->features(test.x(lo), m, F.data());
       proj.noalias() = F * st.Q;
     } else if (kernel_) {
+      // Reuse predict()'s kernel when it was computed for this test set on the fit split.
+      const bool cached = st.cached_x == test.X.data() && st.cached_n == n &&
+                          st.n_alpha == st.n_fit;
       RowMat kv(m, st.n_fit);
-      kernel_->kernel(test.x(lo), m, st.X_fit.data(), st.n_fit, kv.data());
+      if (cached)
+        kv = st.cached_kernel.middleRows(lo, m);
+      else
+        kernel_->kernel(test.x(lo), m, st.X_fit.data(), st.n_fit, kv.data());
       proj.noalias() = (kv / static_cast<double>(st.n_fit)) * st.Q;
     } else {
       RowMat F(m, st.P);

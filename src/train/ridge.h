@@ -15,6 +15,8 @@
 // machine epsilon are treated as zero) is reported (lambdas_below_floor) and solved as
 // the pseudo-inverse on that floor instead of producing noise or NaN.
 // The Gram is accumulated block by block, so n × P features are never stored in primal.
+// A RidgeModel is used by one thread at a time (predict() caches a kernel model's last
+// test kernel for evaluate()).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,158 @@
+// Parameters and construction of the random-feature models (rf_models.h).
+#include "models/rf_models.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "models/rf_kernels.h"
+#include "models/rfa_features.h"
+#include "models/rfmlp_features.h"
+#include "train/ridge.h"
+
+namespace attn {
+namespace {
+
+std::vector<ParamSpec> attention_common(bool kernel) {
+  std::vector<ParamSpec> s;
+  if (!kernel) s.push_back(param_int("heads", 512, "number of random heads M", 1, 1 << 24));
+  s.push_back(param_choice("activation", "relu",
+                           kernel ? std::vector<std::string>{"relu", "exp"}
+                                  : std::vector<std::string>{"relu", "exp", "softmax"},
+                           "score activation: relu(s)/N, exp(s)/N" +
+                               std::string(kernel ? "" : ", or softmax over the keys")));
+  s.push_back(param_bool("augment", true, "append the constant coordinate: x~ = [x; 1]"));
+  s.push_back(param_real("w_var", 0.25,
+                         "variance of W's entries (1/4 gives N(0,1) scores on the unit sphere)",
+                         0.0));
+  return s;
+}
+
+void check_rf_input(const ModelContext& c, const std::string& model) {
+  ATTN_CHECK(c.shape.T >= 2 && c.shape.T_out * c.shape.d_out == 1,
+             "model " + model + " needs rf_target-style data (a query row, key rows, one scalar "
+             "target); this task has T = " + std::to_string(c.shape.T) + ", outputs " +
+             std::to_string(c.shape.T_out * c.shape.d_out));
+}
+
+RfaConfig rfa_config(const Params& p, double w_mean) {
+  RfaConfig c;
+  c.heads = p.get_int("heads");
+  c.activation = p.get_string("activation");
+  c.augment = p.get_bool("augment");
+  c.w_var = p.get_real("w_var");
+  c.w_mean = w_mean;
+  return c;
+}
+
+RfaKernelConfig rfa_kernel_config(const Params& p, double w_mean) {
+  RfaKernelConfig c;
+  c.activation = p.get_string("activation");
+  c.augment = p.get_bool("augment");
+  c.w_var = p.get_real("w_var");
+  c.w_mean = w_mean;
+  c.mean_method = p.get_string("mean_method");
+  return c;
+}
+
+double brfa_mean(const Params& p, int64_t d) {
+  return p.get_real("mean_scale") * std::sqrt(static_cast<double>(d));
+}
+
+}  // namespace
+
+std::vector<ParamSpec> rfa_schema() {
+  auto s = attention_common(false);
+  s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  return s;
+}
+
+std::vector<ParamSpec> brfa_schema() {
+  auto s = attention_common(false);
+  s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
+  return s;
+}
+
+std::vector<ParamSpec> rfmlp_schema() {
+  return {
+      param_int("width", 0, "random features M'; 0 = heads·(d+1), RFA's trainable-parameter count",
+                0, 1 << 26),
+      param_int("heads", 512, "the RFA head count that width = 0 matches", 1, 1 << 24),
+      param_real("w_var", 0.0, "variance of w's entries; 0 = 1/(N+2) (N(0,1) pre-activations)", 0.0),
+      param_bool("augment", true, "append the constant 1 to the flattened input"),
+  };
+}
+
+std::vector<ParamSpec> rfa_kernel_schema() {
+  auto s = attention_common(true);
+  s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
+                           "μ ≠ 0: bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
+  return s;
+}
+
+std::vector<ParamSpec> brfa_kernel_schema() {
+  auto s = attention_common(true);
+  s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
+  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
+                           "bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
+  return s;
+}
+
+std::vector<ParamSpec> rfmlp_kernel_schema() {
+  return {
+      param_real("w_var", 0.0, "variance of w's entries; 0 = 1/(N+2)", 0.0),
+      param_bool("augment", true, "append the constant 1 to the flattened input"),
+  };
+}
+
+std::vector<ParamSpec> rf_train_schema() { return ridge_train_schema(); }
+
+std::unique_ptr<Model> rfa_make(const ModelContext& c) {
+  check_rf_input(c, "rfa");
+  auto features = std::make_unique<RfaFeatures>(rfa_config(c.model, c.model.get_real("w_mean")),
+                                                c.shape.T, c.shape.d_in, c.seed);
+  return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
+}
+
+std::unique_ptr<Model> brfa_make(const ModelContext& c) {
+  check_rf_input(c, "brfa");
+  auto features = std::make_unique<RfaFeatures>(rfa_config(c.model, brfa_mean(c.model, c.shape.d_in)),
+                                                c.shape.T, c.shape.d_in, c.seed);
+  return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
+}
+
+std::unique_ptr<Model> rfmlp_make(const ModelContext& c) {
+  check_rf_input(c, "rfmlp");
+  RfmlpConfig config;
+  config.augment = c.model.get_bool("augment");
+  config.w_var = c.model.get_real("w_var");
+  config.width = c.model.get_int("width");
+  if (config.width == 0) config.width = rfmlp_matched_width(c.model.get_int("heads"), c.shape.d_in, config.augment);
+  auto features = std::make_unique<RfmlpFeatures>(config, c.shape.T, c.shape.d_in, c.seed);
+  return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
+}
+
+std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {
+  check_rf_input(c, "rfa_kernel");
+  auto kernel = std::make_unique<RfaKernel>(rfa_kernel_config(c.model, c.model.get_real("w_mean")),
+                                            c.shape.T, c.shape.d_in);
+  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+}
+
+std::unique_ptr<Model> brfa_kernel_make(const ModelContext& c) {
+  check_rf_input(c, "brfa_kernel");
+  auto kernel = std::make_unique<RfaKernel>(
+      rfa_kernel_config(c.model, brfa_mean(c.model, c.shape.d_in)), c.shape.T, c.shape.d_in);
+  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+}
+
+std::unique_ptr<Model> rfmlp_kernel_make(const ModelContext& c) {
+  check_rf_input(c, "rfmlp_kernel");
+  RfmlpKernelConfig config;
+  config.augment = c.model.get_bool("augment");
+  config.w_var = c.model.get_real("w_var");
+  auto kernel = std::make_unique<RfmlpKernel>(config, c.shape.T, c.shape.d_in);
+  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+}
+
+}  // namespace attn
