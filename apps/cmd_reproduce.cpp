@@ -64,6 +64,7 @@ int reproduce(const ReproduceOptions& o) {
     rq.progress = !o.quiet;
     rq.force_new = o.force_new;
     fmt::print("== {} ({})\n", spec_path.stem().string(), rq.spec_path);
+    std::fflush(stdout);
     const RunSummary s = experiment_run(rq);
     ReportSection section;
     section.name = s.spec.name;

@@ -105,6 +105,29 @@ TEST(Claims, MonotoneAlongAKey) {
   EXPECT_TRUE(claim_evaluate(c, runs).pass);
 }
 
+TEST(Claims, RatioIncreasingAndFlat) {
+  // mean / linear: 2, 5, 10 along train.n -> increasing.
+  ClaimSpec c = claim("ratio_increasing");
+  c.along = "train.n";
+  c.a = {{"model.name", {std::string("mean")}}};
+  c.b = {{"model.name", {std::string("linear")}}};
+  ClaimResult r = claim_evaluate(c, table());
+  EXPECT_TRUE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("train.n=10: 2, train.n=100: 5, train.n=1000: 10"), std::string::npos)
+      << r.detail;
+  std::swap(c.a, c.b);  // linear / mean: 0.5, 0.2, 0.1
+  EXPECT_FALSE(claim_evaluate(c, table()).pass);
+  ClaimSpec f = claim("flat");
+  f.along = "train.n";
+  f.where = {{"model.name", {std::string("mean")}}};
+  f.threshold = 0.01;
+  EXPECT_TRUE(claim_evaluate(f, table()).pass);  // 1.0 everywhere
+  f.where = {{"model.name", {std::string("linear")}}};
+  r = claim_evaluate(f, table());
+  EXPECT_FALSE(r.pass) << r.detail;  // spread 0.4
+  EXPECT_NE(r.detail.find("spreads by 0.4 > 0.01"), std::string::npos) << r.detail;
+}
+
 TEST(Claims, NothingToCheckFails) {
   ClaimSpec c = claim("below");
   c.threshold = 10;

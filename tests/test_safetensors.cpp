@@ -50,6 +50,12 @@ std::string image_with_length(uint64_t length, const std::string& rest) {
   return s + rest;
 }
 
+// A string literal with its embedded NULs (not its terminator).
+template <size_t N>
+std::string literal(const char (&s)[N]) {
+  return std::string(s, N - 1);
+}
+
 std::string f32_bytes(std::initializer_list<float> values) {
   std::string s;
   for (float v : values) s.append(reinterpret_cast<const char*>(&v), 4);
@@ -138,7 +144,9 @@ TEST(SafetensorsHalf, RoundsToNearestEven) {
         if (std::isnan(v) || std::isinf(v)) continue;
         const double nerr = std::fabs(static_cast<double>(v) - x);
         ASSERT_LE(err, nerr) << "fmt " << fmt << " x " << x;
-        if (err == nerr) ASSERT_EQ(r & 1, 0) << "tie not to even, x " << x;
+        if (err == nerr) {
+          ASSERT_EQ(r & 1, 0) << "tie not to even, x " << x;
+        }
       }
     }
   }
@@ -156,10 +164,11 @@ TEST_F(SafetensorsTest, RoundTripEveryFloatDtype) {
       {"w.bf16", SafetensorsDType::BF16, {2, 2, 2}, v.data()},
       {"scalar", SafetensorsDType::F32, {}, scalar.data()},
       {"empty", SafetensorsDType::F16, {0, 3}, nullptr},
+      {"empty64", SafetensorsDType::F64, {4, 0}, nullptr},  // fuzzer find: memcpy of 0 bytes from null
   };
   safetensors_write(path("a.safetensors"), views, {{"num_attention_heads", "12"}, {"format", "pt"}});
   SafetensorsFile f(path("a.safetensors"));
-  ASSERT_EQ(f.entries().size(), 6u);
+  ASSERT_EQ(f.entries().size(), 7u);
   EXPECT_EQ(f.entries()[0].name, "empty");  // sorted by name
   EXPECT_EQ(f.metadata().at("num_attention_heads"), "12");
   EXPECT_EQ(f.find("w.bf16")->shape, (std::vector<int64_t>{2, 2, 2}));
@@ -168,6 +177,7 @@ TEST_F(SafetensorsTest, RoundTripEveryFloatDtype) {
   EXPECT_EQ(f.read_f64("w.f64"), v);
   EXPECT_EQ(f.read_f64("scalar"), std::vector<double>{42.0});
   EXPECT_TRUE(f.read_f64("empty").empty());
+  EXPECT_TRUE(f.read_f64("empty64").empty());
   const auto f32 = f.read_f64("w.f32"), f16 = f.read_f64("w.f16"), bf16 = f.read_f64("w.bf16");
   for (size_t i = 0; i < v.size(); ++i) {
     EXPECT_EQ(f32[i], static_cast<float>(v[i]));
@@ -234,8 +244,10 @@ TEST_F(SafetensorsTest, RefusesTruncationAtEveryLength) {
   for (size_t n = 0; n < full.size(); ++n) {
     const std::string cut = full.substr(0, n);
     EXPECT_FALSE(refusal(cut).empty()) << "accepted a file truncated to " << n << " bytes";
-    test::file_write(path("cut.safetensors"), cut);
-    EXPECT_THROW(SafetensorsFile{path("cut.safetensors")}, IoError) << n;
+    if (n % 16 == 0 || n < 16) {  // the file path too, at a sample of lengths
+      test::file_write(path("cut.safetensors"), cut);
+      EXPECT_THROW(SafetensorsFile{path("cut.safetensors")}, IoError) << n;
+    }
   }
   expect_refused(full.substr(0, 5), "8-byte header length");
   expect_refused(full.substr(0, full.size() - 1), "data section");
@@ -301,15 +313,15 @@ TEST_F(SafetensorsTest, RefusesHeadersThatAreNotSafetensorsJson) {
 }
 
 TEST_F(SafetensorsTest, RefusesOtherFormatsWithAHint) {
-  test::file_write(path("model.bin"), std::string("PK\x03\x04", 4) + std::string(100, '\0'));
+  test::file_write(path("model.bin"), literal("PK\x03\x04") + std::string(100, '\0'));
   try {
     SafetensorsFile f(path("model.bin"));
     ADD_FAILURE() << "accepted a ZIP file";
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("PyTorch"), std::string::npos) << e.what();
   }
-  expect_refused(std::string("\x80\x02}q\x00(X\x05\x00\x00\x00", 12), "pickle");
-  expect_refused(std::string("\x93NUMPY\x01\x00v\x00{'descr'", 20), "numpy");
+  expect_refused(literal("\x80\x02}q\x00(X\x05\x00\x00\x00"), "pickle");
+  expect_refused(literal("\x93NUMPY\x01\x00v\x00{'descr'"), "numpy");
   expect_refused("{\"architectures\": [\"BertModel\"]}", "config.json");
   expect_refused("", "empty");
   EXPECT_THROW(SafetensorsFile{path("missing.safetensors")}, IoError);

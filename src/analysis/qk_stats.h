@@ -19,9 +19,10 @@
 // Null model: W_q, W_k replaced by i.i.d. Gaussians of the same shapes, each head block
 // rescaled to the real block's Frobenius norm (so the layer norms match too); draws come
 // from Rng(seed, "qk_stats.null.query" / "qk_stats.null.key", layer). Its products have
-// cos ≈ 0 (± ~1/√D), diagonal ratio ≈ 0, |diag| ratio ≈ 1 and residual ≈ 1. (Spec §4.4
-// says "diagonal ratio ≈ 1" for the null model: that holds for the |diag| ratio; the
-// signed ratio of the definition is ≈ 0, since a Gaussian diagonal has mean 0.)
+// cos ≈ 0 (sd ≈ 1/D), diagonal ratio ≈ 0 (sd ≈ 1.25/√D), |diag| ratio ≈ 1 and
+// residual ≈ 1. (Spec §4.4 says "diagonal ratio ≈ 1" for the null model: that holds for
+// the |diag| ratio; the signed ratio of the definition is ≈ 0, since a Gaussian diagonal
+// has mean 0.)
 #pragma once
 
 #include <cstdint>

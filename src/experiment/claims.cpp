@@ -106,16 +106,51 @@ ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& run
                fmt_num(c.threshold);
     return r;
   }
-  // decreasing / increasing along a key.
-  std::map<double, std::pair<double, int>> by_value;  // along value -> (sum, count)
-  for (const auto& run : runs) {
-    if (run.status != "ok" || !run_matches(run, c.where)) continue;
-    double x;
-    const double v = run.metric(c.metric);
-    if (!as_number(run.param(c.along), &x) || std::isnan(v)) continue;
-    by_value[x].first += v;
-    by_value[x].second += 1;
+  // Means per value of `along` (numeric order) over runs matching `filter`.
+  auto means_along = [&](const RunFilter& filter) {
+    std::map<double, std::pair<double, int>> by_value;  // along value -> (sum, count)
+    for (const auto& run : runs) {
+      if (run.status != "ok" || !run_matches(run, filter)) continue;
+      double x;
+      const double v = run.metric(c.metric);
+      if (!as_number(run.param(c.along), &x) || std::isnan(v)) continue;
+      by_value[x].first += v;
+      by_value[x].second += 1;
+    }
+    std::map<double, double> means;
+    for (const auto& [x, sc] : by_value) means[x] = sc.first / sc.second;
+    return means;
+  };
+  if (c.type == "ratio_increasing") {
+    RunFilter fa = c.a, fb = c.b;
+    for (const auto& [k, v] : c.where) {
+      fa.emplace(k, v);
+      fb.emplace(k, v);
+    }
+    const auto ma = means_along(fa), mb = means_along(fb);
+    std::vector<double> ratios;
+    std::string seq;
+    for (const auto& [x, a] : ma) {
+      const auto it = mb.find(x);
+      if (it == mb.end() || it->second == 0) continue;
+      ratios.push_back(a / it->second);
+      seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + fmt_num(ratios.back());
+    }
+    if (ratios.size() < 2) {
+      r.detail = "needs runs of both {" + filter_text(fa) + "} and {" + filter_text(fb) +
+                 "} at two or more values of " + c.along;
+      return r;
+    }
+    bool pass = ratios.back() > ratios.front();
+    for (size_t k = 1; k < ratios.size(); ++k)
+      if (ratios[k] < ratios[k - 1] * (1 - c.tolerance)) pass = false;
+    r.pass = pass;
+    r.detail = "ratio of mean " + c.metric + " {" + filter_text(fa) + "} / {" + filter_text(fb) +
+               "} " + (pass ? "increases" : "does not increase") + " along " + c.along + ": " + seq;
+    return r;
   }
+  std::map<double, std::pair<double, int>> by_value;
+  for (const auto& [x, m] : means_along(c.where)) by_value[x] = {m, 1};
   if (by_value.size() < 2) {
     r.detail = "needs finished runs at two or more values of " + c.along + " matching " +
                filter_text(c.where) + "; found " + std::to_string(by_value.size());
@@ -127,6 +162,14 @@ ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& run
   for (const auto& [x, sc] : by_value) {
     means.push_back(sc.first / sc.second);
     seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + fmt_num(means.back());
+  }
+  if (c.type == "flat") {
+    const auto [lo, hi] = std::minmax_element(means.begin(), means.end());
+    r.pass = *hi - *lo <= c.threshold;
+    r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} spreads by " +
+               fmt_num(*hi - *lo) + (r.pass ? " <= " : " > ") + fmt_num(c.threshold) +
+               " along " + c.along + ": " + seq;
+    return r;
   }
   bool pass = decreasing ? means.back() < means.front() : means.back() > means.front();
   for (size_t k = 1; k < means.size(); ++k) {

@@ -8,6 +8,9 @@
 //   decreasing  the means per value of `along` (numeric order, runs matching where)
 //               decrease: each <= previous * (1 + tolerance), and last < first
 //   increasing  the mirror image
+//   ratio_increasing  the ratio mean(a) / mean(b) per value of `along` (runs also matching
+//               where) increases: each >= previous * (1 - tolerance), and last > first
+//   flat        the means per value of `along` spread by at most threshold (max - min)
 // A claim with no matching runs fails (it cannot be checked).
 #pragma once
 

@@ -347,7 +347,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   if (claims == nullptr) return;
   if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
   const std::vector<std::string> types = {"less_than", "below", "above", "decreasing",
-                                          "increasing"};
+                                          "increasing", "ratio_increasing", "flat"};
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
@@ -380,14 +380,21 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     for (const auto& t : types) known = known || t == claim.type;
     if (!known)
       L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of "
-                     "less_than, below, above, decreasing, increasing" + did_you_mean(claim.type, types));
+                     "less_than, below, above, decreasing, increasing, ratio_increasing, flat" +
+                     did_you_mean(claim.type, types));
     if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
     if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
-    if (claim.type == "less_than" && (claim.a.empty() || claim.b.empty()))
-      L.fail(c.line, "claim '" + claim.id + "' (less_than) needs filters a = {...} and b = {...}");
+    if ((claim.type == "less_than" || claim.type == "ratio_increasing") &&
+        (claim.a.empty() || claim.b.empty()))
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type +
+                         ") needs filters a = {...} and b = {...}");
+    if (claim.type == "flat" && !has_threshold)
+      L.fail(c.line, "claim '" + claim.id + "' (flat) needs threshold = the largest allowed "
+                     "spread (max - min) of the means");
     if ((claim.type == "below" || claim.type == "above") && !has_threshold)
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
-    if ((claim.type == "decreasing" || claim.type == "increasing") && claim.along.empty())
+    if ((claim.type == "decreasing" || claim.type == "increasing" ||
+         claim.type == "ratio_increasing" || claim.type == "flat") && claim.along.empty())
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
     spec.claims.push_back(claim);
   }

@@ -82,8 +82,25 @@ std::vector<ParamSpec> rfmlp_schema() {
   };
 }
 
+// Kernel models: `heads` = M rescales the penalty to λ/M, the kernel-ridge problem an
+// M-head model at λ tends to (spec §3.5); 0 = λ as given.
+ParamSpec kernel_heads_param() {
+  return param_int("heads", 0,
+                   "compare with an M-head model: the penalty becomes λ/M (spec §3.5); 0 = λ as given",
+                   0, 1 << 24);
+}
+
+RidgeOptions kernel_ridge_options(const ModelContext& c) {
+  RidgeOptions o = ridge_options(c.train);
+  const int64_t heads = c.model.get_int("heads");
+  if (heads > 0)
+    for (double& l : o.lambdas) l /= static_cast<double>(heads);
+  return o;
+}
+
 std::vector<ParamSpec> rfa_kernel_schema() {
   auto s = attention_common(true);
+  s.push_back(kernel_heads_param());
   s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
   s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
                            "μ ≠ 0: bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
@@ -92,6 +109,7 @@ std::vector<ParamSpec> rfa_kernel_schema() {
 
 std::vector<ParamSpec> brfa_kernel_schema() {
   auto s = attention_common(true);
+  s.push_back(kernel_heads_param());
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
   s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
                            "bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
@@ -100,6 +118,7 @@ std::vector<ParamSpec> brfa_kernel_schema() {
 
 std::vector<ParamSpec> rfmlp_kernel_schema() {
   return {
+      param_int("heads", 0, "compare with RFMLP of width heads·(d+1): the penalty becomes λ/width; 0 = λ as given", 0, 1 << 24),
       param_real("w_var", 0.0, "variance of w's entries; 0 = 1/(N+2)", 0.0),
       param_bool("augment", true, "append the constant 1 to the flattened input"),
   };
@@ -136,14 +155,14 @@ std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {
   check_rf_input(c, "rfa_kernel");
   auto kernel = std::make_unique<RfaKernel>(rfa_kernel_config(c.model, c.model.get_real("w_mean")),
                                             c.shape.T, c.shape.d_in);
-  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+  return std::make_unique<RidgeModel>(std::move(kernel), kernel_ridge_options(c));
 }
 
 std::unique_ptr<Model> brfa_kernel_make(const ModelContext& c) {
   check_rf_input(c, "brfa_kernel");
   auto kernel = std::make_unique<RfaKernel>(
       rfa_kernel_config(c.model, brfa_mean(c.model, c.shape.d_in)), c.shape.T, c.shape.d_in);
-  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+  return std::make_unique<RidgeModel>(std::move(kernel), kernel_ridge_options(c));
 }
 
 std::unique_ptr<Model> rfmlp_kernel_make(const ModelContext& c) {
@@ -152,7 +171,13 @@ std::unique_ptr<Model> rfmlp_kernel_make(const ModelContext& c) {
   config.augment = c.model.get_bool("augment");
   config.w_var = c.model.get_real("w_var");
   auto kernel = std::make_unique<RfmlpKernel>(config, c.shape.T, c.shape.d_in);
-  return std::make_unique<RidgeModel>(std::move(kernel), ridge_options(c.train));
+  RidgeOptions o = ridge_options(c.train);
+  const int64_t heads = c.model.get_int("heads");
+  if (heads > 0) {
+    const double width = static_cast<double>(rfmlp_matched_width(heads, c.shape.d_in, config.augment));
+    for (double& l : o.lambdas) l /= width;
+  }
+  return std::make_unique<RidgeModel>(std::move(kernel), o);
 }
 
 }  // namespace attn

@@ -5,7 +5,9 @@
 //   brfa          BRFA: rfa with w_mean = mean_scale·√d (spec §1.4 default, c = 1)
 //   rfmlp         random-feature MLP on the flattened sequence (width 0: as many trainable
 //                 parameters as an RFA with `heads` heads)
-//   rfa_kernel, brfa_kernel, rfmlp_kernel   their M → ∞ limits (kernel ridge)
+//   rfa_kernel, brfa_kernel, rfmlp_kernel   their M → ∞ limits (kernel ridge); their
+//                 `heads` = M divides the λ grid by M (resp. the matched width), the
+//                 problem an M-head model at λ tends to; 0 leaves λ as given
 // Inputs are rf_target samples (row 0 the query, rows 1..N the keys); outputs one scalar.
 // [train] keys: n and the ridge keys (lambdas, val_fraction, solver, refit).
 #pragma once

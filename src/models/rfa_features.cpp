@@ -43,10 +43,13 @@ void rfa_check(const RfaConfig& c, int64_t T, int64_t d) {
   rfa_activation_from_name(c.activation);
 }
 
-// Samples per block: U (B × M·e) stays near 256 Ki doubles (2 MiB), B in [16, 256].
+// Samples per block: the largest power of two with U (B × M·e) within 256 Ki doubles
+// (2 MiB, so U stays in cache between its GEMM and its use), clamped to [16, 256].
 int64_t rfa_auto_block(int64_t M, int64_t e) {
   const int64_t target = int64_t{1} << 18;
-  return std::clamp<int64_t>(target / (M * e), 16, 256);
+  int64_t block = 256;
+  while (block > 16 && block * M * e > target) block /= 2;
+  return block;
 }
 
 // a_mi from the scores s_mi of one head over its N keys, in place (row of S).
@@ -115,32 +118,39 @@ void RfaFeatures::features(const double* X, int64_t count, double* Phi) const {
   const bool augment = config_.augment;
   const ConstRowMap Wcat(Wcat_.data(), e, M * e);
 
-  parallel_for(0, count, block_, [&](int64_t lo, int64_t hi) {
-    const int64_t B = hi - lo;
-    // Augmented queries of the block, then U = Q · [W_1 … W_M]: one GEMM.
-    RowMatrix Q(B, e);
-    for (int64_t b = 0; b < B; ++b) {
-      const double* x0 = X + (lo + b) * T * d;
-      for (int64_t k = 0; k < d; ++k) Q(b, k) = x0[k];
-      if (augment) Q(b, d) = 1.0;
-    }
-    RowMatrix U(B, M * e);
-    U.noalias() = Q * Wcat;
+  // Each worker takes a run of whole blocks and allocates its workspace once; blocks start
+  // at multiples of B whatever the thread count, so the result does not depend on it.
+  const int64_t B = block_;
+  const int64_t blocks = (count + B - 1) / B;
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads_count(), blocks));
+  const int64_t run = (blocks + workers - 1) / workers * B;
 
-    RowMatrix K(N, e);
-    RowMatrix S(M, N);
-    for (int64_t b = 0; b < B; ++b) {
-      const double* keys = X + (lo + b) * T * d + d;
-      for (int64_t i = 0; i < N; ++i) {
-        for (int64_t k = 0; k < d; ++k) K(i, k) = keys[i * d + k];
-        if (augment) K(i, d) = 1.0;
+  parallel_for(0, count, run, [&](int64_t run_lo, int64_t run_hi) {
+    const int64_t rows_max = std::min(B, run_hi - run_lo);
+    RowMatrix Q(rows_max, e), U(rows_max, M * e), K(N, e), S(M, N);
+    for (int64_t lo = run_lo; lo < run_hi; lo += B) {
+      const int64_t rows = std::min(B, run_hi - lo);
+      // Augmented queries of the block, then U = Q · [W_1 … W_M]: one GEMM.
+      for (int64_t b = 0; b < rows; ++b) {
+        const double* x0 = X + (lo + b) * T * d;
+        for (int64_t k = 0; k < d; ++k) Q(b, k) = x0[k];
+        if (augment) Q(b, d) = 1.0;
       }
-      // Row b of U is U_mat (M × e): U_mat[m][k] = (W_mᵀ x̃_0)[k].
-      const ConstRowMap Umat(U.data() + b * M * e, M, e);
-      S.noalias() = Umat * K.transpose();
-      for (int64_t m = 0; m < M; ++m) rfa_activate_row(act, S.data() + m * N, N);
-      RowMap out(Phi + (lo + b) * M * e, M, e);
-      out.noalias() = S * K;
+      RowMap Ub(U.data(), rows, M * e);
+      Ub.noalias() = Q.topRows(rows) * Wcat;
+      for (int64_t b = 0; b < rows; ++b) {
+        const double* keys = X + (lo + b) * T * d + d;
+        for (int64_t i = 0; i < N; ++i) {
+          for (int64_t k = 0; k < d; ++k) K(i, k) = keys[i * d + k];
+          if (augment) K(i, d) = 1.0;
+        }
+        // Row b of U is U_mat (M × e): U_mat[m][k] = (W_mᵀ x̃_0)[k].
+        const ConstRowMap Umat(U.data() + b * M * e, M, e);
+        S.noalias() = Umat * K.transpose();
+        for (int64_t m = 0; m < M; ++m) rfa_activate_row(act, S.data() + m * N, N);
+        RowMap out(Phi + (lo + b) * M * e, M, e);
+        out.noalias() = S * K;
+      }
     }
   });
 }

@@ -13,9 +13,11 @@
 // Guarantees: head m is drawn from its own stream Rng(seed, "rfa.W", m), filled row by row,
 // so the first M' heads of an M-head model are the M'-head model (nested in M). Φ is a
 // function of the key set only (exactly invariant to permuting keys, up to the rounding of
-// the sum over keys). features() is const and thread-safe; it splits the samples into
-// blocks of `block` samples over up to threads_count() threads, and its result does not
-// depend on the thread count.
+// the sum over keys). features() is const and thread-safe; it splits the samples of a call
+// into blocks of B samples (B = block_size(); blocks start at multiples of B) over up to
+// threads_count() threads, and its result is bit-identical for any thread count. Grouping
+// samples differently (another first sample or count) can change the last bits of a
+// sample's features (BLAS rounding depends on a row's place in its block; ~1e-16 relative).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +34,8 @@ struct RfaConfig {
   bool augment = true;              // x̃ = [x; 1]
   double w_var = 0.25;              // entry variance s² of W_m
   double w_mean = 0.0;              // μ: E W_m = μ·blockdiag(I_d, 0) (0 = RFA, > 0 = BRFA)
-  int64_t block = 0;                // samples per GEMM block in features(); 0 = automatic
+  int64_t block = 0;                // samples per GEMM block B in features(); 0 = automatic
+                                    // (a power of two in [16, 256], U = B × M·e ≤ 2 MiB)
 };
 
 class RfaFeatures final : public FeatureMap {

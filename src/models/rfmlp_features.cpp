@@ -57,14 +57,18 @@ RfmlpFeatures::RfmlpFeatures(const RfmlpConfig& config, int64_t T, int64_t d, ui
     double* wm = W_.data() + m * D_;
     for (int64_t k = 0; k < D_; ++k) wm[k] = scale * rng.gaussian();
   }
+  if (config.augment) {
+    bias_.resize(config.width);
+    for (int64_t m = 0; m < config.width; ++m) bias_[m] = W_[m * D_ + T * d];
+  }
 }
 
 int64_t RfmlpFeatures::dim() const { return config_.width; }
 
 void RfmlpFeatures::features(const double* X, int64_t count, double* Phi) const {
-  const int64_t width = config_.width, D = D_, P = T_ * d_;
+  const int64_t width = config_.width, P = T_ * d_;
   const bool augment = config_.augment;
-  const ConstStridedRowMap Wx(W_.data(), width, P, Eigen::OuterStride<>(D));
+  const ConstStridedRowMap Wx(W_.data(), width, P, Eigen::OuterStride<>(D_));
 
   parallel_for(0, count, block_, [&](int64_t lo, int64_t hi) {
     const int64_t B = hi - lo;
@@ -74,8 +78,8 @@ void RfmlpFeatures::features(const double* X, int64_t count, double* Phi) const 
     for (int64_t b = 0; b < B; ++b) {
       double* row = out.data() + b * width;
       if (augment) {
-        const double* bias = W_.data() + P;  // W[m][P] at bias[m·D]
-        for (int64_t m = 0; m < width; ++m) row[m] = std::max(row[m] + bias[m * D], 0.0);
+        const double* bias = bias_.data();
+        for (int64_t m = 0; m < width; ++m) row[m] = std::max(row[m] + bias[m], 0.0);
       } else {
         for (int64_t m = 0; m < width; ++m) row[m] = std::max(row[m], 0.0);
       }

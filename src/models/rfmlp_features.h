@@ -9,8 +9,10 @@
 //
 // Guarantees: w_m is drawn from its own stream Rng(seed, "rfmlp.w", m), so the first W'
 // features of a width-W model are the width-W' model (nested in width). features() is
-// const and thread-safe, and its result does not depend on the thread count. Unlike RFA,
-// the features are not invariant to permuting the keys.
+// const and thread-safe; it splits a call into blocks of B samples starting at multiples
+// of B, over up to threads_count() threads, and is bit-identical for any thread count
+// (another grouping of samples into calls can change the last bits, as for RFA). Unlike
+// RFA, the features are not invariant to permuting the keys.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@ struct RfmlpConfig {
   double w_var = 0;                 // entry variance of w_m; 0 = 1/(N+2), the spec default
   bool augment = true;              // append the constant 1 to z
   std::string activation = "relu";  // relu only
-  int64_t block = 0;                // samples per GEMM block in features(); 0 = automatic
+  int64_t block = 0;                // samples per GEMM block B in features(); 0 = automatic (256)
 };
 
 class RfmlpFeatures final : public FeatureMap {
@@ -49,7 +51,8 @@ class RfmlpFeatures final : public FeatureMap {
   RfmlpConfig config_;
   int64_t T_, d_, D_, block_;
   double w_var_;
-  std::vector<double> W_;
+  std::vector<double> W_;     // width × D
+  std::vector<double> bias_;  // width: the augmented column W[:, T·d] (augment only)
 };
 
 // The definition, one scalar dot product per (sample, unit): the test reference for
