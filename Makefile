@@ -5,7 +5,7 @@
 
 JOBS ?= 2
 
-.PHONY: all deps build test test-heavy reproduce clean
+.PHONY: all deps build test test-heavy reproduce bench clean
 
 all: build
 
@@ -25,6 +25,13 @@ test-heavy: build
 
 reproduce: build
 	build/attnlab reproduce demo --quick
+	build/attnlab reproduce fu2023 --quick
+
+# Micro-benchmarks (measure, never pass or fail); see docs/performance.md.
+bench: deps
+	cmake --preset default -DATTNLAB_BENCH=ON
+	cmake --build --preset default -j $(JOBS) --target bench_rf_features
+	build/bench/bench_rf_features
 
 clean:
 	rm -rf build build-debug build-native
