@@ -17,6 +17,9 @@ void run_command_register(CLI::App& app);
 void plot_command_register(CLI::App& app);
 void merge_command_register(CLI::App& app);
 void qk_stats_command_register(CLI::App& app);
+void features_command_register(CLI::App& app);
+void fit_command_register(CLI::App& app);
+void predict_command_register(CLI::App& app);
 // Sets *exit_code to 1 when a claim fails.
 void reproduce_command_register(CLI::App& app, int* exit_code);
 

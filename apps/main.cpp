@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   attn::plot_command_register(app);
   attn::merge_command_register(app);
   attn::qk_stats_command_register(app);
+  attn::features_command_register(app);
+  attn::fit_command_register(app);
+  attn::predict_command_register(app);
   attn::reproduce_command_register(app, &exit_code);
   attn::atomic_file_install_signal_cleanup();
 

@@ -131,6 +131,24 @@ class LinearModel final : public Model {
     return out;
   }
 
+  // Saved as "W" (P, K) and "b" (K): f(x) = x W + b.
+  void save(ModelTensors& out) const override {
+    ATTN_CHECK(fitted_, "model 'linear': save() was called before fit()");
+    std::vector<double> W(static_cast<size_t>(P_ * K_));
+    RowMap(W.data(), P_, K_) = W_;
+    out.add("W", {P_, K_}, std::move(W));
+    out.add("b", {K_}, std::vector<double>(bias_.data(), bias_.data() + K_));
+  }
+
+  void load(const ModelTensors& in) override {
+    P_ = in.shape.x_size();
+    K_ = in.shape.y_size();
+    W_ = ConstRowMap(in.get("W", {P_, K_}).data(), P_, K_);
+    const std::vector<double>& b = in.get("b", {K_});
+    bias_ = Eigen::Map<const Eigen::RowVectorXd>(b.data(), K_);
+    fitted_ = true;
+  }
+
  private:
   double lambda_;
   RidgeForm form_;

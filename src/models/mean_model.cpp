@@ -47,6 +47,19 @@ class MeanModel final : public Model {
     return out;
   }
 
+  // Saved as "y_mean" (K).
+  void save(ModelTensors& out) const override {
+    ATTN_CHECK(fitted_, "model 'mean': save() was called before fit()");
+    out.add("y_mean", {static_cast<int64_t>(means_.size())}, means_);
+  }
+
+  void load(const ModelTensors& in) override {
+    means_ = in.get("y_mean", {in.shape.y_size()});
+    T_out_ = in.shape.T_out;
+    d_out_ = in.shape.d_out;
+    fitted_ = true;
+  }
+
  private:
   std::vector<double> means_;  // K = T_out·d_out
   int64_t T_out_ = 0, d_out_ = 0;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "core/params.h"
 #include "tasks/batch.h"
 
@@ -36,6 +37,45 @@ struct FitLog {
   }
 };
 
+// A fitted model's state as named float64 tensors (C order), what save() writes and
+// load() reads back (models/model_io.h stores them as safetensors).
+struct ModelTensor {
+  std::string name;
+  std::vector<int64_t> shape;  // {} is a scalar (one value)
+  std::vector<double> data;    // product of shape values
+};
+
+struct ModelTensors {
+  std::string model;  // registry name (set by the caller; used in messages)
+  TaskShape shape;    // the training data's T, d_in, T_out, d_out (set by the caller)
+  std::vector<ModelTensor> tensors;
+
+  void add(std::string name, std::vector<int64_t> tensor_shape, std::vector<double> data) {
+    tensors.push_back({std::move(name), std::move(tensor_shape), std::move(data)});
+  }
+  const ModelTensor* find(const std::string& name) const {
+    for (const auto& t : tensors)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  // The values of tensor `name`, which must have shape `expected`; UserError otherwise.
+  const std::vector<double>& get(const std::string& name,
+                                 const std::vector<int64_t>& expected) const {
+    const ModelTensor* t = find(name);
+    ATTN_CHECK(t != nullptr, "model " + model + ": the saved model has no tensor '" + name +
+                                 "'; save it again with `attnlab fit`");
+    auto text = [](const std::vector<int64_t>& s) {
+      std::string out = "(";
+      for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
+      return out + (s.size() == 1 ? ",)" : ")");
+    };
+    ATTN_CHECK(t->shape == expected, "model " + model + ": saved tensor '" + name + "' has shape " +
+                                         text(t->shape) + ", expected " + text(expected) +
+                                         " for these parameters and data shapes");
+    return t->data;
+  }
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -46,6 +86,17 @@ class Model {
   // Model-specific diagnostics on the test set, beyond the standard metrics (e.g. a ridge
   // model's error along its whole λ path, labelled as an oracle). Default: none.
   virtual void evaluate(const Batch& /*test*/, FitLog& /*log*/) const {}
+  // Appends the fitted state to `out` (out.model and out.shape are already set), for
+  // models/model_io.h. Default: UserError, this model cannot be saved.
+  virtual void save(ModelTensors& out) const {
+    throw UserError("model " + out.model + " cannot be saved yet");
+  }
+  // Restores what save() wrote, into a model freshly made by the registry from the same
+  // [model]/[train] params, seed and shapes; afterwards predict() works as after fit().
+  // Default: UserError, this model cannot be loaded.
+  virtual void load(const ModelTensors& in) {
+    throw UserError("model " + in.model + " cannot be loaded yet");
+  }
 };
 
 struct ModelContext {

@@ -7,6 +7,7 @@
 #include "models/rf_kernels.h"
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
+#include "models/select_model.h"
 #include "train/ridge.h"
 
 namespace attn {
@@ -27,11 +28,15 @@ std::vector<ParamSpec> attention_common(bool kernel) {
   return s;
 }
 
-void check_rf_input(const ModelContext& c, const std::string& model) {
-  ATTN_CHECK(c.shape.T >= 2 && c.shape.T_out * c.shape.d_out == 1,
+void check_rf_shape(const TaskShape& shape, const std::string& model) {
+  ATTN_CHECK(shape.T >= 2 && shape.T_out * shape.d_out == 1,
              "model " + model + " needs rf_target-style data (a query row, key rows, one scalar "
-             "target); this task has T = " + std::to_string(c.shape.T) + ", outputs " +
-             std::to_string(c.shape.T_out * c.shape.d_out));
+             "target); this task has T = " + std::to_string(shape.T) + ", outputs " +
+             std::to_string(shape.T_out * shape.d_out));
+}
+
+void check_rf_input(const ModelContext& c, const std::string& model) {
+  check_rf_shape(c.shape, model);
 }
 
 RfaConfig rfa_config(const Params& p, double w_mean) {
@@ -60,6 +65,61 @@ double brfa_mean(const Params& p, int64_t d) {
 
 }  // namespace
 
+RfaConfig rfa_config_from(const Params& p, const std::string& model, int64_t d) {
+  ATTN_ASSERT(model == "rfa" || model == "brfa", "rfa_config_from: " + model);
+  return rfa_config(p, model == "brfa" ? brfa_mean(p, d) : p.get_real("w_mean"));
+}
+
+RfmlpConfig rfmlp_config_from(const Params& p, int64_t d) {
+  RfmlpConfig config;
+  config.augment = p.get_bool("augment");
+  config.w_var = p.get_real("w_var");
+  config.width = p.get_int("width");
+  if (config.width == 0) config.width = rfmlp_matched_width(p.get_int("heads"), d, config.augment);
+  return config;
+}
+
+bool rf_is_feature_model(const std::string& model) {
+  return model == "rfa" || model == "brfa" || model == "rfmlp";
+}
+
+void rf_feature_model_check(const std::string& model) {
+  model_find(model);  // unknown names: did-you-mean
+  if (rf_is_feature_model(model)) return;
+  const bool kernel = model.size() > 7 && model.substr(model.size() - 7) == "_kernel";
+  throw UserError("model " + model +
+                  (kernel ? " is a kernel model (the infinite-width limit, no finite features)"
+                          : " has no random features") +
+                  "; the feature models are rfa, brfa and rfmlp");
+}
+
+std::unique_ptr<FeatureMap> rf_feature_map_make(const std::string& model, const Params& p,
+                                                const TaskShape& shape, uint64_t seed) {
+  rf_feature_model_check(model);
+  check_rf_shape(shape, model);
+  if (model == "rfmlp")
+    return std::make_unique<RfmlpFeatures>(rfmlp_config_from(p, shape.d_in), shape.T, shape.d_in,
+                                           seed);
+  ATTN_CHECK(!p.has("mean_scales") || p.get_real_list("mean_scales").empty(),
+             "model.mean_scales chooses one of several brfa feature maps on validation data; "
+             "give a single model.mean_scale instead");
+  return std::make_unique<RfaFeatures>(rfa_config_from(p, model, shape.d_in), shape.T, shape.d_in,
+                                       seed);
+}
+
+bool rf_feature_weights(const FeatureMap& features, ModelTensor* out) {
+  if (const auto* rfa = dynamic_cast<const RfaFeatures*>(&features)) {
+    const int64_t e = rfa->token_dim();
+    *out = {"W", {rfa->config().heads, e, e}, rfa->weights()};
+    return true;
+  }
+  if (const auto* mlp = dynamic_cast<const RfmlpFeatures*>(&features)) {
+    *out = {"w", {mlp->dim(), mlp->input_dim()}, mlp->weights()};
+    return true;
+  }
+  return false;
+}
+
 std::vector<ParamSpec> rfa_schema() {
   auto s = attention_common(false);
   s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
@@ -69,6 +129,9 @@ std::vector<ParamSpec> rfa_schema() {
 std::vector<ParamSpec> brfa_schema() {
   auto s = attention_common(false);
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
+  s.push_back(param_real_list("mean_scales", {},
+                              "if given, fit one model per c and keep the best on validation "
+                              "(overrides mean_scale)", 0.0));
   return s;
 }
 
@@ -128,13 +191,24 @@ std::vector<ParamSpec> rf_train_schema() { return ridge_train_schema(); }
 
 std::unique_ptr<Model> rfa_make(const ModelContext& c) {
   check_rf_input(c, "rfa");
-  auto features = std::make_unique<RfaFeatures>(rfa_config(c.model, c.model.get_real("w_mean")),
-                                                c.shape.T, c.shape.d_in, c.seed);
-  return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
+  return std::make_unique<RidgeModel>(rf_feature_map_make("rfa", c.model, c.shape, c.seed),
+                                      ridge_options(c.train));
 }
 
 std::unique_ptr<Model> brfa_make(const ModelContext& c) {
   check_rf_input(c, "brfa");
+  const std::vector<double>& scales = c.model.get_real_list("mean_scales");
+  if (!scales.empty()) {
+    // One candidate per mean scale, chosen on the validation split.
+    std::vector<std::unique_ptr<Model>> candidates;
+    for (double scale : scales) {
+      const double mu = scale * std::sqrt(static_cast<double>(c.shape.d_in));
+      candidates.push_back(std::make_unique<RidgeModel>(
+          std::make_unique<RfaFeatures>(rfa_config(c.model, mu), c.shape.T, c.shape.d_in, c.seed),
+          ridge_options(c.train)));
+    }
+    return std::make_unique<SelectByValidation>(std::move(candidates), scales, "mean_scale");
+  }
   auto features = std::make_unique<RfaFeatures>(rfa_config(c.model, brfa_mean(c.model, c.shape.d_in)),
                                                 c.shape.T, c.shape.d_in, c.seed);
   return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
@@ -142,13 +216,8 @@ std::unique_ptr<Model> brfa_make(const ModelContext& c) {
 
 std::unique_ptr<Model> rfmlp_make(const ModelContext& c) {
   check_rf_input(c, "rfmlp");
-  RfmlpConfig config;
-  config.augment = c.model.get_bool("augment");
-  config.w_var = c.model.get_real("w_var");
-  config.width = c.model.get_int("width");
-  if (config.width == 0) config.width = rfmlp_matched_width(c.model.get_int("heads"), c.shape.d_in, config.augment);
-  auto features = std::make_unique<RfmlpFeatures>(config, c.shape.T, c.shape.d_in, c.seed);
-  return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
+  return std::make_unique<RidgeModel>(rf_feature_map_make("rfmlp", c.model, c.shape, c.seed),
+                                      ridge_options(c.train));
 }
 
 std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {

@@ -12,11 +12,16 @@
 // [train] keys: n and the ridge keys (lambdas, val_fraction, solver, refit).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/params.h"
+#include "models/feature_map.h"
 #include "models/model.h"
+#include "models/rfa_features.h"
+#include "models/rfmlp_features.h"
 
 namespace attn {
 
@@ -27,6 +32,27 @@ std::vector<ParamSpec> rfa_kernel_schema();
 std::vector<ParamSpec> brfa_kernel_schema();
 std::vector<ParamSpec> rfmlp_kernel_schema();
 std::vector<ParamSpec> rf_train_schema();  // the ridge keys
+
+// [model] params -> feature-map configs, as the models use them (d = token dim d_in):
+// rfa takes w_mean as given, brfa sets w_mean = mean_scale·√d; rfmlp's width 0 means
+// rfmlp_matched_width(heads, d, augment) = heads·(d+1) (heads·d without augment).
+RfaConfig rfa_config_from(const Params& model_params, const std::string& model, int64_t d);
+RfmlpConfig rfmlp_config_from(const Params& model_params, int64_t d);
+
+// True for the finite random-feature models: rfa, brfa, rfmlp.
+bool rf_is_feature_model(const std::string& model);
+// UserError unless `model` is one of them: did-you-mean for unknown names, and a clear
+// line for a kernel or baseline model.
+void rf_feature_model_check(const std::string& model);
+// The frozen feature map of rfa, brfa or rfmlp for data of this shape, drawn from `seed`
+// exactly as the model draws it. UserError for an unknown name (did-you-mean), a kernel
+// or baseline model, data that is not rf_target-style, or brfa with model.mean_scales.
+std::unique_ptr<FeatureMap> rf_feature_map_make(const std::string& model,
+                                                const Params& model_params,
+                                                const TaskShape& shape, uint64_t seed);
+// The frozen weights of an RFA/BRFA or RFMLP feature map as a tensor: "W" (M, e, e) or
+// "w" (width, D), as RfaFeatures / RfmlpFeatures::weights() hold them. False otherwise.
+bool rf_feature_weights(const FeatureMap& features, ModelTensor* out);
 
 std::unique_ptr<Model> rfa_make(const ModelContext& context);
 std::unique_ptr<Model> brfa_make(const ModelContext& context);

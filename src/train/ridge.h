@@ -42,6 +42,18 @@ struct RidgeOptions {
 std::vector<ParamSpec> ridge_train_schema();
 RidgeOptions ridge_options(const Params& train);
 
+// What a fitted RidgeModel needs to predict (the spectral form for the λ path is not
+// part of it). Feature models: V and y_mean; kernel models: X_fit, alpha and y_mean.
+struct RidgeFitted {
+  int64_t x_size = 0;         // T·d_in of the training data
+  int64_t T_out = 0, d_out = 0;
+  double lambda = 0.0;        // the chosen λ
+  std::vector<double> y_mean; // K = T_out·d_out, the label mean the read-out adds back
+  std::vector<double> V;      // P × K row-major (feature models; empty for kernels)
+  std::vector<double> X_fit;  // n_alpha × x_size, the training inputs (kernel models)
+  std::vector<double> alpha;  // n_alpha × K row-major, dual coefficients (kernel models)
+};
+
 // A linear read-out on a FeatureMap, or kernel ridge on a KernelFunction.
 class RidgeModel final : public Model {
  public:
@@ -59,6 +71,23 @@ class RidgeModel final : public Model {
   // empty for kernel models.
   std::vector<double> readout() const;
   double chosen_lambda() const;
+  // Label mean added back to predictions (K values); empty before fit.
+  std::vector<double> label_mean() const;
+  // Kernel models: dual coefficients alpha (n_alpha × K, row-major) and the training
+  // inputs they weigh (n_alpha × T × d_in); empty for feature models.
+  std::vector<double> dual_coefficients() const;
+  const std::vector<double>& fit_inputs() const;
+  // Everything predict() uses, for saving; UserError before fit().
+  RidgeFitted fitted() const;
+  // Makes this model fitted from saved parts (checked against the feature map / kernel
+  // and each other; UserError on a mismatch). predict() then gives exactly the saved
+  // model's predictions; evaluate() refuses (it needs the training data's spectrum).
+  void restore(RidgeFitted parts);
+
+  // ModelTensors layout: "y_mean" (K), "lambda" (scalar), and "V" (P, K) for feature
+  // models or "X_fit" (n_alpha, T, d_in) and "alpha" (n_alpha, K) for kernel models.
+  void save(ModelTensors& out) const override;
+  void load(const ModelTensors& in) override;
 
  private:
   struct State;

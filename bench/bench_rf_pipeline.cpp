@@ -1,0 +1,562 @@
+// The whole random-feature pipeline of one fu2023 run point, timed stage by stage
+// (issue #4): rf_target data, the `rfa` model's features and Gram/kernel, the
+// eigendecomposition, the λ grid on the validation split, the test predictions and the
+// test λ path, the training-set predictions — the work `attnlab run` does for one point
+// (src/experiment/run_point.cpp: fit, predict(test), evaluate(test), predict(train)).
+// A pure OpenBLAS dgemm of a comparable size, timed in the same process, gives the
+// machine's dgemm rate; attnlab's large products are reported against it.
+//
+// Workload (defaults): n = 8192 training samples (val_fraction 0.2: 6554 fit + 1638
+// validation), 10⁴ test samples (eval.first = 10⁹ as in a spec), N = 16 keys, d = 16,
+// target pair_power p = 2, M = 1000 heads (P = M·(d+1) = 17,000 features), the `rfa`
+// defaults (relu, augment, w_var 1/4) and the ridge defaults (λ ∈ 10⁻⁸…10⁰, solver auto:
+// dual when P > n_fit, block 512).
+//
+// How the stages are seen without touching ridge.cpp: the model is a RidgeModel over an
+// RfaFeatures wrapped in a FeatureMap that times every features() call — exactly what
+// rfa_make builds — and this program defines dgemm_, dsyrk_ and LAPACKE_dsyevd itself.
+// libattnlab.a's calls (Eigen with EIGEN_USE_BLAS, ridge.cpp) bind to these definitions,
+// which log the call (time, shape, flops) and forward to the real OpenBLAS / LAPACKE
+// function (dlsym RTLD_NEXT). LAPACK's own dgemm_ calls inside dsyevd may come through
+// too; they are logged as part of the eigendecomposition. Stages inside fit():
+//   features    the features() time before the eigendecomposition
+//   kernel      the rest of fit() before the eigendecomposition (K = ΦΦᵀ/n: dsyrk)
+//   eig         LAPACKE_dsyevd
+//   lambda_val  fit() after the eigendecomposition (validation features and products,
+//               the λ loop, the read-out)
+// Output: "stage NAME SECONDS s | details" lines (bench/run_fu2023_pipeline.sh parses
+// them), "dgemm ..." and "products ..." lines, and "result ..." lines (λ, NMSE).
+//
+// Usage: bench_rf_pipeline [--n 8192] [--n-test 10000] [--heads 1000] [--threads 1]
+//          [--keys 16] [--dim 16] [--p 2] [--seed 0] [--solver auto|primal|dual]
+//          [--dgemm 3072] [--weights-out W.npy]
+#include <dlfcn.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "io/npy.h"
+#include "models/model.h"
+#include "models/rf_models.h"
+#include "models/rfa_features.h"
+#include "tasks/task.h"
+#include "train/metrics.h"
+#include "train/ridge.h"
+
+extern "C" {
+void openblas_set_num_threads(int num_threads);
+char* openblas_get_corename(void);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double now_s() {
+  static const Clock::time_point start = Clock::now();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+// CPU seconds of the whole process (all threads).
+double cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// ---- Call log of the interposed BLAS / LAPACK functions --------------------------------
+
+// Calls of at least this many flops are "large products" and logged one by one (they all
+// come from one thread); smaller ones (the per-sample feature products, from the worker
+// threads) are only counted.
+constexpr double kLargeFlops = 1e8;
+
+struct CallEvent {
+  double t0, t1, c0, c1, flops;  // wall and CPU seconds at start and end
+  std::string what;  // "dgemm 512x6554x17000", "dsyrk 6554x17000", "dsyevd 6554"
+  bool in_eig;       // issued by LAPACK inside dsyevd
+};
+
+std::mutex g_log_mutex;
+std::vector<CallEvent> g_calls;
+std::atomic<bool> g_in_eig{false};
+std::atomic<int64_t> g_small_calls{0};
+std::atomic<double> g_small_flops{0.0};
+
+void log_call(double t0, double c0, double flops, std::string what) {
+  const double t1 = now_s(), c1 = cpu_s();
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_calls.push_back({t0, t1, c0, c1, flops, std::move(what), g_in_eig.load()});
+}
+
+template <class Fn>
+Fn real_symbol(const char* name) {
+  void* p = dlsym(RTLD_NEXT, name);
+  if (p == nullptr) {
+    // The linker may have dropped a library whose only use we interpose; load it.
+    for (const char* lib : {"liblapacke.so.3", "libopenblas.so.0", "libblas.so.3"}) {
+      if (void* h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) p = dlsym(h, name);
+      if (p != nullptr) break;
+    }
+  }
+  if (p == nullptr) {
+    std::fprintf(stderr, "bench_rf_pipeline: cannot find the real %s\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<Fn>(p);
+}
+
+using DgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*,
+                         const double*, const double*, const int*, const double*, const int*,
+                         const double*, double*, const int*);
+using DsyrkFn = void (*)(const char*, const char*, const int*, const int*, const double*,
+                         const double*, const int*, const double*, double*, const int*);
+using DsyevdFn = lapack_int (*)(int, char, char, lapack_int, double*, lapack_int, double*);
+
+DgemmFn real_dgemm() {
+  static const DgemmFn fn = real_symbol<DgemmFn>("dgemm_");
+  return fn;
+}
+
+}  // namespace
+
+// The interposed entry points (Fortran BLAS as Eigen declares them, and LAPACKE).
+extern "C" int dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
+                      const double* alpha, const double* a, const int* lda, const double* b,
+                      const int* ldb, const double* beta, double* c, const int* ldc) {
+  const double flops = 2.0 * *m * *n * *k;
+  if (flops < kLargeFlops) {
+    real_dgemm()(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    g_small_calls.fetch_add(1, std::memory_order_relaxed);
+    g_small_flops.fetch_add(flops, std::memory_order_relaxed);
+    return 0;
+  }
+  const double t0 = now_s(), c0 = cpu_s();
+  real_dgemm()(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  log_call(t0, c0, flops,
+           "dgemm " + std::to_string(*m) + "x" + std::to_string(*n) + "x" + std::to_string(*k));
+  return 0;
+}
+
+extern "C" int dsyrk_(const char* uplo, const char* trans, const int* n, const int* k,
+                      const double* alpha, const double* a, const int* lda, const double* beta,
+                      double* c, const int* ldc) {
+  static const DsyrkFn fn = real_symbol<DsyrkFn>("dsyrk_");
+  const double flops = static_cast<double>(*n) * (*n + 1) * *k;
+  const double t0 = now_s(), c0 = cpu_s();
+  fn(uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+  if (flops >= kLargeFlops) {
+    log_call(t0, c0, flops, "dsyrk " + std::to_string(*n) + "x" + std::to_string(*k));
+  } else {
+    g_small_calls.fetch_add(1, std::memory_order_relaxed);
+    g_small_flops.fetch_add(flops, std::memory_order_relaxed);
+  }
+  return 0;
+}
+
+extern "C" lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a,
+                                     lapack_int lda, double* w) {
+  static const DsyevdFn fn = real_symbol<DsyevdFn>("LAPACKE_dsyevd");
+  const double t0 = now_s(), c0 = cpu_s();
+  g_in_eig = true;
+  const lapack_int info = fn(layout, jobz, uplo, n, a, lda, w);
+  g_in_eig = false;
+  // ~ (4/3 + 2)·n³ for tridiagonalisation + back-transformation (nominal, for a rate only).
+  log_call(t0, c0, 10.0 / 3.0 * std::pow(static_cast<double>(n), 3),
+           "dsyevd " + std::to_string(n));
+  return info;
+}
+
+namespace attn {
+namespace {
+
+// ---- The feature map, timed --------------------------------------------------------------
+
+struct FeatureEvent {
+  double t0, t1, c0, c1;  // wall and CPU seconds
+  int64_t count;
+};
+
+class TimedFeatures final : public FeatureMap {
+ public:
+  explicit TimedFeatures(std::unique_ptr<RfaFeatures> inner) : inner_(std::move(inner)) {}
+  int64_t dim() const override { return inner_->dim(); }
+  void features(const double* X, int64_t count, double* Phi) const override {
+    const double t0 = now_s(), c0 = cpu_s();
+    inner_->features(X, count, Phi);
+    events_.push_back({t0, now_s(), c0, cpu_s(), count});  // RidgeModel calls from one thread
+  }
+  const RfaFeatures& inner() const { return *inner_; }
+  std::vector<FeatureEvent>& events() const { return events_; }
+
+ private:
+  std::unique_ptr<RfaFeatures> inner_;
+  mutable std::vector<FeatureEvent> events_;
+};
+
+// ---- Options -------------------------------------------------------------------------------
+
+struct Options {
+  int64_t n = 8192, n_test = 10000, heads = 1000, keys = 16, dim = 16, p = 2;
+  int threads = 1;
+  uint64_t seed = 0;
+  int64_t first_test = 1000000000;  // eval.first of a spec
+  std::string solver = "auto";
+  int64_t dgemm = 3072;  // size of the reference dgemm (0: skip)
+  std::string weights_out;
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "bench_rf_pipeline: %s\nusage: bench_rf_pipeline [--n 8192] [--n-test 10000] "
+               "[--heads 1000] [--threads 1] [--keys 16] [--dim 16] [--p 2] [--seed 0] "
+               "[--solver auto|primal|dual] [--dgemm 3072] [--weights-out W.npy]\n",
+               why);
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+    const char* v = argv[++i];
+    auto integer = [&](int64_t lo) {
+      char* end = nullptr;
+      const long long x = std::strtoll(v, &end, 10);
+      if (*end != '\0' || x < lo) usage((a + " needs a whole number >= " + std::to_string(lo)).c_str());
+      return static_cast<int64_t>(x);
+    };
+    if (a == "--n") o.n = integer(4);
+    else if (a == "--n-test") o.n_test = integer(1);
+    else if (a == "--heads") o.heads = integer(1);
+    else if (a == "--threads") o.threads = static_cast<int>(integer(1));
+    else if (a == "--keys") o.keys = integer(1);
+    else if (a == "--dim") o.dim = integer(1);
+    else if (a == "--p") o.p = integer(0);
+    else if (a == "--seed") o.seed = static_cast<uint64_t>(integer(0));
+    else if (a == "--solver") o.solver = v;
+    else if (a == "--dgemm") o.dgemm = integer(0);
+    else if (a == "--weights-out") o.weights_out = v;
+    else usage(("unknown option " + a).c_str());
+  }
+  return o;
+}
+
+// ---- Reporting ----------------------------------------------------------------------------
+
+struct Products {
+  double flops = 0, seconds = 0;
+  int64_t calls = 0;
+  std::map<std::string, std::tuple<int64_t, double, double>> by_shape;  // calls, flops, s
+};
+
+// The logged large products (outside dsyevd) that started in [t0, t1).
+Products products_in(double t0, double t1) {
+  Products p;
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  for (const CallEvent& c : g_calls) {
+    if (c.in_eig || c.what.rfind("dsyevd", 0) == 0 || c.t0 < t0 || c.t0 >= t1) continue;
+    p.flops += c.flops;
+    p.seconds += c.t1 - c.t0;
+    ++p.calls;
+    auto& [calls, flops, secs] = p.by_shape[c.what];
+    ++calls;
+    flops += c.flops;
+    secs += c.t1 - c.t0;
+  }
+  return p;
+}
+
+struct Stamp {
+  double wall, cpu;
+};
+Stamp stamp() { return {now_s(), cpu_s()}; }
+
+struct Stage {
+  std::string name;
+  double seconds = 0, cpu = 0;  // wall and process CPU
+  double feature_seconds = 0, feature_cpu = 0;
+  int64_t feature_samples = 0;
+  Products products;
+};
+
+double log_value(const FitLog& log, const std::string& name) {
+  for (const auto& [key, value] : log.scalars)
+    if (key == name) return value;
+  return NAN;
+}
+
+// The stage [a, b): wall and CPU time, the features() calls and large products in it.
+Stage stage_window(const char* name, const TimedFeatures& f, Stamp a, Stamp b) {
+  Stage s;
+  s.name = name;
+  s.seconds = b.wall - a.wall;
+  s.cpu = b.cpu - a.cpu;
+  for (const FeatureEvent& e : f.events())
+    if (e.t0 >= a.wall && e.t0 < b.wall) {
+      s.feature_seconds += e.t1 - e.t0;
+      s.feature_cpu += e.c1 - e.c0;
+      s.feature_samples += e.count;
+    }
+  s.products = products_in(a.wall, b.wall);
+  return s;
+}
+
+double nmse_of(const Batch& data, const std::vector<double>& pred) {
+  for (const auto& [name, value] : metrics_compute(data, pred))
+    if (name == "nmse") return value;
+  return NAN;
+}
+
+// Best of `reps` OpenBLAS dgemm C = A·B (size³), at `threads` OpenBLAS threads; GFLOP/s.
+double dgemm_rate(int64_t size, int threads, int reps) {
+  const int s = static_cast<int>(size);
+  std::vector<double> A(size * size), B(size * size), C(size * size, 0.0);
+  for (int64_t i = 0; i < size * size; ++i) {
+    A[i] = std::sin(0.001 * static_cast<double>(i));
+    B[i] = std::cos(0.002 * static_cast<double>(i));
+  }
+  const double one = 1.0, zero = 0.0;
+  openblas_set_num_threads(threads);
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_s();
+    real_dgemm()("N", "N", &s, &s, &s, &one, A.data(), &s, B.data(), &s, &zero, C.data(), &s);
+    best = std::min(best, now_s() - t0);
+  }
+  openblas_set_num_threads(1);
+  return 2.0 * std::pow(static_cast<double>(size), 3) / best * 1e-9;
+}
+
+int bench_main(const Options& o) {
+  threads_configure(o.threads);
+  const int64_t e = o.dim + 1, P = o.heads * e;
+  std::printf("bench_rf_pipeline: n=%lld n_test=%lld N=%lld d=%lld p=%lld M=%lld P=%lld "
+              "threads=%d seed=%llu openblas_core=%s\n",
+              (long long)o.n, (long long)o.n_test, (long long)o.keys, (long long)o.dim,
+              (long long)o.p, (long long)o.heads, (long long)P, o.threads,
+              (unsigned long long)o.seed, openblas_get_corename());
+  std::fflush(stdout);
+
+  // The machine's dgemm rate, first (the pipeline's allocations come later).
+  double rate = 0, rate1 = 0;
+  if (o.dgemm > 0) {
+    dgemm_rate(std::min<int64_t>(o.dgemm, 1024), o.threads, 1);  // warm up
+    rate = dgemm_rate(o.dgemm, o.threads, 3);
+    std::printf("dgemm %lld^3 OpenBLAS, %d thread(s), best of 3: %.1f GFLOP/s\n",
+                (long long)o.dgemm, o.threads, rate);
+    if (o.threads > 1) {
+      rate1 = dgemm_rate(o.dgemm, 1, 3);
+      std::printf("dgemm %lld^3 OpenBLAS, 1 thread, best of 3: %.1f GFLOP/s\n",
+                  (long long)o.dgemm, rate1);
+    } else {
+      rate1 = rate;
+    }
+    std::fflush(stdout);
+  }
+
+  // The rfa model exactly as rfa_make builds it, with the features timed.
+  Params model_params("model", rfa_schema());
+  model_params.set_text("heads", std::to_string(o.heads));
+  Params train_params("train", rf_train_schema());
+  train_params.set_text("solver", o.solver);
+  RfaConfig rc;
+  rc.heads = model_params.get_int("heads");
+  rc.activation = model_params.get_string("activation");
+  rc.augment = model_params.get_bool("augment");
+  rc.w_var = model_params.get_real("w_var");
+  rc.w_mean = model_params.get_real("w_mean");
+
+  const Stamp t_start = stamp();
+
+  // data
+  Params task_params = task_default_params("rf_target");
+  task_params.set_text("N", std::to_string(o.keys));
+  task_params.set_text("d", std::to_string(o.dim));
+  task_params.set_text("target", "pair_power");
+  task_params.set_text("p", std::to_string(o.p));
+  const auto task = task_make("rf_target", task_params);
+  const Batch train = task_generate(*task, o.seed, 0, o.n);
+  const Batch test = task_generate(*task, o.seed, o.first_test, o.n_test);
+  const Stamp t_data = stamp();
+
+  auto features = std::make_unique<TimedFeatures>(
+      std::make_unique<RfaFeatures>(rc, task->shape().T, task->shape().d_in, o.seed));
+  const TimedFeatures& timed = *features;
+  if (!o.weights_out.empty()) {
+    const std::vector<double>& W = timed.inner().weights();
+    npy_write(o.weights_out, NpyView{"W", DType::F64, {o.heads, e, e}, W.data()});
+  }
+  RidgeModel model(std::move(features), ridge_options(train_params));
+  const Stamp t_model = stamp();  // the W draw (and optional write) is in no stage
+
+  // fit, split at the eigendecomposition
+  FitLog log;
+  const Stamp t_fit0 = stamp();
+  model.fit(train, log);
+  const Stamp t_fit1 = stamp();
+  Stamp t_eig0 = t_fit1, t_eig1 = t_fit1;
+  for (const CallEvent& c : g_calls)
+    if (c.what.rfind("dsyevd", 0) == 0 && c.t0 >= t_fit0.wall) {
+      t_eig0 = {c.t0, c.c0};
+      t_eig1 = {c.t1, c.c1};
+      break;
+    }
+
+  // what run_point does next
+  const Stamp t_p0 = stamp();
+  const std::vector<double> pred_test = model.predict(test);
+  const Stamp t_p1 = stamp();
+  FitLog eval_log;
+  model.evaluate(test, eval_log);
+  const Stamp t_v1 = stamp();
+  const std::vector<double> pred_train = model.predict(train);
+  const Stamp t_end = stamp();
+
+  // ---- stages
+  std::vector<Stage> stages;
+  stages.push_back(stage_window("data", timed, t_start, t_data));
+  {
+    // Before the eigendecomposition: the fit split's features, then the kernel (or, in
+    // primal, the Gram accumulated block by block between feature blocks).
+    const Stage pre = stage_window("", timed, t_fit0, t_eig0);
+    Stage f;
+    f.name = "features";
+    f.seconds = f.feature_seconds = pre.feature_seconds;
+    f.cpu = f.feature_cpu = pre.feature_cpu;
+    f.feature_samples = pre.feature_samples;
+    stages.push_back(f);
+    Stage k;
+    k.name = "kernel";
+    k.seconds = pre.seconds - pre.feature_seconds;
+    k.cpu = pre.cpu - pre.feature_cpu;
+    k.products = pre.products;
+    stages.push_back(k);
+  }
+  stages.push_back(stage_window("eig", timed, t_eig0, t_eig1));
+  stages.push_back(stage_window("lambda_val", timed, t_eig1, t_fit1));
+  stages.push_back(stage_window("predict_test", timed, t_p0, t_p1));
+  stages.push_back(stage_window("path_test", timed, t_p1, t_v1));
+  stages.push_back(stage_window("predict_train", timed, t_v1, t_end));
+
+  // ---- report
+  const bool primal = log_value(log, "ridge_primal") > 0.5;
+  const int64_t n_fit = static_cast<int64_t>(log_value(log, "n_fit"));
+  char buf[256];
+  Products all;
+  for (const Stage& s : stages) {
+    std::string details;
+    if (s.feature_samples > 0) {
+      std::snprintf(buf, sizeof buf, " features of %lld samples %.2f s (cpu %.2f s);",
+                    (long long)s.feature_samples, s.feature_seconds, s.feature_cpu);
+      details += buf;
+    }
+    const Products& pr = s.products;
+    if (pr.calls > 0) {
+      std::snprintf(buf, sizeof buf, " large products %.3g flop in %.2f s = %.1f GFLOP/s", pr.flops,
+                    pr.seconds, pr.flops / pr.seconds * 1e-9);
+      details += buf;
+      if (rate > 0) {
+        std::snprintf(buf, sizeof buf, " (%.0f%% of dgemm)", 100.0 * pr.flops / pr.seconds * 1e-9 / rate);
+        details += buf;
+      }
+      details += ";";
+    }
+    if (s.name == "eig") {
+      double inner_f = 0, inner_s = 0;
+      for (const CallEvent& c : g_calls)
+        if (c.in_eig) {
+          inner_f += c.flops;
+          inner_s += c.t1 - c.t0;
+        }
+      std::snprintf(buf, sizeof buf, " dsyevd n=%lld (%s);", (long long)(primal ? P : n_fit),
+                    primal ? "primal Gram" : "dual kernel");
+      details += buf;
+      if (inner_s > 0) {
+        std::snprintf(buf, sizeof buf, " LAPACK's own dgemm inside: %.3g flop in %.2f s = %.1f GFLOP/s;",
+                      inner_f, inner_s, inner_f / inner_s * 1e-9);
+        details += buf;
+      }
+    }
+    if (!details.empty()) details.pop_back();
+    std::printf("stage %-14s %9.3f s  cpu %9.3f s |%s\n", s.name.c_str(), s.seconds, s.cpu,
+                details.c_str());
+    all.flops += pr.flops;
+    all.seconds += pr.seconds;
+    all.calls += pr.calls;
+    for (const auto& [what, v] : pr.by_shape) {
+      auto& [c, f, sec] = all.by_shape[what];
+      c += std::get<0>(v);
+      f += std::get<1>(v);
+      sec += std::get<2>(v);
+    }
+  }
+  const double total = (t_end.wall - t_start.wall) - (t_model.wall - t_data.wall);
+  const double total_cpu = (t_end.cpu - t_start.cpu) - (t_model.cpu - t_data.cpu);
+  std::printf("stage %-14s %9.3f s  cpu %9.3f s | end to end (the W draw, %.3f s, excluded)\n",
+              "total", total, total_cpu, t_model.wall - t_data.wall);
+  if (all.calls > 0) {
+    std::printf("products large (>= %.0e flop, outside dsyevd): %lld calls, %.4g flop in %.2f s "
+                "= %.1f GFLOP/s", kLargeFlops, (long long)all.calls, all.flops, all.seconds,
+                all.flops / all.seconds * 1e-9);
+    if (rate > 0)
+      std::printf(" = %.0f%% of the dgemm rate", 100.0 * all.flops / all.seconds * 1e-9 / rate);
+    std::printf("; %.0f%% of the end-to-end time\n", 100.0 * all.seconds / total);
+  }
+  for (const auto& [what, v] : all.by_shape) {
+    const auto& [c, f, sec] = v;
+    std::printf("products   %-24s x%-4lld %10.3g flop %8.2f s %6.1f GFLOP/s", what.c_str(),
+                (long long)c, f, sec, f / sec * 1e-9);
+    if (rate > 0) std::printf(" (%.0f%%)", 100.0 * f / sec * 1e-9 / rate);
+    std::printf("\n");
+  }
+  std::printf("products small (features' per-block/per-sample GEMMs): %lld calls, %.4g flop\n",
+              (long long)g_small_calls.load(), g_small_flops.load());
+  if (o.threads > 1 && rate1 > 0)
+    std::printf("note: outside dsyevd, ridge's large products run with OpenBLAS at 1 thread "
+                "(1-thread dgemm rate %.1f GFLOP/s)\n", rate1);
+
+  // results (compare with the numpy script)
+  const double y_sum_train = [&] { double s = 0; for (double y : train.Y) s += y; return s; }();
+  const double y_sum_test = [&] { double s = 0; for (double y : test.Y) s += y; return s; }();
+  std::printf("result data_checksum train_y_sum=%.12g test_y_sum=%.12g\n", y_sum_train, y_sum_test);
+  std::printf("result solver %s n_fit=%lld\n", log_value(log, "ridge_primal") > 0.5 ? "primal" : "dual",
+              (long long)log_value(log, "n_fit"));
+  std::printf("result lambda_chosen %.3g val_mse %.10g\n", model.chosen_lambda(), log_value(log, "val_mse"));
+  std::printf("result test_nmse %.10g train_nmse %.10g\n", nmse_of(test, pred_test),
+              nmse_of(train, pred_train));
+  std::vector<double> lambdas = ridge_options(train_params).lambdas;
+  for (const FitLog::Point& pt : log.points)
+    if (pt.series == "val_mse")
+      std::printf("result val_mse_path lambda=%.0e %.10g\n", lambdas[pt.step], pt.value);
+  for (const FitLog::Point& pt : eval_log.points)
+    if (pt.series == "test_nmse_path")
+      std::printf("result test_nmse_path lambda=%.0e %.10g\n", lambdas[pt.step], pt.value);
+  std::printf("result test_nmse_minnorm %.10g\n", log_value(eval_log, "test_nmse_minnorm"));
+  return 0;
+}
+
+}  // namespace
+}  // namespace attn
+
+int main(int argc, char** argv) {
+  try {
+    return attn::bench_main(attn::parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_rf_pipeline: error: %s\n", e.what());
+    return 2;
+  }
+}
