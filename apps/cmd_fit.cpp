@@ -74,6 +74,13 @@ void fit_run(const FitOptions& o) {
   for (const auto& item : o.sets)
     n_given = model_set_apply(item, record.model_params, &record.train_params) == "train.n" || n_given;
 
+  // brfa with a list of mean scales is a selection among models (SelectByValidation),
+  // which has no saved form: refuse before the fit rather than after it.
+  ATTN_CHECK(!record.model_params.has("mean_scales") ||
+                 record.model_params.get_real_list("mean_scales").empty(),
+             "model.mean_scales (choose the mean scale on validation data) cannot be saved yet; "
+             "fit with the chosen model.mean_scale instead");
+
   std::string data_meta;
   Batch train = dataset_read(o.in, &data_meta);
   ATTN_CHECK(train.n >= 1, o.in + ": the dataset has no samples");

@@ -257,25 +257,44 @@ Options parse(int argc, char** argv) {
 
 // ---- Reporting ----------------------------------------------------------------------------
 
-struct Products {
-  double flops = 0, seconds = 0;
-  int64_t calls = 0;
-  std::map<std::string, std::tuple<int64_t, double, double>> by_shape;  // calls, flops, s
+// Rates are given two ways: per wall second (what the user waits for) and per CPU second
+// of the process (robust to a machine shared with other work: at one thread the CPU time
+// is the time the code actually ran).
+struct Rate {
+  double wall = 0, cpu = 0;  // GFLOP/s
 };
 
-// The logged large products (outside dsyevd) that started in [t0, t1).
+struct Tally {
+  int64_t calls = 0;
+  double flops = 0, wall = 0, cpu = 0;
+  void add(const CallEvent& c) {
+    ++calls;
+    flops += c.flops;
+    wall += c.t1 - c.t0;
+    cpu += c.c1 - c.c0;
+  }
+  void add(const Tally& t) {
+    calls += t.calls;
+    flops += t.flops;
+    wall += t.wall;
+    cpu += t.cpu;
+  }
+  Rate rate() const { return {flops / wall * 1e-9, flops / cpu * 1e-9}; }
+};
+
+struct Products {
+  Tally all;
+  std::map<std::string, Tally> by_shape;
+};
+
+// The logged large products outside dsyevd that started in [t0, t1).
 Products products_in(double t0, double t1) {
   Products p;
   std::lock_guard<std::mutex> lock(g_log_mutex);
   for (const CallEvent& c : g_calls) {
     if (c.in_eig || c.what.rfind("dsyevd", 0) == 0 || c.t0 < t0 || c.t0 >= t1) continue;
-    p.flops += c.flops;
-    p.seconds += c.t1 - c.t0;
-    ++p.calls;
-    auto& [calls, flops, secs] = p.by_shape[c.what];
-    ++calls;
-    flops += c.flops;
-    secs += c.t1 - c.t0;
+    p.all.add(c);
+    p.by_shape[c.what].add(c);
   }
   return p;
 }
@@ -321,8 +340,9 @@ double nmse_of(const Batch& data, const std::vector<double>& pred) {
   return NAN;
 }
 
-// Best of `reps` OpenBLAS dgemm C = A·B (size³), at `threads` OpenBLAS threads; GFLOP/s.
-double dgemm_rate(int64_t size, int threads, int reps) {
+// OpenBLAS dgemm C = A·B (size³) at `threads` OpenBLAS threads: the best wall time of
+// `reps` calls, and flops per CPU second over all of them.
+Rate dgemm_rate(int64_t size, int threads, int reps) {
   const int s = static_cast<int>(size);
   std::vector<double> A(size * size), B(size * size), C(size * size, 0.0);
   for (int64_t i = 0; i < size * size; ++i) {
@@ -332,13 +352,28 @@ double dgemm_rate(int64_t size, int threads, int reps) {
   const double one = 1.0, zero = 0.0;
   openblas_set_num_threads(threads);
   double best = 1e300;
+  const double c0 = cpu_s();
   for (int r = 0; r < reps; ++r) {
     const double t0 = now_s();
     real_dgemm()("N", "N", &s, &s, &s, &one, A.data(), &s, B.data(), &s, &zero, C.data(), &s);
     best = std::min(best, now_s() - t0);
   }
+  const double cpu = cpu_s() - c0;
   openblas_set_num_threads(1);
-  return 2.0 * std::pow(static_cast<double>(size), 3) / best * 1e-9;
+  const double flops = 2.0 * std::pow(static_cast<double>(size), 3);
+  return {flops / best * 1e-9, reps * flops / cpu * 1e-9};
+}
+
+// "12.3 GFLOP/s wall, 14.5 per CPU-s (80% / 85% of dgemm)".
+std::string rate_text(const Tally& t, const Rate& ref) {
+  const Rate r = t.rate();
+  char buf[160];
+  if (ref.wall > 0)
+    std::snprintf(buf, sizeof buf, "%.1f GFLOP/s wall, %.1f per CPU-s (%.0f%% / %.0f%% of dgemm)",
+                  r.wall, r.cpu, 100.0 * r.wall / ref.wall, 100.0 * r.cpu / ref.cpu);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f GFLOP/s wall, %.1f per CPU-s", r.wall, r.cpu);
+  return buf;
 }
 
 int bench_main(const Options& o) {
@@ -351,19 +386,19 @@ int bench_main(const Options& o) {
               (unsigned long long)o.seed, openblas_get_corename());
   std::fflush(stdout);
 
-  // The machine's dgemm rate, first (the pipeline's allocations come later).
-  double rate = 0, rate1 = 0;
+  // The machine's dgemm rate, first (before the pipeline's allocations): at 1 thread (the
+  // OpenBLAS budget of ridge's products outside dsyevd) and at the run's thread count.
+  Rate rate1, rate_k;
   if (o.dgemm > 0) {
-    dgemm_rate(std::min<int64_t>(o.dgemm, 1024), o.threads, 1);  // warm up
-    rate = dgemm_rate(o.dgemm, o.threads, 3);
-    std::printf("dgemm %lld^3 OpenBLAS, %d thread(s), best of 3: %.1f GFLOP/s\n",
-                (long long)o.dgemm, o.threads, rate);
+    dgemm_rate(std::min<int64_t>(o.dgemm, 1024), 1, 1);  // warm up
+    rate1 = dgemm_rate(o.dgemm, 1, 3);
+    std::printf("dgemm %lld^3 OpenBLAS, 1 thread: %.1f GFLOP/s wall (best of 3), %.1f per CPU-s\n",
+                (long long)o.dgemm, rate1.wall, rate1.cpu);
+    rate_k = rate1;
     if (o.threads > 1) {
-      rate1 = dgemm_rate(o.dgemm, 1, 3);
-      std::printf("dgemm %lld^3 OpenBLAS, 1 thread, best of 3: %.1f GFLOP/s\n",
-                  (long long)o.dgemm, rate1);
-    } else {
-      rate1 = rate;
+      rate_k = dgemm_rate(o.dgemm, o.threads, 3);
+      std::printf("dgemm %lld^3 OpenBLAS, %d threads: %.1f GFLOP/s wall (best of 3), %.1f per CPU-s\n",
+                  (long long)o.dgemm, o.threads, rate_k.wall, rate_k.cpu);
     }
     std::fflush(stdout);
   }
@@ -455,7 +490,7 @@ int bench_main(const Options& o) {
   // ---- report
   const bool primal = log_value(log, "ridge_primal") > 0.5;
   const int64_t n_fit = static_cast<int64_t>(log_value(log, "n_fit"));
-  char buf[256];
+  char buf[320];
   Products all;
   for (const Stage& s : stages) {
     std::string details;
@@ -464,70 +499,49 @@ int bench_main(const Options& o) {
                     (long long)s.feature_samples, s.feature_seconds, s.feature_cpu);
       details += buf;
     }
-    const Products& pr = s.products;
+    const Tally& pr = s.products.all;
     if (pr.calls > 0) {
-      std::snprintf(buf, sizeof buf, " large products %.3g flop in %.2f s = %.1f GFLOP/s", pr.flops,
-                    pr.seconds, pr.flops / pr.seconds * 1e-9);
-      details += buf;
-      if (rate > 0) {
-        std::snprintf(buf, sizeof buf, " (%.0f%% of dgemm)", 100.0 * pr.flops / pr.seconds * 1e-9 / rate);
-        details += buf;
-      }
-      details += ";";
+      std::snprintf(buf, sizeof buf, " large products %.3g flop in %.2f s (cpu %.2f s) = ",
+                    pr.flops, pr.wall, pr.cpu);
+      details += buf + rate_text(pr, rate1) + ";";
     }
     if (s.name == "eig") {
-      double inner_f = 0, inner_s = 0;
+      Tally inner;
       for (const CallEvent& c : g_calls)
-        if (c.in_eig) {
-          inner_f += c.flops;
-          inner_s += c.t1 - c.t0;
-        }
+        if (c.in_eig) inner.add(c);
       std::snprintf(buf, sizeof buf, " dsyevd n=%lld (%s);", (long long)(primal ? P : n_fit),
                     primal ? "primal Gram" : "dual kernel");
       details += buf;
-      if (inner_s > 0) {
-        std::snprintf(buf, sizeof buf, " LAPACK's own dgemm inside: %.3g flop in %.2f s = %.1f GFLOP/s;",
-                      inner_f, inner_s, inner_f / inner_s * 1e-9);
-        details += buf;
+      if (inner.calls > 0) {
+        std::snprintf(buf, sizeof buf, " LAPACK's own dgemm inside: %.3g flop in %.2f s (cpu %.2f s) = ",
+                      inner.flops, inner.wall, inner.cpu);
+        details += buf + rate_text(inner, rate_k) + ";";
       }
     }
     if (!details.empty()) details.pop_back();
     std::printf("stage %-14s %9.3f s  cpu %9.3f s |%s\n", s.name.c_str(), s.seconds, s.cpu,
                 details.c_str());
-    all.flops += pr.flops;
-    all.seconds += pr.seconds;
-    all.calls += pr.calls;
-    for (const auto& [what, v] : pr.by_shape) {
-      auto& [c, f, sec] = all.by_shape[what];
-      c += std::get<0>(v);
-      f += std::get<1>(v);
-      sec += std::get<2>(v);
-    }
+    all.all.add(s.products.all);
+    for (const auto& [what, t] : s.products.by_shape) all.by_shape[what].add(t);
   }
   const double total = (t_end.wall - t_start.wall) - (t_model.wall - t_data.wall);
   const double total_cpu = (t_end.cpu - t_start.cpu) - (t_model.cpu - t_data.cpu);
   std::printf("stage %-14s %9.3f s  cpu %9.3f s | end to end (the W draw, %.3f s, excluded)\n",
               "total", total, total_cpu, t_model.wall - t_data.wall);
-  if (all.calls > 0) {
-    std::printf("products large (>= %.0e flop, outside dsyevd): %lld calls, %.4g flop in %.2f s "
-                "= %.1f GFLOP/s", kLargeFlops, (long long)all.calls, all.flops, all.seconds,
-                all.flops / all.seconds * 1e-9);
-    if (rate > 0)
-      std::printf(" = %.0f%% of the dgemm rate", 100.0 * all.flops / all.seconds * 1e-9 / rate);
-    std::printf("; %.0f%% of the end-to-end time\n", 100.0 * all.seconds / total);
+  if (all.all.calls > 0) {
+    std::printf("products large (>= %.0e flop, outside dsyevd, OpenBLAS at 1 thread): %lld calls, "
+                "%.4g flop in %.2f s (cpu %.2f s) = %s; %.0f%% of the end-to-end wall time\n",
+                kLargeFlops, (long long)all.all.calls, all.all.flops, all.all.wall, all.all.cpu,
+                rate_text(all.all, rate1).c_str(), 100.0 * all.all.wall / total);
+    if (o.threads > 1 && rate_k.wall > 0)
+      std::printf("products large against the %d-thread dgemm: %.0f%% (wall)\n", o.threads,
+                  100.0 * all.all.rate().wall / rate_k.wall);
   }
-  for (const auto& [what, v] : all.by_shape) {
-    const auto& [c, f, sec] = v;
-    std::printf("products   %-24s x%-4lld %10.3g flop %8.2f s %6.1f GFLOP/s", what.c_str(),
-                (long long)c, f, sec, f / sec * 1e-9);
-    if (rate > 0) std::printf(" (%.0f%%)", 100.0 * f / sec * 1e-9 / rate);
-    std::printf("\n");
-  }
-  std::printf("products small (features' per-block/per-sample GEMMs): %lld calls, %.4g flop\n",
+  for (const auto& [what, t] : all.by_shape)
+    std::printf("products   %-24s x%-4lld %10.3g flop %8.2f s  %s\n", what.c_str(),
+                (long long)t.calls, t.flops, t.wall, rate_text(t, rate1).c_str());
+  std::printf("products small (the features' per-block / per-sample GEMMs): %lld calls, %.4g flop\n",
               (long long)g_small_calls.load(), g_small_flops.load());
-  if (o.threads > 1 && rate1 > 0)
-    std::printf("note: outside dsyevd, ridge's large products run with OpenBLAS at 1 thread "
-                "(1-thread dgemm rate %.1f GFLOP/s)\n", rate1);
 
   // results (compare with the numpy script)
   const double y_sum_train = [&] { double s = 0; for (double y : train.Y) s += y; return s; }();

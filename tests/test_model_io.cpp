@@ -355,6 +355,8 @@ TEST_F(FeaturesCommand, UserErrorsAreOneLineAndWriteNothing) {
   expect_user_error("features --model rfa" + in + " -o " + path("f.txt"), ".npz");
   expect_user_error("features --model rfa --set model.hedas=3" + in + out, "did you mean 'heads'");
   expect_user_error("features --model rfa --set train.n=3" + in + out, "model.KEY=VALUE");
+  expect_user_error("features --model brfa --set model.mean_scales=0.5,1" + in + out,
+                    "model.mean_scale");
   // 4000 samples × 16e6 heads × 4: 2 TB of features, refused before anything is drawn.
   ASSERT_EQ(test::cli_run("data rf_target --n 4000 --seed 0 --set task.d=3 -q -o " + path("big.npz")).exit_code, 0);
   expect_user_error("features --model rfa --set model.heads=16000000 --in " + path("big.npz") + out,
@@ -441,6 +443,7 @@ TEST_F(FitPredict, UserErrorsAreOneLineAndWriteNothing) {
   expect_user_error("fit rfa --set model.heads=0" + in + save, "model.heads");
   expect_user_error("fit rfa --set eval.n=3" + in + save, "train.KEY=VALUE");
   expect_user_error("fit rfa --set train.n=121" + in + save, "train.n = 121");
+  expect_user_error("fit brfa --set model.mean_scales=0.5,1" + in + save, "model.mean_scales");
 
   ASSERT_EQ(test::cli_run("fit rfa --set model.heads=4 -q" + in + save).exit_code, 0);
   rewrite(path("m.safetensors"), path("t.safetensors"), "seed", "1", "", 0);

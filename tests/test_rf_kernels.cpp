@@ -256,6 +256,25 @@ TEST(RfKernelGauss, BivariateNormalCdf) {
   measured("bvn_cdf at h = k = 0 vs 1/4 + asin(ρ)/2π, max abs error", worst);
   measured("bvn_cdf vs central-difference dF/dρ of the quadrature, max abs error", worst_fd);
   EXPECT_LT(worst, 1e-15);
+  // Second method: Φ₂(h, k; ρ) = ∫_{−∞}^{h} φ(x) Φ((k − ρx)/√(1−ρ²)) dx, composite
+  // 16-point Gauss–Legendre on 4000 panels of [−40, h].
+  const detail::GaussLegendre g16 = detail::gauss_legendre(16);
+  double worst_int = 0.0;
+  for (double rho : {-0.99, -0.95, -0.6, -0.2, 0.1, 0.45, 0.8, 0.93, 0.99}) {
+    for (auto [h, k] : {std::pair{0.4, -0.9}, std::pair{-1.7, 1.1}, std::pair{2.5, 2.0},
+                        std::pair{-0.3, -0.35}}) {
+      const double sd = std::sqrt(1 - rho * rho), lo = -40.0, width = (h - lo) / 4000;
+      double integral = 0.0;
+      for (int p = 0; p < 4000; ++p)
+        for (size_t q = 0; q < g16.x.size(); ++q) {
+          const double x = lo + width * (p + 0.5 + 0.5 * g16.x[q]);
+          integral += 0.5 * width * g16.w[q] * phi(x) * Phi((k - rho * x) / sd);
+        }
+      worst_int = std::max(worst_int, std::abs(bvn_cdf(h, k, rho) - integral));
+    }
+  }
+  measured("bvn_cdf vs 1-D integral of the conditional CDF, max abs error", worst_int);
+  EXPECT_LT(worst_int, 1e-14);  // includes the summation error of the reference
   const auto [mean, se] = monte_carlo(1.0, 1.0, 0.95, 1000000, 9, [](double x, double y) {
     return (x <= 0.4 && y <= -0.9) ? 1.0 : 0.0;
   });

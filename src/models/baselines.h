@@ -14,6 +14,8 @@
 //           interpolant). [model] keys: lambda (≥ 0, default 1e-3), solver
 //           (auto | primal | dual). No [train] keys. FitLog scalar: param_count = P·K + K.
 //
+// Saved (Model::save, models/model_io.h): mean "y_mean" (K); linear "W" (P, K), "b" (K).
+//
 // Shapes: fit() reads X n × T × d_in and Y n × T_out × d_out; predict() returns
 // n × T_out × d_out (row-major). Both check the batch shapes against the fitted ones and
 // throw UserError on a mismatch or when called before fit().

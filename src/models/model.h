@@ -5,7 +5,8 @@
 // A model is built from its resolved parameters ([model] section), the training
 // parameters ([train] section: `n` plus the model's own training keys), the task's shapes,
 // and the run seed; every random draw it makes comes from a stream "<model>.<what>" of
-// that seed, so a fit is reproducible.
+// that seed, so a fit is reproducible. A fitted model can be saved and loaded
+// (save()/load() as ModelTensors; files: models/model_io.h).
 #pragma once
 
 #include <cstdint>

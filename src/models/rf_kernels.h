@@ -13,11 +13,16 @@
 //   RFMLP     φ_m(x) = relu(⟨w_m, z̃⟩), z̃ = [x_0; …; x_N; 1] (no 1 without augment),
 //             w_m ~ N(0, w_var·I): H = relu_gauss_kernel(w_var‖z̃‖², w_var‖z̃'‖², w_var⟨z̃, z̃'⟩).
 //
-// Costs for K (na × nb): RFA is na·nb·N² Gaussian expectations. μ = 0 (relu) and exp are
-// closed forms over GEMM blocks (vectorised); μ ≠ 0 (relu) costs 6–20 exp/sin per (i, j)
-// pair by default (mean_method = "cdf"). K = kernel(X, n, X, n) is computed as a symmetric
-// matrix (half the work). Work is split over threads_count() threads by blocks of rows of K;
-// results do not depend on the thread count. RFMLP is one GEMM plus na·nb arc-cosines.
+// N = T − 1: every row after the query is a key (rf_target's self mode included).
+//
+// Costs for K (na × nb): RFA is na·nb·N² Gaussian expectations over (i, j) key pairs.
+// μ = 0 (relu) and exp are closed forms over GEMM blocks (SSE2, ~6–7 ns per pair); μ ≠ 0
+// (relu, mean_method = "cdf") integrates 4–20 Gauss–Legendre nodes per pair by |ρ| band
+// (~100 ns per pair; "quadrature" ~2 µs). Measured, one core, N = d = 8, n = 2000, X = X:
+// μ = 0 0.7 s, μ = 0.5√d 14 s. K = kernel(X, n, X, n) (same pointer) is computed as a
+// symmetric matrix (half the work, exactly symmetric). Work is split over threads_count()
+// threads by blocks of rows of K; results do not depend on the thread count.
+// RFMLP is one GEMM plus na·nb arc-cosines.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +39,9 @@ double relu_gauss_kernel(double qa, double qb, double c);
 
 // E[relu(ma + g_a) relu(mb + g_b)] with means ma, mb, by quadrature (the reference method).
 // In standardised form (a = ma/√qa, b = mb/√qb, ρ = c/√(qa qb)) the ρ-derivative of the
-// expectation is Φ₂(a, b; ρ), whose own derivative is the bivariate density; integrating
-// twice from ρ = 0 (independent factors) and substituting u = sin θ (Plackett/Sheppard):
+// expectation is Φ₂(a, b; ρ) (Price's theorem), whose own derivative is the bivariate
+// density; integrating twice from ρ = 0 (independent factors) and substituting
+// u = sin θ (Plackett/Sheppard):
 //   F(a, b, ρ) = c₀(a)c₀(b) + ρΦ(a)Φ(b) + (1/2π) ∫_0^{asin ρ} (ρ − sin θ)·
 //                exp(−(a² + b² − 2ab sin θ)/(2cos²θ)) dθ,      c₀(a) = aΦ(a) + φ(a),
 // a smooth one-dimensional integral even at |ρ| = 1 (no Cholesky, nothing degenerate).
@@ -47,8 +53,8 @@ double relu_gauss_kernel(double qa, double qb, double c);
 double relu_gauss_kernel_mean(double ma, double mb, double qa, double qb, double c,
                               int nodes = 48);
 
-// The same expectation in closed form through the bivariate normal CDF (the fast method,
-// used by RfaKernel): Gauss–Legendre in θ with 6/12/20 nodes for |ρ| < 0.925 (by band) and
+// The same expectation by the fast method used by RfaKernel: the integral above with
+// 4–20 Gauss–Legendre nodes chosen by |ρ| band for |ρ| < 0.925, and
 //   F = (ab + ρ)Φ₂(a, b; ρ) + aφ(b)Φ((a−ρb)/√(1−ρ²)) + bφ(a)Φ((b−ρa)/√(1−ρ²))
 //       + √(1−ρ²) φ(a) φ((b−ρa)/√(1−ρ²))
 // otherwise, with Φ₂ by Genz's high-correlation method; exact limits at |ρ| = 1.
