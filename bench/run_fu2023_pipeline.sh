@@ -53,6 +53,10 @@ fi
 if [[ -z $out ]]; then out=$(mktemp -d "${TMPDIR:-/tmp}/fu2023_pipeline.XXXXXX"); fi
 mkdir -p "$out"
 
+# Copies, so that a rebuild of build/ during the run cannot mix two versions.
+cp "$ATTNLAB" "$out/attnlab" && ATTNLAB=$out/attnlab
+cp "$BENCH" "$out/bench_rf_pipeline" && BENCH=$out/bench_rf_pipeline
+
 blas_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 [[ $keep_env == 1 ]] && blas_env=(env)
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "experiment/spec_loader.h"
 #include "experiment/spec_tree.h"
 #include "models/model.h"
 #include "tasks/task.h"
@@ -13,78 +14,11 @@
 namespace attn {
 namespace {
 
-using Kind = SpecTree::Kind;
+using namespace spec_detail;
+
 const std::vector<std::string> kSections = {"experiment", "task", "model", "train", "eval",
                                             "sweep",      "plot", "claim", "quick"};
 const std::vector<std::string> kRunSections = {"task", "model", "train", "eval"};
-
-struct Loader {
-  std::string path;
-
-  std::string at(int line) const {
-    return line > 0 ? path + ":" + std::to_string(line) : path;
-  }
-  [[noreturn]] void fail(int line, const std::string& message) const {
-    throw UserError(at(line) + ": " + message);
-  }
-  void check_keys(const SpecTree& table, const std::string& section,
-                  const std::vector<std::string>& known) const {
-    for (const auto& [key, value] : table.entries) {
-      bool ok = false;
-      for (const auto& k : known) ok = ok || k == key;
-      if (!ok) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        fail(value.line, "unknown key '" + key + "' in " + section + did_you_mean(key, known) +
-                             "; known keys: " + list);
-      }
-    }
-  }
-  const SpecTree& table_of(const SpecTree& root, const std::string& section) const {
-    static const SpecTree empty;
-    const SpecTree* t = root.find(section);
-    if (t == nullptr) return empty;
-    if (t->kind != Kind::Table)
-      fail(t->line, "'" + section + "' must be a table: write [" + section + "]");
-    return *t;
-  }
-  std::string string_of(const SpecTree& v, const std::string& key) const {
-    if (v.kind != Kind::Value || !std::holds_alternative<std::string>(v.value))
-      fail(v.line, key + " must be a string");
-    return std::get<std::string>(v.value);
-  }
-  // A scalar, or an array of numbers (a list parameter such as train.lambdas).
-  ParamValue value_of(const SpecTree& v, const std::string& key) const {
-    if (v.kind == Kind::Value) return v.value;
-    if (v.kind == Kind::Array) {
-      std::vector<double> list;
-      for (const auto& item : v.items) {
-        if (item.kind != Kind::Value) fail(item.line, key + ": nested arrays are not supported");
-        if (auto* i = std::get_if<int64_t>(&item.value))
-          list.push_back(static_cast<double>(*i));
-        else if (auto* d = std::get_if<double>(&item.value))
-          list.push_back(*d);
-        else
-          fail(item.line, key + ": a list value must hold numbers only");
-      }
-      return list;
-    }
-    fail(v.line, key + " must be a value, not a table");
-  }
-  RunFilter filter_of(const SpecTree& v, const std::string& key) const {
-    if (v.kind != Kind::Table)
-      fail(v.line, key + " must be a table of conditions, e.g. { \"model.name\" = \"linear\" }");
-    RunFilter filter;
-    for (const auto& [k, cond] : v.entries) {
-      if (cond.kind == Kind::Array) {
-        for (const auto& item : cond.items) filter[k].push_back(value_of(item, key + "." + k));
-      } else {
-        filter[k].push_back(value_of(cond, key + "." + k));
-      }
-    }
-    return filter;
-  }
-};
 
 // [sweep] task = { N = [...] } is the same as [sweep] "task.N" = [...].
 void sweep_flatten(SpecTree& sweep) {
@@ -311,93 +245,6 @@ void sweep_build(const Loader& L, SpecTree sweep, Spec& spec) {
         if (s == k) L.fail(sweep.line, "sweep key '" + k + "' appears twice; sweep it once");
       seen.push_back(k);
     }
-}
-
-void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
-  if (plots == nullptr) return;
-  if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
-  for (const auto& p : plots->items) {
-    if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
-    L.check_keys(p, "[[plot]]", {"name", "title", "metric", "x", "line", "logx", "logy", "where"});
-    PlotSpec plot;
-    plot.name = "plot" + std::to_string(spec.plots.size() + 1);
-    for (const auto& [key, v] : p.entries) {
-      if (key == "logx" || key == "logy") {
-        if (v.kind != Kind::Value || !std::holds_alternative<bool>(v.value))
-          L.fail(v.line, "plot." + key + " must be true or false");
-        (key == "logx" ? plot.logx : plot.logy) = std::get<bool>(v.value);
-      } else if (key == "where") {
-        plot.where = L.filter_of(v, "plot.where");
-      } else {
-        const std::string s = L.string_of(v, "plot." + key);
-        if (key == "name") plot.name = s;
-        if (key == "title") plot.title = s;
-        if (key == "metric") plot.metric = s;
-        if (key == "x") plot.x = s;
-        if (key == "line") plot.line = s;
-      }
-    }
-    if (plot.metric.empty() || plot.x.empty())
-      L.fail(p.line, "[[plot]] needs metric = \"...\" and x = \"dotted.key\"");
-    spec.plots.push_back(plot);
-  }
-}
-
-void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
-  if (claims == nullptr) return;
-  if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
-  const std::vector<std::string> types = {"less_than", "below", "above", "decreasing",
-                                          "increasing", "ratio_increasing", "flat"};
-  for (const auto& c : claims->items) {
-    if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
-    L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
-                                  "threshold", "along", "tolerance"});
-    ClaimSpec claim;
-    claim.id = "claim" + std::to_string(spec.claims.size() + 1);
-    bool has_threshold = false;
-    for (const auto& [key, v] : c.entries) {
-      if (key == "a" || key == "b" || key == "where") {
-        (key == "a" ? claim.a : key == "b" ? claim.b : claim.where) = L.filter_of(v, "claim." + key);
-      } else if (key == "factor" || key == "threshold" || key == "tolerance") {
-        const ParamValue x = L.value_of(v, "claim." + key);
-        double number = 0;
-        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
-        else if (auto* d = std::get_if<double>(&x)) number = *d;
-        else L.fail(v.line, "claim." + key + " must be a number");
-        if (key == "factor") claim.factor = number;
-        if (key == "threshold") { claim.threshold = number; has_threshold = true; }
-        if (key == "tolerance") claim.tolerance = number;
-      } else {
-        const std::string s = L.string_of(v, "claim." + key);
-        if (key == "id") claim.id = s;
-        if (key == "text") claim.text = s;
-        if (key == "type") claim.type = s;
-        if (key == "metric") claim.metric = s;
-        if (key == "along") claim.along = s;
-      }
-    }
-    bool known = false;
-    for (const auto& t : types) known = known || t == claim.type;
-    if (!known)
-      L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of "
-                     "less_than, below, above, decreasing, increasing, ratio_increasing, flat" +
-                     did_you_mean(claim.type, types));
-    if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
-    if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
-    if ((claim.type == "less_than" || claim.type == "ratio_increasing") &&
-        (claim.a.empty() || claim.b.empty()))
-      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type +
-                         ") needs filters a = {...} and b = {...}");
-    if (claim.type == "flat" && !has_threshold)
-      L.fail(c.line, "claim '" + claim.id + "' (flat) needs threshold = the largest allowed "
-                     "spread (max - min) of the means");
-    if ((claim.type == "below" || claim.type == "above") && !has_threshold)
-      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
-    if ((claim.type == "decreasing" || claim.type == "increasing" ||
-         claim.type == "ratio_increasing" || claim.type == "flat") && claim.along.empty())
-      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
-    spec.claims.push_back(claim);
-  }
 }
 
 nlohmann::json value_json(const ParamValue& v) {

@@ -76,7 +76,7 @@ struct RfaKernelConfig {
   double w_mean = 0.0;              // μ: BRFA mean scale (0 = RFA)
   int quadrature_nodes = 48;        // per panel, for mean_method = "quadrature"
   std::string mean_method = "cdf";  // relu with μ ≠ 0: "cdf" (fast, closed form via Φ₂)
-                                    // or "quadrature" (relu_gauss_kernel_mean, ~100× slower)
+                                    // or "quadrature" (relu_gauss_kernel_mean, ~20× slower)
 };
 
 class RfaKernel final : public KernelFunction {

@@ -1,4 +1,6 @@
-// Ridge over a λ grid from one eigendecomposition (LAPACK dsyevd), primal or dual.
+// Ridge over a λ grid from one eigendecomposition (LAPACK dsyevd), primal or dual: the
+// options, the spectral helpers and fit(). Prediction, evaluation and save/load are in
+// ridge_predict.cpp.
 #include "train/ridge.h"
 
 #include <lapacke.h>
@@ -6,56 +8,25 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/error.h"
 #include "core/memory.h"
-#include "core/threads.h"
 #include "train/metrics.h"
+#include "train/ridge_state.h"
 
 namespace attn {
 
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ColMat = Eigen::MatrixXd;
-
-struct RidgeModel::State {
-  bool primal = true;
-  int64_t x_size = 0, P = 0, K = 0, T_out = 0, d_out = 0;
-  int64_t n_fit = 0, n_val = 0;
-  Eigen::VectorXd y_mean;  // K
-  // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors, C = Qᵀ B.
-  Eigen::VectorXd eig;
-  ColMat Q, C;
-  double floor = 0.0;
-  std::vector<double> lambdas;
-  int chosen = 0;
-  double lambda = 0.0;
-  // Final read-out: V (P × K) for feature models; alpha (n × K) and the training inputs for
-  // kernel models. Dual feature models also keep the fit features for the λ path.
-  ColMat V, alpha;
-  RowMat Phi_fit;
-  std::vector<double> X_fit;
-  int64_t n_alpha = 0;
-  // predict() keeps the last data set's kernel against X_fit, so that evaluate() on the
-  // same test set does not recompute it (kernel evaluations dominate kernel models).
-  const double* cached_x = nullptr;
-  int64_t cached_n = -1;
-  RowMat cached_kernel;
-  // Restored from saved parts: only the read-out, no spectral form (evaluate() refuses).
-  bool restored = false;
-};
-
-namespace {
-
 // Shrinkage 1/(Λ + λ) with the numerical floor: λ = 0 or below the floor gives the
 // pseudo-inverse on the eigenvalues above the floor.
-double shrink(double eig, double lambda, double floor) {
+double ridge_shrink(double eig, double lambda, double floor) {
   if (lambda <= floor) return eig > floor ? 1.0 / eig : 0.0;
   return 1.0 / (std::max(eig, 0.0) + lambda);
 }
 
 // Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
-Eigen::VectorXd eigen_symmetric(ColMat& A, const std::string& what) {
+Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what) {
   const lapack_int n = static_cast<lapack_int>(A.rows());
   Eigen::VectorXd w(n);
   // OpenBLAS stays at 1 thread here: a threaded LAPACK call rounds differently with the
@@ -66,7 +37,7 @@ Eigen::VectorXd eigen_symmetric(ColMat& A, const std::string& what) {
   return w;
 }
 
-void predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
+void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
                       double* nmse) {
   // pred_rows is n × K in column-major; flatten to Y's row-major layout.
   const int64_t n = pred_rows.rows(), K = pred_rows.cols();
@@ -76,8 +47,6 @@ void predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<do
   for (const auto& [name, value] : metrics_compute(data, flat))
     if (name == "nmse") *nmse = value;
 }
-
-}  // namespace
 
 std::vector<ParamSpec> ridge_train_schema() {
   return {
@@ -115,123 +84,6 @@ RidgeModel::RidgeModel(std::unique_ptr<KernelFunction> kernel, RidgeOptions opti
 }
 
 RidgeModel::~RidgeModel() = default;
-
-std::vector<double> RidgeModel::readout() const {
-  if (!state_ || state_->V.size() == 0) return {};
-  std::vector<double> out(static_cast<size_t>(state_->V.size()));
-  Eigen::Map<RowMat>(out.data(), state_->V.rows(), state_->V.cols()) = state_->V;
-  return out;
-}
-
-double RidgeModel::chosen_lambda() const { return state_ ? state_->lambda : NAN; }
-
-std::vector<double> RidgeModel::label_mean() const {
-  if (!state_) return {};
-  return std::vector<double>(state_->y_mean.data(), state_->y_mean.data() + state_->y_mean.size());
-}
-
-std::vector<double> RidgeModel::dual_coefficients() const {
-  if (!state_ || !kernel_) return {};
-  std::vector<double> out(static_cast<size_t>(state_->alpha.size()));
-  Eigen::Map<RowMat>(out.data(), state_->alpha.rows(), state_->alpha.cols()) = state_->alpha;
-  return out;
-}
-
-const std::vector<double>& RidgeModel::fit_inputs() const {
-  static const std::vector<double> empty;
-  return state_ && kernel_ ? state_->X_fit : empty;
-}
-
-RidgeFitted RidgeModel::fitted() const {
-  ATTN_CHECK(state_ != nullptr, "a ridge model cannot be saved before fit()");
-  const State& st = *state_;
-  RidgeFitted f;
-  f.x_size = st.x_size;
-  f.T_out = st.T_out;
-  f.d_out = st.d_out;
-  f.lambda = st.lambda;
-  f.y_mean = label_mean();
-  if (kernel_) {
-    // After a refit X_fit holds all n samples; alpha weighs its first n_alpha.
-    f.X_fit.assign(st.X_fit.begin(), st.X_fit.begin() + st.n_alpha * st.x_size);
-    f.alpha = dual_coefficients();
-  } else {
-    f.V = readout();
-  }
-  return f;
-}
-
-void RidgeModel::restore(RidgeFitted f) {
-  const int64_t K = f.T_out * f.d_out;
-  ATTN_CHECK(f.x_size >= 1 && K >= 1 && static_cast<int64_t>(f.y_mean.size()) == K,
-             "saved ridge model: y_mean has " + std::to_string(f.y_mean.size()) +
-                 " values for " + std::to_string(K) + " outputs");
-  auto s = std::make_unique<State>();
-  s->restored = true;
-  s->x_size = f.x_size;
-  s->T_out = f.T_out;
-  s->d_out = f.d_out;
-  s->K = K;
-  s->lambda = f.lambda;
-  s->lambdas = {f.lambda};
-  s->y_mean = Eigen::Map<const Eigen::VectorXd>(f.y_mean.data(), K);
-  if (kernel_) {
-    const int64_t n_alpha = static_cast<int64_t>(f.alpha.size()) / K;
-    ATTN_CHECK(n_alpha >= 1 && n_alpha * K == static_cast<int64_t>(f.alpha.size()) &&
-                   static_cast<int64_t>(f.X_fit.size()) == n_alpha * f.x_size,
-               "saved kernel ridge model: alpha (" + std::to_string(f.alpha.size()) +
-                   " values) and X_fit (" + std::to_string(f.X_fit.size()) +
-                   " values) do not describe the same training samples");
-    s->primal = false;
-    s->n_alpha = s->n_fit = n_alpha;
-    s->alpha = Eigen::Map<const RowMat>(f.alpha.data(), n_alpha, K);
-    s->X_fit = std::move(f.X_fit);
-  } else {
-    s->P = features_->dim();
-    ATTN_CHECK(static_cast<int64_t>(f.V.size()) == s->P * K,
-               "saved ridge model: V has " + std::to_string(f.V.size()) + " values, the feature map " +
-                   std::to_string(s->P) + " × " + std::to_string(K) + " outputs");
-    s->V = Eigen::Map<const RowMat>(f.V.data(), s->P, K);
-  }
-  state_ = std::move(s);
-}
-
-void RidgeModel::save(ModelTensors& out) const {
-  RidgeFitted f = fitted();
-  const int64_t K = f.T_out * f.d_out;
-  ATTN_CHECK(out.shape.x_size() == f.x_size && out.shape.y_size() == K,
-             "model " + out.model + ": the shapes to save differ from the training data's");
-  out.add("y_mean", {K}, std::move(f.y_mean));
-  out.add("lambda", {}, {f.lambda});
-  if (kernel_) {
-    const int64_t n_alpha = static_cast<int64_t>(f.alpha.size()) / K;
-    out.add("X_fit", {n_alpha, out.shape.T, out.shape.d_in}, std::move(f.X_fit));
-    out.add("alpha", {n_alpha, K}, std::move(f.alpha));
-  } else {
-    out.add("V", {features_->dim(), K}, std::move(f.V));
-  }
-}
-
-void RidgeModel::load(const ModelTensors& in) {
-  RidgeFitted f;
-  f.x_size = in.shape.x_size();
-  f.T_out = in.shape.T_out;
-  f.d_out = in.shape.d_out;
-  const int64_t K = in.shape.y_size();
-  f.y_mean = in.get("y_mean", {K});
-  f.lambda = in.get("lambda", {})[0];
-  if (kernel_) {
-    const ModelTensor* a = in.find("alpha");
-    const int64_t n_alpha = a && a->shape.size() == 2 ? a->shape[0] : 0;
-    ATTN_CHECK(n_alpha >= 1, "model " + in.model + ": the saved model has no tensor 'alpha' of "
-                             "shape (n, " + std::to_string(K) + "); save it again with `attnlab fit`");
-    f.alpha = in.get("alpha", {n_alpha, K});
-    f.X_fit = in.get("X_fit", {n_alpha, in.shape.T, in.shape.d_in});
-  } else {
-    f.V = in.get("V", {features_->dim(), K});
-  }
-  restore(std::move(f));
-}
 
 void RidgeModel::fit(const Batch& train, FitLog& log) {
   auto s = std::make_unique<State>();
@@ -285,7 +137,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     }
     A /= static_cast<double>(s->n_fit);
     Bv /= static_cast<double>(s->n_fit);
-    s->eig = eigen_symmetric(A, "feature Gram");
+    s->eig = ridge_eigen_symmetric(A, "feature Gram");
     s->Q = std::move(A);
     s->C = s->Q.transpose() * Bv;
   } else {
@@ -303,7 +155,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       A.selfadjointView<Eigen::Lower>().rankUpdate(s->Phi_fit);
       A /= static_cast<double>(s->n_fit);
     }
-    s->eig = eigen_symmetric(A, "kernel matrix");
+    s->eig = ridge_eigen_symmetric(A, "kernel matrix");
     s->Q = std::move(A);
     s->C = s->Q.transpose() * Yc.topRows(s->n_fit);
   }
@@ -344,7 +196,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     double best = std::numeric_limits<double>::infinity();
     for (size_t l = 0; l < st.lambdas.size(); ++l) {
       Eigen::VectorXd g(D);
-      for (int64_t k = 0; k < D; ++k) g[k] = shrink(st.eig[k], st.lambdas[l], st.floor);
+      for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambdas[l], st.floor);
       const ColMat pred = Z * (g.asDiagonal() * st.C);
       const double mse = (pred - Yval).squaredNorm() / static_cast<double>(Yval.size());
       log.point("val_mse", static_cast<int64_t>(l), mse);
@@ -360,7 +212,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
 
   // The read-out at the chosen λ.
   Eigen::VectorXd g(D);
-  for (int64_t k = 0; k < D; ++k) g[k] = shrink(st.eig[k], st.lambda, st.floor);
+  for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
   const ColMat coef = st.Q * (g.asDiagonal() * st.C);  // primal: V; dual: α
   if (st.primal) {
     st.V = coef;
@@ -424,99 +276,6 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
                  "attnlab: %d of the λ values are below the numerical floor %.3g of the %s; "
                  "they are solved as the minimum-norm (pseudo-inverse) solution\n",
                  below_floor, st.floor, st.primal ? "Gram" : "kernel");
-}
-
-std::vector<double> RidgeModel::predict(const Batch& data) const {
-  ATTN_CHECK(state_ != nullptr, "predict() before fit()");
-  const State& st = *state_;
-  ATTN_CHECK(data.shape.x_size() == st.x_size && data.shape.T_out * data.shape.d_out == st.K,
-             "predict(): the data's shapes differ from the training data's");
-  const int64_t n = data.n, K = st.K, B = std::max<int64_t>(1, options_.block);
-  std::vector<double> out(static_cast<size_t>(n * K));
-  Eigen::Map<RowMat> O(out.data(), n, K);
-  if (kernel_) {
-    State& cache = *state_;
-    cache.cached_kernel.resize(n, st.n_alpha);
-    for (int64_t lo = 0; lo < n; lo += B) {
-      const int64_t m = std::min(B, n - lo);
-      kernel_->kernel(data.x(lo), m, st.X_fit.data(), st.n_alpha,
-                      cache.cached_kernel.data() + lo * st.n_alpha);
-    }
-    cache.cached_x = data.X.data();
-    cache.cached_n = n;
-    O = (cache.cached_kernel * st.alpha) / static_cast<double>(st.n_alpha);
-    O.rowwise() += st.y_mean.transpose();
-    return out;
-  }
-  for (int64_t lo = 0; lo < n; lo += B) {
-    const int64_t m = std::min(B, n - lo);
-    {
-      RowMat F(m, st.P);
-      features_->features(data.x(lo), m, F.data());
-      O.middleRows(lo, m) = F * st.V;
-    }
-    O.middleRows(lo, m).rowwise() += st.y_mean.transpose();
-  }
-  return out;
-}
-
-void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
-  ATTN_CHECK(state_ != nullptr, "evaluate() before fit()");
-  const State& st = *state_;
-  ATTN_CHECK(!st.restored, "a ridge model loaded from a file has its read-out but not the "
-                           "training data's spectrum, so it cannot evaluate the λ path; refit it");
-  const int64_t n = test.n, D = st.eig.size(), B = std::max<int64_t>(1, options_.block);
-  ColMat Z(n, D);
-  for (int64_t lo = 0; lo < n; lo += B) {
-    const int64_t m = std::min(B, n - lo);
-    RowMat proj(m, D);
-    if (st.primal) {
-      RowMat F(m, st.P);
-      features_->features(test.x(lo), m, F.data());
-      proj.noalias() = F * st.Q;
-    } else if (kernel_) {
-      // Reuse predict()'s kernel when it was computed for this test set on the fit split.
-      const bool cached = st.cached_x == test.X.data() && st.cached_n == n &&
-                          st.n_alpha == st.n_fit;
-      RowMat kv(m, st.n_fit);
-      if (cached)
-        kv = st.cached_kernel.middleRows(lo, m);
-      else
-        kernel_->kernel(test.x(lo), m, st.X_fit.data(), st.n_fit, kv.data());
-      proj.noalias() = (kv / static_cast<double>(st.n_fit)) * st.Q;
-    } else {
-      RowMat F(m, st.P);
-      features_->features(test.x(lo), m, F.data());
-      proj.noalias() = ((F * st.Phi_fit.topRows(st.n_fit).transpose()) /
-                        static_cast<double>(st.n_fit)) * st.Q;
-    }
-    Z.middleRows(lo, m) = proj;
-  }
-  // The fit split's models along the λ path (with the fit split's label mean).
-  std::vector<double> flat;
-  double best = std::numeric_limits<double>::infinity();
-  size_t best_index = 0;
-  auto path_nmse = [&](double lambda) {
-    Eigen::VectorXd g(D);
-    for (int64_t k = 0; k < D; ++k) g[k] = shrink(st.eig[k], lambda, st.floor);
-    ColMat pred = Z * (g.asDiagonal() * st.C);
-    Eigen::VectorXd mean = st.y_mean;
-    pred.rowwise() += mean.transpose();
-    double nmse = NAN;
-    predictions_nmse(test, pred, flat, &nmse);
-    return nmse;
-  };
-  for (size_t l = 0; l < st.lambdas.size(); ++l) {
-    const double nmse = path_nmse(st.lambdas[l]);
-    log.point("test_nmse_path", static_cast<int64_t>(l), nmse);
-    if (nmse < best) {
-      best = nmse;
-      best_index = l;
-    }
-  }
-  log.scalar("test_nmse_oracle", best);
-  log.scalar("lambda_oracle", st.lambdas[best_index]);
-  log.scalar("test_nmse_minnorm", path_nmse(0.0));
 }
 
 }  // namespace attn

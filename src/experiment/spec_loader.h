@@ -1,0 +1,89 @@
+// Private to src/experiment/spec*.cpp: error reporting and value conversion while a spec
+// is read (Loader), and the builders of the [[plot]] and [[claim]] sections.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "experiment/spec.h"
+#include "experiment/spec_tree.h"
+
+namespace attn::spec_detail {
+
+using Kind = SpecTree::Kind;
+
+struct Loader {
+  std::string path;
+
+  std::string at(int line) const {
+    return line > 0 ? path + ":" + std::to_string(line) : path;
+  }
+  [[noreturn]] void fail(int line, const std::string& message) const {
+    throw UserError(at(line) + ": " + message);
+  }
+  void check_keys(const SpecTree& table, const std::string& section,
+                  const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : table.entries) {
+      bool ok = false;
+      for (const auto& k : known) ok = ok || k == key;
+      if (!ok) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        fail(value.line, "unknown key '" + key + "' in " + section + did_you_mean(key, known) +
+                             "; known keys: " + list);
+      }
+    }
+  }
+  const SpecTree& table_of(const SpecTree& root, const std::string& section) const {
+    static const SpecTree empty;
+    const SpecTree* t = root.find(section);
+    if (t == nullptr) return empty;
+    if (t->kind != Kind::Table)
+      fail(t->line, "'" + section + "' must be a table: write [" + section + "]");
+    return *t;
+  }
+  std::string string_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind != Kind::Value || !std::holds_alternative<std::string>(v.value))
+      fail(v.line, key + " must be a string");
+    return std::get<std::string>(v.value);
+  }
+  // A scalar, or an array of numbers (a list parameter such as train.lambdas).
+  ParamValue value_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind == Kind::Value) return v.value;
+    if (v.kind == Kind::Array) {
+      std::vector<double> list;
+      for (const auto& item : v.items) {
+        if (item.kind != Kind::Value) fail(item.line, key + ": nested arrays are not supported");
+        if (auto* i = std::get_if<int64_t>(&item.value))
+          list.push_back(static_cast<double>(*i));
+        else if (auto* d = std::get_if<double>(&item.value))
+          list.push_back(*d);
+        else
+          fail(item.line, key + ": a list value must hold numbers only");
+      }
+      return list;
+    }
+    fail(v.line, key + " must be a value, not a table");
+  }
+  RunFilter filter_of(const SpecTree& v, const std::string& key) const {
+    if (v.kind != Kind::Table)
+      fail(v.line, key + " must be a table of conditions, e.g. { \"model.name\" = \"linear\" }");
+    RunFilter filter;
+    for (const auto& [k, cond] : v.entries) {
+      if (cond.kind == Kind::Array) {
+        for (const auto& item : cond.items) filter[k].push_back(value_of(item, key + "." + k));
+      } else {
+        filter[k].push_back(value_of(cond, key + "." + k));
+      }
+    }
+    return filter;
+  }
+};
+
+// [[plot]] and [[claim]] entries (spec_outputs.cpp).
+void plots_build(const Loader& L, const SpecTree* plots, Spec& spec);
+void claims_build(const Loader& L, const SpecTree* claims, Spec& spec);
+
+}  // namespace attn::spec_detail

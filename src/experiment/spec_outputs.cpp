@@ -1,0 +1,93 @@
+// Spec loading, the output sections: [[plot]] and [[claim]] entries, validated.
+#include "experiment/spec_loader.h"
+
+namespace attn::spec_detail {
+
+void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
+  if (plots == nullptr) return;
+  if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
+  for (const auto& p : plots->items) {
+    if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
+    L.check_keys(p, "[[plot]]", {"name", "title", "metric", "x", "line", "logx", "logy", "where"});
+    PlotSpec plot;
+    plot.name = "plot" + std::to_string(spec.plots.size() + 1);
+    for (const auto& [key, v] : p.entries) {
+      if (key == "logx" || key == "logy") {
+        if (v.kind != Kind::Value || !std::holds_alternative<bool>(v.value))
+          L.fail(v.line, "plot." + key + " must be true or false");
+        (key == "logx" ? plot.logx : plot.logy) = std::get<bool>(v.value);
+      } else if (key == "where") {
+        plot.where = L.filter_of(v, "plot.where");
+      } else {
+        const std::string s = L.string_of(v, "plot." + key);
+        if (key == "name") plot.name = s;
+        if (key == "title") plot.title = s;
+        if (key == "metric") plot.metric = s;
+        if (key == "x") plot.x = s;
+        if (key == "line") plot.line = s;
+      }
+    }
+    if (plot.metric.empty() || plot.x.empty())
+      L.fail(p.line, "[[plot]] needs metric = \"...\" and x = \"dotted.key\"");
+    spec.plots.push_back(plot);
+  }
+}
+
+void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
+  if (claims == nullptr) return;
+  if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
+  const std::vector<std::string> types = {"less_than", "below", "above", "decreasing",
+                                          "increasing", "ratio_increasing", "flat"};
+  for (const auto& c : claims->items) {
+    if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
+    L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
+                                  "threshold", "along", "tolerance"});
+    ClaimSpec claim;
+    claim.id = "claim" + std::to_string(spec.claims.size() + 1);
+    bool has_threshold = false;
+    for (const auto& [key, v] : c.entries) {
+      if (key == "a" || key == "b" || key == "where") {
+        (key == "a" ? claim.a : key == "b" ? claim.b : claim.where) = L.filter_of(v, "claim." + key);
+      } else if (key == "factor" || key == "threshold" || key == "tolerance") {
+        const ParamValue x = L.value_of(v, "claim." + key);
+        double number = 0;
+        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
+        else if (auto* d = std::get_if<double>(&x)) number = *d;
+        else L.fail(v.line, "claim." + key + " must be a number");
+        if (key == "factor") claim.factor = number;
+        if (key == "threshold") { claim.threshold = number; has_threshold = true; }
+        if (key == "tolerance") claim.tolerance = number;
+      } else {
+        const std::string s = L.string_of(v, "claim." + key);
+        if (key == "id") claim.id = s;
+        if (key == "text") claim.text = s;
+        if (key == "type") claim.type = s;
+        if (key == "metric") claim.metric = s;
+        if (key == "along") claim.along = s;
+      }
+    }
+    bool known = false;
+    for (const auto& t : types) known = known || t == claim.type;
+    if (!known)
+      L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of "
+                     "less_than, below, above, decreasing, increasing, ratio_increasing, flat" +
+                     did_you_mean(claim.type, types));
+    if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
+    if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
+    if ((claim.type == "less_than" || claim.type == "ratio_increasing") &&
+        (claim.a.empty() || claim.b.empty()))
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type +
+                         ") needs filters a = {...} and b = {...}");
+    if (claim.type == "flat" && !has_threshold)
+      L.fail(c.line, "claim '" + claim.id + "' (flat) needs threshold = the largest allowed "
+                     "spread (max - min) of the means");
+    if ((claim.type == "below" || claim.type == "above") && !has_threshold)
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
+    if ((claim.type == "decreasing" || claim.type == "increasing" ||
+         claim.type == "ratio_increasing" || claim.type == "flat") && claim.along.empty())
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
+    spec.claims.push_back(claim);
+  }
+}
+
+}  // namespace attn::spec_detail

@@ -1,0 +1,230 @@
+// RidgeModel after fit(): predictions, the test-set λ path, and save/load of the fitted
+// read-out.
+#include "train/ridge.h"
+
+#include <lapacke.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.h"
+#include "core/memory.h"
+#include "train/metrics.h"
+#include "train/ridge_state.h"
+
+namespace attn {
+
+std::vector<double> RidgeModel::readout() const {
+  if (!state_ || state_->V.size() == 0) return {};
+  std::vector<double> out(static_cast<size_t>(state_->V.size()));
+  Eigen::Map<RowMat>(out.data(), state_->V.rows(), state_->V.cols()) = state_->V;
+  return out;
+}
+
+double RidgeModel::chosen_lambda() const { return state_ ? state_->lambda : NAN; }
+
+std::vector<double> RidgeModel::label_mean() const {
+  if (!state_) return {};
+  return std::vector<double>(state_->y_mean.data(), state_->y_mean.data() + state_->y_mean.size());
+}
+
+std::vector<double> RidgeModel::dual_coefficients() const {
+  if (!state_ || !kernel_) return {};
+  std::vector<double> out(static_cast<size_t>(state_->alpha.size()));
+  Eigen::Map<RowMat>(out.data(), state_->alpha.rows(), state_->alpha.cols()) = state_->alpha;
+  return out;
+}
+
+const std::vector<double>& RidgeModel::fit_inputs() const {
+  static const std::vector<double> empty;
+  return state_ && kernel_ ? state_->X_fit : empty;
+}
+
+RidgeFitted RidgeModel::fitted() const {
+  ATTN_CHECK(state_ != nullptr, "a ridge model cannot be saved before fit()");
+  const State& st = *state_;
+  RidgeFitted f;
+  f.x_size = st.x_size;
+  f.T_out = st.T_out;
+  f.d_out = st.d_out;
+  f.lambda = st.lambda;
+  f.y_mean = label_mean();
+  if (kernel_) {
+    // After a refit X_fit holds all n samples; alpha weighs its first n_alpha.
+    f.X_fit.assign(st.X_fit.begin(), st.X_fit.begin() + st.n_alpha * st.x_size);
+    f.alpha = dual_coefficients();
+  } else {
+    f.V = readout();
+  }
+  return f;
+}
+
+void RidgeModel::restore(RidgeFitted f) {
+  const int64_t K = f.T_out * f.d_out;
+  ATTN_CHECK(f.x_size >= 1 && K >= 1 && static_cast<int64_t>(f.y_mean.size()) == K,
+             "saved ridge model: y_mean has " + std::to_string(f.y_mean.size()) +
+                 " values for " + std::to_string(K) + " outputs");
+  auto s = std::make_unique<State>();
+  s->restored = true;
+  s->x_size = f.x_size;
+  s->T_out = f.T_out;
+  s->d_out = f.d_out;
+  s->K = K;
+  s->lambda = f.lambda;
+  s->lambdas = {f.lambda};
+  s->y_mean = Eigen::Map<const Eigen::VectorXd>(f.y_mean.data(), K);
+  if (kernel_) {
+    const int64_t n_alpha = static_cast<int64_t>(f.alpha.size()) / K;
+    ATTN_CHECK(n_alpha >= 1 && n_alpha * K == static_cast<int64_t>(f.alpha.size()) &&
+                   static_cast<int64_t>(f.X_fit.size()) == n_alpha * f.x_size,
+               "saved kernel ridge model: alpha (" + std::to_string(f.alpha.size()) +
+                   " values) and X_fit (" + std::to_string(f.X_fit.size()) +
+                   " values) do not describe the same training samples");
+    s->primal = false;
+    s->n_alpha = s->n_fit = n_alpha;
+    s->alpha = Eigen::Map<const RowMat>(f.alpha.data(), n_alpha, K);
+    s->X_fit = std::move(f.X_fit);
+  } else {
+    s->P = features_->dim();
+    ATTN_CHECK(static_cast<int64_t>(f.V.size()) == s->P * K,
+               "saved ridge model: V has " + std::to_string(f.V.size()) + " values, the feature map " +
+                   std::to_string(s->P) + " × " + std::to_string(K) + " outputs");
+    s->V = Eigen::Map<const RowMat>(f.V.data(), s->P, K);
+  }
+  state_ = std::move(s);
+}
+
+void RidgeModel::save(ModelTensors& out) const {
+  RidgeFitted f = fitted();
+  const int64_t K = f.T_out * f.d_out;
+  ATTN_CHECK(out.shape.x_size() == f.x_size && out.shape.y_size() == K,
+             "model " + out.model + ": the shapes to save differ from the training data's");
+  out.add("y_mean", {K}, std::move(f.y_mean));
+  out.add("lambda", {}, {f.lambda});
+  if (kernel_) {
+    const int64_t n_alpha = static_cast<int64_t>(f.alpha.size()) / K;
+    out.add("X_fit", {n_alpha, out.shape.T, out.shape.d_in}, std::move(f.X_fit));
+    out.add("alpha", {n_alpha, K}, std::move(f.alpha));
+  } else {
+    out.add("V", {features_->dim(), K}, std::move(f.V));
+  }
+}
+
+void RidgeModel::load(const ModelTensors& in) {
+  RidgeFitted f;
+  f.x_size = in.shape.x_size();
+  f.T_out = in.shape.T_out;
+  f.d_out = in.shape.d_out;
+  const int64_t K = in.shape.y_size();
+  f.y_mean = in.get("y_mean", {K});
+  f.lambda = in.get("lambda", {})[0];
+  if (kernel_) {
+    const ModelTensor* a = in.find("alpha");
+    const int64_t n_alpha = a && a->shape.size() == 2 ? a->shape[0] : 0;
+    ATTN_CHECK(n_alpha >= 1, "model " + in.model + ": the saved model has no tensor 'alpha' of "
+                             "shape (n, " + std::to_string(K) + "); save it again with `attnlab fit`");
+    f.alpha = in.get("alpha", {n_alpha, K});
+    f.X_fit = in.get("X_fit", {n_alpha, in.shape.T, in.shape.d_in});
+  } else {
+    f.V = in.get("V", {features_->dim(), K});
+  }
+  restore(std::move(f));
+}
+
+std::vector<double> RidgeModel::predict(const Batch& data) const {
+  ATTN_CHECK(state_ != nullptr, "predict() before fit()");
+  const State& st = *state_;
+  ATTN_CHECK(data.shape.x_size() == st.x_size && data.shape.T_out * data.shape.d_out == st.K,
+             "predict(): the data's shapes differ from the training data's");
+  const int64_t n = data.n, K = st.K, B = std::max<int64_t>(1, options_.block);
+  std::vector<double> out(static_cast<size_t>(n * K));
+  Eigen::Map<RowMat> O(out.data(), n, K);
+  if (kernel_) {
+    State& cache = *state_;
+    cache.cached_kernel.resize(n, st.n_alpha);
+    for (int64_t lo = 0; lo < n; lo += B) {
+      const int64_t m = std::min(B, n - lo);
+      kernel_->kernel(data.x(lo), m, st.X_fit.data(), st.n_alpha,
+                      cache.cached_kernel.data() + lo * st.n_alpha);
+    }
+    cache.cached_x = data.X.data();
+    cache.cached_n = n;
+    O = (cache.cached_kernel * st.alpha) / static_cast<double>(st.n_alpha);
+    O.rowwise() += st.y_mean.transpose();
+    return out;
+  }
+  for (int64_t lo = 0; lo < n; lo += B) {
+    const int64_t m = std::min(B, n - lo);
+    {
+      RowMat F(m, st.P);
+      features_->features(data.x(lo), m, F.data());
+      O.middleRows(lo, m) = F * st.V;
+    }
+    O.middleRows(lo, m).rowwise() += st.y_mean.transpose();
+  }
+  return out;
+}
+
+void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
+  ATTN_CHECK(state_ != nullptr, "evaluate() before fit()");
+  const State& st = *state_;
+  ATTN_CHECK(!st.restored, "a ridge model loaded from a file has its read-out but not the "
+                           "training data's spectrum, so it cannot evaluate the λ path; refit it");
+  const int64_t n = test.n, D = st.eig.size(), B = std::max<int64_t>(1, options_.block);
+  ColMat Z(n, D);
+  for (int64_t lo = 0; lo < n; lo += B) {
+    const int64_t m = std::min(B, n - lo);
+    RowMat proj(m, D);
+    if (st.primal) {
+      RowMat F(m, st.P);
+      features_->features(test.x(lo), m, F.data());
+      proj.noalias() = F * st.Q;
+    } else if (kernel_) {
+      // Reuse predict()'s kernel when it was computed for this test set on the fit split.
+      const bool cached = st.cached_x == test.X.data() && st.cached_n == n &&
+                          st.n_alpha == st.n_fit;
+      RowMat kv(m, st.n_fit);
+      if (cached)
+        kv = st.cached_kernel.middleRows(lo, m);
+      else
+        kernel_->kernel(test.x(lo), m, st.X_fit.data(), st.n_fit, kv.data());
+      proj.noalias() = (kv / static_cast<double>(st.n_fit)) * st.Q;
+    } else {
+      RowMat F(m, st.P);
+      features_->features(test.x(lo), m, F.data());
+      proj.noalias() = ((F * st.Phi_fit.topRows(st.n_fit).transpose()) /
+                        static_cast<double>(st.n_fit)) * st.Q;
+    }
+    Z.middleRows(lo, m) = proj;
+  }
+  // The fit split's models along the λ path (with the fit split's label mean).
+  std::vector<double> flat;
+  double best = std::numeric_limits<double>::infinity();
+  size_t best_index = 0;
+  auto path_nmse = [&](double lambda) {
+    Eigen::VectorXd g(D);
+    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], lambda, st.floor);
+    ColMat pred = Z * (g.asDiagonal() * st.C);
+    Eigen::VectorXd mean = st.y_mean;
+    pred.rowwise() += mean.transpose();
+    double nmse = NAN;
+    ridge_predictions_nmse(test, pred, flat, &nmse);
+    return nmse;
+  };
+  for (size_t l = 0; l < st.lambdas.size(); ++l) {
+    const double nmse = path_nmse(st.lambdas[l]);
+    log.point("test_nmse_path", static_cast<int64_t>(l), nmse);
+    if (nmse < best) {
+      best = nmse;
+      best_index = l;
+    }
+  }
+  log.scalar("test_nmse_oracle", best);
+  log.scalar("lambda_oracle", st.lambdas[best_index]);
+  log.scalar("test_nmse_minnorm", path_nmse(0.0));
+}
+
+}  // namespace attn

@@ -1,0 +1,55 @@
+// Private to src/train/ridge*.cpp: the fitted state of a RidgeModel and the spectral
+// helpers its fit, predict and evaluate share.
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "tasks/batch.h"
+#include "train/ridge.h"
+
+namespace attn {
+
+using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ColMat = Eigen::MatrixXd;
+
+struct RidgeModel::State {
+  bool primal = true;
+  int64_t x_size = 0, P = 0, K = 0, T_out = 0, d_out = 0;
+  int64_t n_fit = 0, n_val = 0;
+  Eigen::VectorXd y_mean;  // K
+  // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors, C = Qᵀ B.
+  Eigen::VectorXd eig;
+  ColMat Q, C;
+  double floor = 0.0;
+  std::vector<double> lambdas;
+  int chosen = 0;
+  double lambda = 0.0;
+  // Final read-out: V (P × K) for feature models; alpha (n × K) and the training inputs for
+  // kernel models. Dual feature models also keep the fit features for the λ path.
+  ColMat V, alpha;
+  RowMat Phi_fit;
+  std::vector<double> X_fit;
+  int64_t n_alpha = 0;
+  // predict() keeps the last data set's kernel against X_fit, so that evaluate() on the
+  // same test set does not recompute it (kernel evaluations dominate kernel models).
+  const double* cached_x = nullptr;
+  int64_t cached_n = -1;
+  RowMat cached_kernel;
+  // Restored from saved parts: only the read-out, no spectral form (evaluate() refuses).
+  bool restored = false;
+};
+
+// Shrinkage 1/(Λ + λ) with the numerical floor: λ = 0 or below the floor gives the
+// pseudo-inverse on the eigenvalues above the floor.
+double ridge_shrink(double eig, double lambda, double floor);
+
+// Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
+Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what);
+
+// nmse of predictions given as an n × K column-major matrix (flattened into flat).
+void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
+                            double* nmse);
+
+}  // namespace attn
