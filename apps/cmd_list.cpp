@@ -65,8 +65,7 @@ void list_experiments() {
     for (const auto& e : fs::directory_iterator(root / group))
       if (e.path().extension() == ".toml") specs.push_back(e.path().filename().string());
     std::sort(specs.begin(), specs.end());
-    std::string list;
-    for (const auto& s : specs) list += (list.empty() ? "" : ", ") + s;
+    const std::string list = join_names(specs);
     fmt::print("  {:<12} {}\n", group, list);
   }
 }

@@ -11,6 +11,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/home.h"
+#include "core/suggest.h"
 #include "core/threads.h"
 #include "experiment/claims.h"
 #include "experiment/experiment_dir.h"
@@ -41,8 +42,7 @@ std::vector<std::string> experiment_groups() {
 int reproduce(const ReproduceOptions& o) {
   const fs::path group = fs::path(attnlab_home()) / "experiments" / o.name;
   if (!fs::is_directory(group)) {
-    std::string list;
-    for (const auto& n : experiment_groups()) list += (list.empty() ? "" : ", ") + n;
+    const std::string list = join_names(experiment_groups());
     throw UserError("no shipped experiments named '" + o.name + "' (looked in " + group.string() +
                     "); available: " + list);
   }

@@ -92,8 +92,7 @@ size_t Params::index_of(const std::string& key) const {
     if (schema_[k].name == key) return k;
     names.push_back(schema_[k].name);
   }
-  std::string known;
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  const std::string known = join_names(names);
   throw UserError("unknown parameter '" + section_ + "." + key + "'" + did_you_mean(key, names) +
                   (known.empty() ? "; this " + section_ + " takes no parameters" : "; known: " + known));
 }
@@ -136,8 +135,7 @@ void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
     const auto& s = std::get<std::string>(value);
     for (const auto& c : spec.choices)
       if (c == s) return;
-    std::string list;
-    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+    const std::string list = join_names(spec.choices);
     throw UserError(where + " = '" + s + "' is not allowed" + did_you_mean(s, spec.choices) +
                     "; choose one of: " + list);
   }

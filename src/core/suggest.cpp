@@ -40,6 +40,12 @@ std::string suggest_closest(std::string_view word, const std::vector<std::string
   return best_distance <= allowed ? best : std::string();
 }
 
+std::string join_names(const std::vector<std::string>& names, const std::string& separator) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
+  return out;
+}
+
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string best = suggest_closest(word, candidates);
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";

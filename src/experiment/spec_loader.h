@@ -29,8 +29,7 @@ struct Loader {
       bool ok = false;
       for (const auto& k : known) ok = ok || k == key;
       if (!ok) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        const std::string list = join_names(known);
         fail(value.line, "unknown key '" + key + "' in " + section + did_you_mean(key, known) +
                              "; known keys: " + list);
       }

@@ -38,8 +38,7 @@ const ModelInfo& model_find(const std::string& name) {
     if (info.name == name) return info;
     names.push_back(info.name);
   }
-  std::string known;
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  const std::string known = join_names(names);
   throw UserError("unknown model '" + name + "'" + did_you_mean(name, names) +
                   "; models: " + known + " (see `attnlab list`)");
 }

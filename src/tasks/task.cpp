@@ -43,8 +43,7 @@ const TaskInfo& task_find(const std::string& name) {
     if (info.name == name) return info;
     names.push_back(info.name);
   }
-  std::string known;
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  const std::string known = join_names(names);
   throw UserError("unknown task '" + name + "'" + did_you_mean(name, names) + "; tasks: " + known +
                   " (see `attnlab list`)");
 }
