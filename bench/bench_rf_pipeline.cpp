@@ -43,15 +43,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "core/error.h"
 #include "core/threads.h"
 #include "io/npy.h"
 #include "models/model.h"
@@ -225,19 +223,20 @@ struct Options {
   std::string weights_out;
 };
 
-[[noreturn]] void usage(const char* why) {
+[[noreturn]] void usage(const char* why, int code = 2) {
   std::fprintf(stderr,
                "bench_rf_pipeline: %s\nusage: bench_rf_pipeline [--n 8192] [--n-test 10000] "
                "[--heads 1000] [--threads 1] [--keys 16] [--dim 16] [--p 2] [--seed 0] "
                "[--solver auto|primal|dual] [--dgemm 3072] [--weights-out W.npy]\n",
                why);
-  std::exit(2);
+  std::exit(code);
 }
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "-h" || a == "--help") usage("times the fu2023 rfa pipeline stage by stage", 0);
     if (i + 1 >= argc) usage(("missing value after " + a).c_str());
     const char* v = argv[++i];
     auto integer = [&](int64_t lo) {

@@ -35,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     --variants) variants=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep-blas-env) keep_env=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run_fu2023_pipeline.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
