@@ -48,6 +48,49 @@ void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vec
     if (name == "nmse") *nmse = value;
 }
 
+ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+                              const KernelFunction* kernel, const Batch& data, int64_t first,
+                              int64_t count, int64_t block, const std::vector<double>& lambdas) {
+  const int64_t D = st.eig.size(), K = st.K, L = static_cast<int64_t>(lambdas.size());
+  // Eigen-basis coefficients of every λ, then the read-outs of every λ.
+  ColMat G(D, L * K);
+  for (int64_t l = 0; l < L; ++l) {
+    Eigen::VectorXd g(D);
+    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], lambdas[l], st.floor);
+    G.middleCols(l * K, K) = g.asDiagonal() * st.C;
+  }
+  const ColMat coef = st.Q * G;  // primal: V (P × LK); dual: α (n_fit × LK)
+  ColMat readout;
+  if (!kernel && !st.primal)
+    readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
+  ColMat out(count, L * K);
+  const int64_t B = std::max<int64_t>(1, block);
+  if (kernel) {
+    const bool cached = st.cached_x == data.X.data() && st.cached_n == data.n && first == 0 &&
+                        count == data.n && st.n_alpha == st.n_fit;
+    RowMat kv(std::min(B, count), st.n_fit);
+    for (int64_t lo = 0; lo < count; lo += B) {
+      const int64_t m = std::min(B, count - lo);
+      if (cached) {
+        out.middleRows(lo, m).noalias() =
+            st.cached_kernel.middleRows(lo, m) * coef / static_cast<double>(st.n_fit);
+      } else {
+        kernel->kernel(data.x(first + lo), m, st.X_fit.data(), st.n_fit, kv.data());
+        out.middleRows(lo, m).noalias() = kv.topRows(m) * coef / static_cast<double>(st.n_fit);
+      }
+    }
+    return out;
+  }
+  const ColMat& V = st.primal ? coef : readout;
+  RowMat F(std::min(B, count), st.P);  // one buffer for every block
+  for (int64_t lo = 0; lo < count; lo += B) {
+    const int64_t m = std::min(B, count - lo);
+    features->features(data.x(first + lo), m, F.data());
+    out.middleRows(lo, m).noalias() = F.topRows(m) * V;
+  }
+  return out;
+}
+
 std::vector<ParamSpec> ridge_train_schema() {
   return {
       param_real_list("lambdas", RidgeOptions().lambdas,
@@ -170,34 +213,12 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   // Choose λ on the validation split.
   st.chosen = 0;
   if (st.lambdas.size() > 1) {
-    ColMat Z(st.n_val, D);
-    for (int64_t lo = 0; lo < st.n_val; lo += B) {
-      const int64_t m = std::min(B, st.n_val - lo);
-      Z.middleRows(lo, m) = [&] {
-        RowMat proj = RowMat::Zero(m, D);
-        const double* x = train.x(st.n_fit + lo);
-        if (st.primal) {
-          RowMat F(m, st.P);
-          features_->features(x, m, F.data());
-          proj.noalias() = F * st.Q;
-        } else if (is_kernel) {
-          RowMat kv(m, st.n_fit);
-          kernel_->kernel(x, m, st.X_fit.data(), st.n_fit, kv.data());
-          proj.noalias() = (kv / static_cast<double>(st.n_fit)) * st.Q;
-        } else {
-          RowMat F(m, st.P);
-          features_->features(x, m, F.data());
-          proj.noalias() = ((F * st.Phi_fit.transpose()) / static_cast<double>(st.n_fit)) * st.Q;
-        }
-        return ColMat(proj);
-      }();
-    }
+    const ColMat path = ridge_path_predictions(st, features_.get(), kernel_.get(), train,
+                                               st.n_fit, st.n_val, B, st.lambdas);
     const ColMat Yval = Yc.bottomRows(st.n_val);
     double best = std::numeric_limits<double>::infinity();
     for (size_t l = 0; l < st.lambdas.size(); ++l) {
-      Eigen::VectorXd g(D);
-      for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambdas[l], st.floor);
-      const ColMat pred = Z * (g.asDiagonal() * st.C);
+      const auto pred = path.middleCols(static_cast<int64_t>(l) * K, K);
       const double mse = (pred - Yval).squaredNorm() / static_cast<double>(Yval.size());
       log.point("val_mse", static_cast<int64_t>(l), mse);
       log.point("lambda", static_cast<int64_t>(l), st.lambdas[l]);

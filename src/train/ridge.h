@@ -89,8 +89,9 @@ class RidgeModel final : public Model {
   void save(ModelTensors& out) const override;
   void load(const ModelTensors& in) override;
 
+  struct State;  // the fitted state, opaque outside src/train/ridge*.cpp
+
  private:
-  struct State;
   std::unique_ptr<FeatureMap> features_;
   std::unique_ptr<KernelFunction> kernel_;
   RidgeOptions options_;

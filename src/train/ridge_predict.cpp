@@ -156,13 +156,11 @@ std::vector<double> RidgeModel::predict(const Batch& data) const {
     O.rowwise() += st.y_mean.transpose();
     return out;
   }
+  RowMat F(std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
   for (int64_t lo = 0; lo < n; lo += B) {
     const int64_t m = std::min(B, n - lo);
-    {
-      RowMat F(m, st.P);
-      features_->features(data.x(lo), m, F.data());
-      O.middleRows(lo, m) = F * st.V;
-    }
+    features_->features(data.x(lo), m, F.data());
+    O.middleRows(lo, m).noalias() = F.topRows(m) * st.V;
     O.middleRows(lo, m).rowwise() += st.y_mean.transpose();
   }
   return out;
@@ -173,58 +171,31 @@ void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
   const State& st = *state_;
   ATTN_CHECK(!st.restored, "a ridge model loaded from a file has its read-out but not the "
                            "training data's spectrum, so it cannot evaluate the λ path; refit it");
-  const int64_t n = test.n, D = st.eig.size(), B = std::max<int64_t>(1, options_.block);
-  ColMat Z(n, D);
-  for (int64_t lo = 0; lo < n; lo += B) {
-    const int64_t m = std::min(B, n - lo);
-    RowMat proj(m, D);
-    if (st.primal) {
-      RowMat F(m, st.P);
-      features_->features(test.x(lo), m, F.data());
-      proj.noalias() = F * st.Q;
-    } else if (kernel_) {
-      // Reuse predict()'s kernel when it was computed for this test set on the fit split.
-      const bool cached = st.cached_x == test.X.data() && st.cached_n == n &&
-                          st.n_alpha == st.n_fit;
-      RowMat kv(m, st.n_fit);
-      if (cached)
-        kv = st.cached_kernel.middleRows(lo, m);
-      else
-        kernel_->kernel(test.x(lo), m, st.X_fit.data(), st.n_fit, kv.data());
-      proj.noalias() = (kv / static_cast<double>(st.n_fit)) * st.Q;
-    } else {
-      RowMat F(m, st.P);
-      features_->features(test.x(lo), m, F.data());
-      proj.noalias() = ((F * st.Phi_fit.topRows(st.n_fit).transpose()) /
-                        static_cast<double>(st.n_fit)) * st.Q;
-    }
-    Z.middleRows(lo, m) = proj;
-  }
-  // The fit split's models along the λ path (with the fit split's label mean).
+  // The fit split's models along the λ path (with the fit split's label mean), and λ → 0⁺.
+  std::vector<double> lambdas = st.lambdas;
+  lambdas.push_back(0.0);
+  ColMat path = ridge_path_predictions(st, features_.get(), kernel_.get(), test, 0, test.n,
+                                       options_.block, lambdas);
+  const int64_t K = st.K;
   std::vector<double> flat;
+  std::vector<double> nmse(lambdas.size(), NAN);
+  for (size_t l = 0; l < lambdas.size(); ++l) {
+    ColMat pred = path.middleCols(static_cast<int64_t>(l) * K, K);
+    pred.rowwise() += st.y_mean.transpose();
+    ridge_predictions_nmse(test, pred, flat, &nmse[l]);
+  }
   double best = std::numeric_limits<double>::infinity();
   size_t best_index = 0;
-  auto path_nmse = [&](double lambda) {
-    Eigen::VectorXd g(D);
-    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], lambda, st.floor);
-    ColMat pred = Z * (g.asDiagonal() * st.C);
-    Eigen::VectorXd mean = st.y_mean;
-    pred.rowwise() += mean.transpose();
-    double nmse = NAN;
-    ridge_predictions_nmse(test, pred, flat, &nmse);
-    return nmse;
-  };
   for (size_t l = 0; l < st.lambdas.size(); ++l) {
-    const double nmse = path_nmse(st.lambdas[l]);
-    log.point("test_nmse_path", static_cast<int64_t>(l), nmse);
-    if (nmse < best) {
-      best = nmse;
+    log.point("test_nmse_path", static_cast<int64_t>(l), nmse[l]);
+    if (nmse[l] < best) {
+      best = nmse[l];
       best_index = l;
     }
   }
   log.scalar("test_nmse_oracle", best);
   log.scalar("lambda_oracle", st.lambdas[best_index]);
-  log.scalar("test_nmse_minnorm", path_nmse(0.0));
+  log.scalar("test_nmse_minnorm", nmse.back());
 }
 
 }  // namespace attn

@@ -48,6 +48,15 @@ double ridge_shrink(double eig, double lambda, double floor);
 // Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
 Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what);
 
+// Predictions, without the label mean, of the fit split's models at every λ of `lambdas`
+// for samples [first, first + count) of data: count × (L·K), λ_l in columns
+// [l·K, (l+1)·K). The read-outs of all λ are formed first (P × L·K for feature models,
+// n_fit × L·K for kernels), so each sample costs one feature row (or kernel row) times
+// that matrix, never a pass through the n_fit training samples per λ.
+ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+                              const KernelFunction* kernel, const Batch& data, int64_t first,
+                              int64_t count, int64_t block, const std::vector<double>& lambdas);
+
 // nmse of predictions given as an n × K column-major matrix (flattened into flat).
 void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
                             double* nmse);
