@@ -134,16 +134,16 @@ RunSummary experiment_run(const RunRequest& rq) {
   write_text((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
 
   const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
-  std::vector<const RunPoint*> todo;
+  std::vector<const RunPoint*> pending;
   for (const auto& p : points) {
     if (p.index % rq.shard_count != rq.shard_index) continue;
     ++summary.planned;
     if (done.count(p.run_id))
       ++summary.skipped;
     else
-      todo.push_back(&p);
+      pending.push_back(&p);
   }
-  const SweepSummary s = sweep_execute(todo, store, SweepOptions{rq.jobs, rq.progress});
+  const SweepSummary s = sweep_execute(pending, store, SweepOptions{rq.jobs, rq.progress});
   summary.ok = s.ok;
   summary.failed = s.failed;
   results_export_csv(store.load_runs(), swept_keys(spec),
