@@ -180,11 +180,7 @@ void qk_stats_run(const QkStatsOptions& o) {
     dir_create(dir);
     const std::string csv = qk_report_csv(results);
     for (const auto& [name, text] : {std::pair{"qk_stats.csv", &csv}, std::pair{"qk_stats.json", &json}}) {
-      const std::string path = (dir / name).string();
-      output_path_check(path, text->size());
-      AtomicFile f(path);
-      f.write(text->data(), text->size());
-      f.commit();
+      atomic_file_write((dir / name).string(), *text);
     }
     if (!heat_layers.empty()) dir_create(dir / "heatmaps");
     for (const auto& r : results) {

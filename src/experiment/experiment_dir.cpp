@@ -21,12 +21,6 @@ namespace {
 
 std::string store_path(const std::string& dir) { return (fs::path(dir) / "results.sqlite").string(); }
 
-void write_text(const std::string& path, const std::string& text) {
-  AtomicFile f(path);
-  f.write(text.data(), text.size());
-  f.commit();
-}
-
 // The parameter columns of results.csv: the swept keys, then any other key a plot uses
 // (so a plot over a key fixed by --set still finds its column).
 std::vector<std::string> swept_keys(const Spec& spec) {
@@ -131,7 +125,7 @@ RunSummary experiment_run(const RunRequest& rq) {
   store.set_meta("spec_json", spec_to_json(spec));
   nlohmann::json swept = swept_keys(spec);
   store.set_meta("swept", swept.dump());
-  write_text((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
+  atomic_file_write((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
 
   const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
   std::vector<const RunPoint*> pending;
@@ -158,7 +152,7 @@ void experiment_export(const std::string& dir) {
   results_export_csv(store.load_runs(), json_string_list(store.meta("swept")),
                      (fs::path(dir) / "results.csv").string());
   const std::string spec_json = store.meta("spec_json");
-  if (!spec_json.empty()) write_text((fs::path(dir) / "spec.json").string(), spec_json);
+  if (!spec_json.empty()) atomic_file_write((fs::path(dir) / "spec.json").string(), spec_json);
 }
 
 void experiment_plot(const std::string& dir) {
@@ -209,7 +203,7 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
     }
   results_export_csv(out.load_runs(), json_string_list(out.meta("swept")),
                      (fs::path(out_dir) / "results.csv").string());
-  write_text((fs::path(out_dir) / "spec.json").string(), out.meta("spec_json"));
+  atomic_file_write((fs::path(out_dir) / "spec.json").string(), out.meta("spec_json"));
   return static_cast<int64_t>(out.load_runs().size());
 }
 

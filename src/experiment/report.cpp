@@ -77,12 +77,6 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  AtomicFile f(path);
-  f.write(text.data(), text.size());
-  f.commit();
-}
-
 }  // namespace
 
 std::string report_claim_lines(const std::vector<ReportSection>& sections) {
@@ -151,8 +145,8 @@ void report_write(const std::string& out_dir, const std::string& title,
   }
   html += "</body></html>\n";
   fs::create_directories(out_dir);
-  write_text((fs::path(out_dir) / "report.md").string(), md);
-  write_text((fs::path(out_dir) / "report.html").string(), html);
+  atomic_file_write((fs::path(out_dir) / "report.md").string(), md);
+  atomic_file_write((fs::path(out_dir) / "report.html").string(), html);
 }
 
 }  // namespace attn

@@ -295,9 +295,7 @@ void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<st
            number_text(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0)) + "," +
            csv_field(r.error) + "\n";
   }
-  AtomicFile file(path);
-  file.write(out.data(), out.size());
-  file.commit();
+  atomic_file_write(path, out);
 }
 
 }  // namespace attn

@@ -255,4 +255,11 @@ void output_path_check(const std::string& path, uint64_t bytes_needed) {
   }
 }
 
+void atomic_file_write(const std::string& path, const std::string& bytes) {
+  output_path_check(path, bytes.size());
+  AtomicFile f(path);
+  f.write(bytes.data(), bytes.size());
+  f.commit();
+}
+
 }  // namespace attn

@@ -66,4 +66,7 @@ void atomic_file_remove_open_temps() noexcept;
 // and its filesystem has at least bytes_needed free bytes. Throws IoError otherwise.
 void output_path_check(const std::string& path, uint64_t bytes_needed);
 
+// Writes `bytes` as the whole of PATH, atomically, after output_path_check.
+void atomic_file_write(const std::string& path, const std::string& bytes);
+
 }  // namespace attn

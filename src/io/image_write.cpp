@@ -28,13 +28,6 @@ void png_chunk(std::string& out, const char type[4], const std::string& data) {
   put32be(out, static_cast<uint32_t>(crc));
 }
 
-void file_write_all(const std::string& path, const std::string& bytes) {
-  output_path_check(path, bytes.size());
-  AtomicFile f(path);
-  f.write(bytes.data(), bytes.size());
-  f.commit();
-}
-
 // SVG-safe text: escapes the XML specials.
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -86,7 +79,7 @@ std::string png_encode_rgb(int64_t width, int64_t height, const std::vector<uint
 }
 
 void png_write_rgb(const std::string& path, int64_t width, int64_t height, const std::vector<uint8_t>& rgb) {
-  file_write_all(path, png_encode_rgb(width, height, rgb));
+  atomic_file_write(path, png_encode_rgb(width, height, rgb));
 }
 
 std::array<uint8_t, 3> colour_diverging(double t) {
@@ -151,7 +144,7 @@ void heatmap_write_svg(const std::string& path, const double* values, int64_t ro
       "</g>\n<text x=\"0\" y=\"{}\" font-family=\"sans-serif\" font-size=\"12\">colour scale: "
       "blue −{:.4g} · white 0 · red +{:.4g}</text>\n</svg>\n",
       top + height + 17, scale, scale);
-  file_write_all(path, s);
+  atomic_file_write(path, s);
 }
 
 }  // namespace attn

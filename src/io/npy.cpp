@@ -2,6 +2,7 @@
 // reader and the reader of one .npy image from a byte source (shared with npz.cpp), and
 // NpyArray's conversions. The header itself is in npy_header.cpp; .npz (ZIP) in npz.cpp.
 // Arrays are C order, little-endian, of shape (d0, d1, ...); 0-d arrays have shape ().
+#include "io/file_read.h"
 #include "io/npy.h"
 
 #include <fcntl.h>
@@ -62,19 +63,7 @@ uint64_t view_bytes(const NpyView& a, const std::string& label) {
 // ---- reading: the file, and one .npy image from a byte source ----
 
 ReadFile::ReadFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    const int err = errno;
-    if (err == ENOENT) throw IoError("cannot read " + path + ": no such file; check the path");
-    throw IoError("cannot read " + path + ": " + std::strerror(err) +
-                  "; check the path and its permissions");
-  }
-  struct stat st;
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    throw IoError("cannot read " + path + ": not a regular file; give the path of a .npy/.npz file");
-  }
-  size_ = static_cast<uint64_t>(st.st_size);
+  fd_ = file_open_read(path, ".npy/.npz", &size_);
 }
 
 ReadFile::~ReadFile() { ::close(fd_); }

@@ -3,6 +3,7 @@
 // in safetensors_write.cpp.
 // Layout: [u64 LE header length N][N bytes JSON header][data section]; offsets in the
 // header are relative to the start of the data section (byte 8 + N of the file).
+#include "io/file_read.h"
 #include "io/safetensors.h"
 
 #include <fcntl.h>
@@ -129,20 +130,7 @@ int64_t SafetensorsEntry::size() const {
 
 SafetensorsFile::SafetensorsFile(const std::string& path) {
   label_ = path;
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    const int err = errno;
-    if (err == ENOENT) throw IoError("cannot read " + path + ": no such file; check the path");
-    throw IoError("cannot read " + path + ": " + std::strerror(err) +
-                  "; check the path and its permissions");
-  }
-  struct stat st;
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
-    throw IoError("cannot read " + path + ": not a regular file; give the path of a .safetensors file");
-  }
-  file_size_ = static_cast<uint64_t>(st.st_size);
+  fd_ = file_open_read(path, ".safetensors", &file_size_);
   try {
     parse();
   } catch (...) {
