@@ -242,8 +242,11 @@ const std::vector<double>& Params::get_real_list(const std::string& key) const {
 
 std::string Params::to_json() const {
   std::string out = "{";
+  bool first = true;
   for (size_t k = 0; k < schema_.size(); ++k) {
-    if (k) out += ", ";
+    if (schema_[k].execution_only) continue;
+    if (!first) out += ", ";
+    first = false;
     out += json_quote(schema_[k].name) + ": ";
     const ParamValue& v = values_[k];
     if (std::holds_alternative<std::string>(v)) {

@@ -26,6 +26,9 @@ struct ParamSpec {
   std::vector<std::string> choices;  // String only: the allowed values (empty: any text)
   double min = -std::numeric_limits<double>::infinity();  // Int/Real: inclusive bounds
   double max = std::numeric_limits<double>::infinity();
+  // An execution setting: how a run is computed, not what (e.g. train.distributed). Left
+  // out of Params::to_json(), so it is not part of a run's id.
+  bool execution_only = false;
 };
 
 // Constructors for schema rows, so that task files read as tables.
@@ -66,7 +69,7 @@ class Params {
   const std::string& section() const { return section_; }
   const std::vector<ParamSpec>& schema() const { return schema_; }
   const std::vector<ParamValue>& values() const { return values_; }
-  // {"N": 16, "q": 2, ...} in schema order; deterministic.
+  // {"N": 16, "q": 2, ...} in schema order, without execution settings; deterministic.
   std::string to_json() const;
 
  private:

@@ -125,6 +125,13 @@ std::string hash_hex(const std::string& text) {
   return buf;
 }
 
+std::string run_config_json(const RunConfig& c, uint64_t seed) {
+  return "{\"task\": " + json_quote(c.task) + ", \"task_params\": " + c.task_params.to_json() +
+         ", \"model\": " + json_quote(c.model) + ", \"model_params\": " + c.model_params.to_json() +
+         ", \"train\": " + c.train_params.to_json() + ", \"eval\": " + c.eval_params.to_json() +
+         ", \"seed\": " + std::to_string(seed) + "}";
+}
+
 std::vector<RunPoint> plan_make(const Spec& spec) {
   // Grid of swept assignments, first axis slowest.
   std::vector<std::map<std::string, ParamValue>> grid = {{}};
@@ -147,13 +154,7 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
       p.seed = seed;
       p.swept = assignment;
       p.config = config;
-      p.config_json = "{\"task\": " + json_quote(config.task) +
-                      ", \"task_params\": " + config.task_params.to_json() +
-                      ", \"model\": " + json_quote(config.model) +
-                      ", \"model_params\": " + config.model_params.to_json() +
-                      ", \"train\": " + config.train_params.to_json() +
-                      ", \"eval\": " + config.eval_params.to_json() +
-                      ", \"seed\": " + std::to_string(seed) + "}";
+      p.config_json = run_config_json(config, seed);
       p.run_id = hash_hex(p.config_json);
       points.push_back(std::move(p));
     }

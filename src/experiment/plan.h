@@ -40,6 +40,10 @@ std::vector<ParamSpec> eval_schema();
 // once to check cross-parameter rules (e.g. q < N).
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept);
 
+// The canonical JSON of a configuration and seed (RunPoint::config_json; its hash is the
+// run id). Execution settings (ParamSpec::execution_only) are not part of it.
+std::string run_config_json(const RunConfig& config, uint64_t seed);
+
 // Expands and resolves every point (validating all of them before anything runs), and
 // checks that plots and claims refer to keys that exist.
 std::vector<RunPoint> plan_make(const Spec& spec);

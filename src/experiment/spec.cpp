@@ -319,7 +319,8 @@ std::string spec_runs_json(const Spec& spec) {
   nlohmann::json j;
   j["seeds"] = spec.seeds;
   nlohmann::json base = nlohmann::json::object();
-  for (const auto& [k, v] : spec.base) base[k] = value_json(v);
+  for (const auto& [k, v] : spec.base)
+    if (k != "train.distributed") base[k] = value_json(v);  // an execution setting
   j["base"] = base;
   nlohmann::json scoped = nlohmann::json::object();
   for (const auto& [scope, values] : spec.scoped)

@@ -71,7 +71,8 @@ struct Spec {
 Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick);
 
 // A canonical JSON text of what determines the runs (seeds, base, scoped, axes): two specs
-// with the same text plan the same runs.
+// with the same text plan the same runs. The execution setting train.distributed is left
+// out, like it is left out of run ids.
 std::string spec_runs_json(const Spec& spec);
 // JSON of the whole spec for the plotting script: name, description, plots, claims,
 // swept keys.
