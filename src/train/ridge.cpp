@@ -48,9 +48,7 @@ void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vec
     if (name == "nmse") *nmse = value;
 }
 
-ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
-                              const KernelFunction* kernel, const Batch& data, int64_t first,
-                              int64_t count, int64_t block, const std::vector<double>& lambdas) {
+ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas) {
   const int64_t D = st.eig.size(), K = st.K, L = static_cast<int64_t>(lambdas.size());
   // Eigen-basis coefficients of every λ, then the read-outs of every λ.
   ColMat G(D, L * K);
@@ -59,9 +57,24 @@ ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* fea
     for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], lambdas[l], st.floor);
     G.middleCols(l * K, K) = g.asDiagonal() * st.C;
   }
-  const ColMat coef = st.Q * G;  // primal: V (P × LK); dual: α (n_fit × LK)
+  return st.Q * G;
+}
+
+ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+                              const KernelFunction* kernel, const Batch& data, int64_t first,
+                              int64_t count, int64_t block, const std::vector<double>& lambdas) {
+  const int64_t K = st.K, L = static_cast<int64_t>(lambdas.size());
+  // A distributed dual feature fit formed its read-outs already (ridge_distributed.cpp).
+  const bool formed = !kernel && !st.primal && st.Phi_fit.rows() == 0;
+  ATTN_ASSERT(!formed || (lambdas.size() <= st.path_lambdas.size() &&
+                          std::equal(lambdas.begin(), lambdas.end(), st.path_lambdas.begin())),
+              "the λ path of a distributed dual fit was formed for other λ values");
+  // primal: V (P × LK); dual: α (n_fit × LK)
+  const ColMat coef = formed ? ColMat() : ridge_path_coefficients(st, lambdas);
   ColMat readout;
-  if (!kernel && !st.primal)
+  if (formed)
+    readout = st.path_readout.leftCols(L * K);
+  else if (!kernel && !st.primal)
     readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
   ColMat out(count, L * K);
   const int64_t B = std::max<int64_t>(1, block);
@@ -91,6 +104,19 @@ ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* fea
   return out;
 }
 
+namespace {
+
+// An execution setting: equal results to rounding, so not part of the run id.
+ParamSpec ridge_distributed_param() {
+  ParamSpec p = param_bool("distributed", false,
+                           "under `attnlab run --mpi`: spread the training samples over the MPI "
+                           "ranks, sum the Gram/kernel blocks, solve once (docs/cluster.md)");
+  p.execution_only = true;
+  return p;
+}
+
+}  // namespace
+
 std::vector<ParamSpec> ridge_train_schema() {
   return {
       param_real_list("lambdas", RidgeOptions().lambdas,
@@ -100,6 +126,7 @@ std::vector<ParamSpec> ridge_train_schema() {
       param_choice("solver", "auto", {"auto", "primal", "dual"},
                    "P x P Gram (primal) or n x n kernel (dual); auto picks the smaller"),
       param_bool("refit", false, "refit on the whole training set at the chosen λ"),
+      ridge_distributed_param(),
   };
 }
 
@@ -109,6 +136,7 @@ RidgeOptions ridge_options(const Params& train) {
   o.val_fraction = train.get_real("val_fraction");
   o.solver = train.get_string("solver");
   o.refit = train.get_bool("refit");
+  o.distributed = train.has("distributed") && train.get_bool("distributed");
   ATTN_CHECK(!o.lambdas.empty(), "train.lambdas is empty; give at least one λ, e.g. [1e-3]");
   ATTN_CHECK(o.lambdas.size() == 1 || o.val_fraction > 0,
              "train.lambdas has " + std::to_string(o.lambdas.size()) +

@@ -30,15 +30,19 @@
 
 namespace attn {
 
+class Comm;
+
 struct RidgeOptions {
   std::vector<double> lambdas = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0};
   double val_fraction = 0.2;
   std::string solver = "auto";  // auto | primal | dual (kernels: dual)
   bool refit = false;
   int64_t block = 512;  // samples per feature block
+  bool distributed = false;  // train.distributed: fit over the MPI ranks (fit_distributed)
 };
 
-// [train] keys of ridge-trained models: lambdas, val_fraction, solver, refit.
+// [train] keys of ridge-trained models: lambdas, val_fraction, solver, refit, and the
+// execution setting distributed (not part of a run's id).
 std::vector<ParamSpec> ridge_train_schema();
 RidgeOptions ridge_options(const Params& train);
 
@@ -62,6 +66,15 @@ class RidgeModel final : public Model {
   ~RidgeModel() override;
 
   void fit(const Batch& train, FitLog& log) override;
+  // fit() with the n training samples spread over the ranks of `comm` (train.distributed;
+  // src/train/ridge_distributed.cpp): this rank holds samples [first, first + local.n),
+  // the contiguous block comm_block(n, rank, size) of the full set. Every rank calls it
+  // with its block; afterwards every rank can predict(), and rank 0 also evaluate(). The
+  // result equals fit() on all n samples to rounding (one rank: fit() itself). Only rank
+  // 0's log is filled; it also has the scalar fit_ranks (the number of ranks). Errors are
+  // thrown on every rank alike (Comm::agree).
+  void fit_distributed(const Batch& local, int64_t first, int64_t n, const Comm& comm,
+                       FitLog& log);
   std::vector<double> predict(const Batch& data) const override;
   // Test error along the whole λ path (oracle choice, labelled as such) and at λ → 0⁺.
   void evaluate(const Batch& test, FitLog& log) const override;

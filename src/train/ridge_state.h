@@ -39,6 +39,10 @@ struct RidgeModel::State {
   RowMat cached_kernel;
   // Restored from saved parts: only the read-out, no spectral form (evaluate() refuses).
   bool restored = false;
+  // Distributed dual feature models (rank 0): Phi_fit is spread over the ranks, so the
+  // read-outs of path_lambdas (P × L·K) are formed during the fit for evaluate().
+  std::vector<double> path_lambdas;
+  ColMat path_readout;
 };
 
 // Shrinkage 1/(Λ + λ) with the numerical floor: λ = 0 or below the floor gives the
@@ -47,6 +51,10 @@ double ridge_shrink(double eig, double lambda, double floor);
 
 // Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
 Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what);
+
+// Eigen-basis solutions of the fit split at every λ of `lambdas`: D × (L·K), λ_l in
+// columns [l·K, (l+1)·K); primal: read-outs V, dual: coefficients α.
+ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas);
 
 // Predictions, without the label mean, of the fit split's models at every λ of `lambdas`
 // for samples [first, first + count) of data: count × (L·K), λ_l in columns
