@@ -11,7 +11,9 @@
 #include "core/process.h"
 #include "core/version.h"
 #include "experiment/plan.h"
+#include "experiment/run_distributed.h"
 #include "experiment/runner.h"
+#include "experiment/sweep_mpi.h"
 #include "experiment/store.h"
 #include "io/atomic_file.h"
 
@@ -137,7 +139,16 @@ RunSummary experiment_run(const RunRequest& rq) {
     else
       pending.push_back(&p);
   }
-  const SweepSummary s = sweep_execute(pending, store, SweepOptions{rq.jobs, rq.progress});
+  const SweepOptions options{rq.jobs, rq.progress};
+  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
+  for (const RunPoint* p : pending)
+    if (!mpi && run_point_is_distributed(*p)) {
+      std::fprintf(stderr, "attnlab: train.distributed = true needs `mpirun -np K attnlab run "
+                           "... --mpi` with K >= 2; fitting each run in one process\n");
+      break;
+    }
+  const SweepSummary s = mpi ? sweep_mpi_coordinate(pending, store, *rq.comm, options)
+                             : sweep_execute(pending, store, options);
   summary.ok = s.ok;
   summary.failed = s.failed;
   results_export_csv(store.load_runs(), swept_keys(spec),

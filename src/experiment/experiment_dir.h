@@ -14,6 +14,8 @@
 
 namespace attn {
 
+class Comm;
+
 struct RunRequest {
   std::string spec_path;
   std::string out_dir;
@@ -24,6 +26,9 @@ struct RunRequest {
   bool force_new = false;
   bool retry_failed = false;
   bool progress = true;
+  // --mpi: the job's ranks. Rank 0 calls experiment_run and hands the runs out to the
+  // others (experiment/sweep_mpi.h); null or one rank: this process runs them (--jobs).
+  const Comm* comm = nullptr;
 };
 
 struct RunSummary {

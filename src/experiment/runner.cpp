@@ -60,7 +60,57 @@ std::string describe_status(int status) {
   return "the worker process ended abnormally";
 }
 
+// What a finished worker reported, or why it died.
+RunOutcome worker_outcome(const RunPoint& point, int status, const rusage& usage,
+                          const std::string& output) {
+  RunOutcome outcome;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !output.empty()) {
+    outcome = run_outcome_decode(output);
+  } else {
+    outcome.run_id = point.run_id;
+    outcome.error = describe_status(status);
+  }
+  outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  return outcome;
+}
+
 }  // namespace
+
+RunOutcome run_point_isolated(const RunPoint& point) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw UserError(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
+  const pid_t self = getpid();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw UserError(std::string("cannot start a worker process: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    worker_main(point, fds[1], self);
+  }
+  ::close(fds[1]);
+  std::string output;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      output.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  return worker_outcome(point, status, usage, output);
+}
 
 int cpu_count() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -124,14 +174,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
       rusage usage{};
       while (wait4(pids[k], &status, 0, &usage) < 0 && errno == EINTR) {
       }
-      RunOutcome outcome;
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !w.output.empty()) {
-        outcome = run_outcome_decode(w.output);
-      } else {
-        outcome.run_id = w.point->run_id;
-        outcome.error = describe_status(status);
-      }
-      outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+      const RunOutcome outcome = worker_outcome(*w.point, status, usage, w.output);
       store.insert(*w.point, outcome);
       if (outcome.ok) {
         ++summary.ok;

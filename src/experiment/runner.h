@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiment/plan.h"
+#include "experiment/run_point.h"
 #include "experiment/store.h"
 
 namespace attn {
@@ -27,6 +28,11 @@ struct SweepSummary {
 
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options);
+
+// Runs one point in its own forked worker process, as sweep_execute does, and waits for
+// it: the worker's outcome, or a failed outcome saying how the worker died. Used by the
+// ranks of an MPI sweep (src/experiment/sweep_mpi.h).
+RunOutcome run_point_isolated(const RunPoint& point);
 
 // Number of online CPUs (>= 1): the default for --jobs.
 int cpu_count();
