@@ -1,11 +1,12 @@
 # attnlab: the two set-up commands of the README, and a few helpers.
 #   make reproduce   install missing Debian packages, build, run the main job
 #   make test        install missing Debian packages, build, run the test suite
+#   make test-cluster  the test on a real single-node Slurm cluster (as root; docs/cluster.md)
 # Everything builds in build/ (CMake preset "default"); the CLI is build/attnlab.
 
 JOBS ?= 2
 
-.PHONY: all deps build test test-heavy reproduce bench clean
+.PHONY: all deps build test test-heavy test-cluster reproduce bench clean
 
 all: build
 
@@ -22,6 +23,11 @@ test: build
 # Checks too slow for CI (label "heavy").
 test-heavy: build
 	ctest --test-dir build --output-on-failure -L heavy
+
+# Starts munged, slurmctld and slurmd as root and runs the job scripts of docs/cluster.md
+# (label "cluster"; skipped when not root or Slurm is not installed). Run by .ci/run.
+test-cluster: build
+	ctest --test-dir build --output-on-failure -L cluster
 
 reproduce: build
 	build/attnlab reproduce demo --quick
