@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli_helpers.h"
@@ -180,6 +182,108 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
   EXPECT_NE(error(base, {"task.q"}).find("section.key=value"), std::string::npos);
   EXPECT_NE(error(base, {"plot.x=1"}).find("cannot be set"), std::string::npos);
   EXPECT_NE(error(base, {"sweep.task.q=2"}).find("a sweep axis is a list"), std::string::npos);
+}
+
+TEST_F(SpecTest, PlotKindsLoadAndReachSpecJson) {
+  const std::string text = std::string(kBase) + R"([sweep]
+"task.q" = [1, 2]
+"train.n" = [30, 50]
+[[plot]]
+metric = "test_mse"
+x = "train.n"
+[[plot]]
+name = "heat"
+kind = "heatmap"
+metric = "test_nmse"
+x = "train.n"
+y = "task.q"
+logx = true
+where = { seed = 0 }
+[[plot]]
+kind = "curve"
+series = "val_loss"
+line = "task.q"
+logy = true
+[[plot]]
+kind = "matrix"
+series = "attention_sample0"
+where = { "task.q" = 2 }
+)";
+  const Spec spec = load(text);
+  EXPECT_EQ(plan_make(spec).size(), 8u);
+  ASSERT_EQ(spec.plots.size(), 4u);
+  EXPECT_EQ(spec.plots[0].kind, "line");
+  EXPECT_EQ(spec.plots[1].kind, "heatmap");
+  EXPECT_EQ(spec.plots[1].y, "task.q");
+  EXPECT_EQ(spec.plots[2].kind, "curve");
+  EXPECT_EQ(spec.plots[2].series, "val_loss");
+  EXPECT_TRUE(spec.plots[2].metric.empty());
+  EXPECT_EQ(spec.plots[3].name, "plot4");
+  const auto j = nlohmann::json::parse(spec_to_json(spec));
+  ASSERT_EQ(j["plots"].size(), 4u);
+  EXPECT_EQ(j["plots"][0]["kind"], "line");
+  EXPECT_EQ(j["plots"][1]["kind"], "heatmap");
+  EXPECT_EQ(j["plots"][1]["y"], "task.q");
+  EXPECT_EQ(j["plots"][1]["x"], "train.n");
+  EXPECT_EQ(j["plots"][2]["series"], "val_loss");
+  EXPECT_EQ(j["plots"][2]["line"], "task.q");
+  EXPECT_EQ(j["plots"][3]["kind"], "matrix");
+  EXPECT_EQ(j["plots"][3]["series"], "attention_sample0");
+  EXPECT_EQ(j["plots"][3]["where"]["task.q"][0], 2);
+}
+
+TEST_F(SpecTest, PlotKindErrorsNameTheFileLineAndKey) {
+  const std::string base = kBase;
+  // Line of the first line after base: base has this many newlines.
+  const int first = static_cast<int>(std::count(base.begin(), base.end(), '\n')) + 1;
+  struct Case {
+    std::string plot;  // the [[plot]] table's lines after "[[plot]]"
+    int line;          // line of the error, relative to "[[plot]]" (0)
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"name = \"h\"\nkind = \"heatmp\"\n", 2,
+       "plot 'h': kind = 'heatmp' is not one of line, heatmap, curve, matrix (did you mean 'heatmap'?)"},
+      {"kind = \"curv\"\nseries = \"val_loss\"\n", 1, "(did you mean 'curve'?)"},
+      {"kind = 3\n", 1, "plot.kind must be a string"},
+      {"kind = \"heatmap\"\nmetric = \"test_mse\"\nx = \"train.n\"\n", 0,
+       "[[plot]] 'plot1' (kind = \"heatmap\") needs metric = \"...\" (the cell colour), x = "
+       "\"dotted.key\" and y = \"dotted.key\""},
+      {"kind = \"heatmap\"\ny = \"task.q\"\nx = \"train.n\"\n", 0, "needs metric"},
+      {"kind = \"heatmap\"\nmetric = \"m\"\nx = \"train.n\"\ny = \"task.q\"\nline = \"task.N\"\n", 5,
+       "plot 'plot1' (kind = \"heatmap\") does not use line; remove it, or set kind to one "
+       "that does (line or curve); a heatmap plot takes metric, x, y, logx, logy, where"},
+      {"kind = \"curve\"\n", 0, "(kind = \"curve\") needs series = \"...\""},
+      {"kind = \"curve\"\nseries = \"val_loss\"\nmetric = \"test_mse\"\n", 3,
+       "(kind = \"curve\") does not use metric"},
+      {"kind = \"curve\"\nseries = \"val_loss\"\nx = \"train.n\"\n", 3, "does not use x"},
+      {"kind = \"curve\"\nseries = 1\n", 2, "plot.series must be a string"},
+      {"kind = \"matrix\"\nline = \"task.q\"\n", 2, "(kind = \"matrix\") does not use line"},
+      {"kind = \"matrix\"\nseries = \"a\"\nmetric = \"m\"\n", 3, "does not use metric"},
+      {"kind = \"matrix\"\nseries = \"a\"\nlogy = true\n", 3, "does not use logy"},
+      {"kind = \"matrix\"\nseries = \"\"\n", 0, "(kind = \"matrix\") needs series"},
+      {"metric = \"m\"\nx = \"train.n\"\ny = \"task.q\"\n", 3,
+       "(kind = \"line\") does not use y"},
+      {"metric = \"m\"\nx = \"train.n\"\nseries = \"s\"\n", 3, "does not use series"},
+      {"series = \"val_loss\"\n", 1, "(kind = \"line\") does not use series; remove it, or set "
+                                   "kind to one that does (curve or matrix)"},
+      {"line = \"task.q\"\n", 0, "[[plot]] needs metric = \"...\" and x = \"dotted.key\""},
+      {"kind = \"curve\"\nseries = \"val_loss\"\nwhere = { \"task.qq\" = 1 }\n", -1,
+       "plot 'plot1' where refers to 'task.qq', which is not a key"},
+      {"kind = \"curve\"\nseries = \"val_loss\"\nline = \"task.NN\"\n", -1,
+       "plot 'plot1' line refers to 'task.NN'"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = base + "[[plot]]\n" + c.plot;
+    const std::string msg = error(text);
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << "want '" << c.needle << "' in: " << msg;
+    if (c.line >= 0) {
+      const std::string at = "spec.toml:" + std::to_string(first + c.line) + ": ";
+      EXPECT_NE(msg.find(at), std::string::npos) << "want '" << at << "' in: " << msg;
+    } else {
+      EXPECT_NE(msg.find("spec.toml: "), std::string::npos) << msg;
+    }
+  }
 }
 
 TEST_F(SpecTest, SetOverridesScopedTablesToo) {

@@ -37,6 +37,7 @@ std::vector<std::string> swept_keys(const Spec& spec) {
     for (const auto& k : axis.keys) add(k);
   for (const auto& plot : spec.plots) {
     add(plot.x);
+    add(plot.y);
     add(plot.line);
     for (const auto& [k, v] : plot.where) add(k);
   }
@@ -52,7 +53,7 @@ void move_aside(const std::string& dir) {
   for (int k = 2; fs::exists(old); ++k) old = fs::path(dir) / (std::string("old-") + stamp + "-" + std::to_string(k));
   fs::create_directories(old);
   for (const char* name : {"results.sqlite", "results.sqlite-wal", "results.sqlite-shm",
-                           "results.csv", "spec.json", "figures"}) {
+                           "results.csv", "series.csv", "spec.json", "figures"}) {
     const fs::path p = fs::path(dir) / name;
     if (fs::exists(p)) fs::rename(p, old / name);
   }

@@ -354,7 +354,8 @@ std::string spec_to_json(const Spec& spec) {
   j["swept"] = swept;
   nlohmann::json plots = nlohmann::json::array();
   for (const auto& p : spec.plots)
-    plots.push_back({{"name", p.name}, {"title", p.title}, {"metric", p.metric}, {"x", p.x},
+    plots.push_back({{"name", p.name}, {"title", p.title}, {"kind", p.kind},
+                     {"metric", p.metric}, {"x", p.x}, {"y", p.y}, {"series", p.series},
                      {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
                      {"where", filter_json(p.where)}});
   j["plots"] = plots;

@@ -32,12 +32,19 @@ struct SweepAxis {
 // A filter over runs: dotted key (or "seed") -> accepted values (any of them).
 using RunFilter = std::map<std::string, std::vector<ParamValue>>;
 
+// kind "line": mean metric vs x, one line per `line` value (results.csv).
+// kind "heatmap": mean metric in each (x, y) cell, both categorical (results.csv).
+// kind "curve": a series vs its step, one line per `line` value (series.csv).
+// kind "matrix": one run's series as an S x S image, entry (k / S, k % S) = step k.
 struct PlotSpec {
   std::string name;    // file stem of the figure
   std::string title;
-  std::string metric;  // y axis
-  std::string x;       // dotted key on the x axis
-  std::string line;    // dotted key: one line per value ("" = one line)
+  std::string kind = "line";  // line | heatmap | curve | matrix
+  std::string metric;  // line: y axis; heatmap: cell colour ("" for curve, matrix)
+  std::string x;       // dotted key on the x axis (line, heatmap)
+  std::string y;       // dotted key on the y axis (heatmap)
+  std::string series;  // series name (curve, matrix), e.g. "val_loss"
+  std::string line;    // dotted key: one line per value ("" = one line; line, curve)
   bool logx = false, logy = false;
   RunFilter where;     // only runs matching this
 };

@@ -3,12 +3,41 @@
 
 namespace attn::spec_detail {
 
+namespace {
+
+// Which [[plot]] keys each kind uses: `required` must be set, `optional` may be; any other
+// plot key (besides name, title, kind, where) is refused for that kind.
+struct PlotKind {
+  std::string name;
+  std::vector<std::string> required, optional;
+  std::string needs;  // the message when a required key is missing
+};
+
+const std::vector<PlotKind>& plot_kinds() {
+  static const std::vector<PlotKind> kinds = {
+      {"line", {"metric", "x"}, {"line", "logx", "logy"},
+       "[[plot]] needs metric = \"...\" and x = \"dotted.key\""},
+      {"heatmap", {"metric", "x", "y"}, {"logx", "logy"},
+       "needs metric = \"...\" (the cell colour), x = \"dotted.key\" and y = \"dotted.key\""},
+      {"curve", {"series"}, {"line", "logx", "logy"},
+       "needs series = \"...\" (a series name such as \"val_loss\"; the x axis is its step)"},
+      {"matrix", {"series"}, {},
+       "needs series = \"...\" (a series of S*S points, such as \"attention_sample0\")"},
+  };
+  return kinds;
+}
+
+}  // namespace
+
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
   if (plots == nullptr) return;
   if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
+  std::vector<std::string> kind_names;
+  for (const auto& k : plot_kinds()) kind_names.push_back(k.name);
   for (const auto& p : plots->items) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
-    L.check_keys(p, "[[plot]]", {"name", "title", "metric", "x", "line", "logx", "logy", "where"});
+    L.check_keys(p, "[[plot]]", {"name", "title", "kind", "metric", "x", "y", "series", "line",
+                                 "logx", "logy", "where"});
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
     for (const auto& [key, v] : p.entries) {
@@ -22,13 +51,52 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
         const std::string s = L.string_of(v, "plot." + key);
         if (key == "name") plot.name = s;
         if (key == "title") plot.title = s;
+        if (key == "kind") plot.kind = s;
         if (key == "metric") plot.metric = s;
         if (key == "x") plot.x = s;
+        if (key == "y") plot.y = s;
+        if (key == "series") plot.series = s;
         if (key == "line") plot.line = s;
       }
     }
-    if (plot.metric.empty() || plot.x.empty())
-      L.fail(p.line, "[[plot]] needs metric = \"...\" and x = \"dotted.key\"");
+    const PlotKind* kind = nullptr;
+    for (const auto& k : plot_kinds())
+      if (k.name == plot.kind) kind = &k;
+    if (kind == nullptr) {
+      const SpecTree* v = p.find("kind");
+      L.fail(v ? v->line : p.line, "plot '" + plot.name + "': kind = '" + plot.kind +
+                                       "' is not one of " + join_names(kind_names) +
+                                       did_you_mean(plot.kind, kind_names));
+    }
+    for (const auto& [key, v] : p.entries) {
+      if (key == "name" || key == "title" || key == "kind" || key == "where") continue;
+      bool used = false;
+      for (const auto* list : {&kind->required, &kind->optional})
+        for (const auto& k : *list) used = used || k == key;
+      if (!used) {
+        std::vector<std::string> uses = kind->required, others;
+        uses.insert(uses.end(), kind->optional.begin(), kind->optional.end());
+        uses.push_back("where");
+        for (const auto& k : plot_kinds())
+          for (const auto* list : {&k.required, &k.optional})
+            for (const auto& name : *list)
+              if (name == key) others.push_back(k.name);
+        L.fail(v.line, "plot '" + plot.name + "' (kind = \"" + kind->name + "\") does not use " +
+                           key + "; remove it, or set kind to one that does (" +
+                           join_names(others, " or ") + "); a " + kind->name + " plot takes " +
+                           join_names(uses));
+      }
+    }
+    for (const auto& key : kind->required) {
+      const std::string& value = key == "metric" ? plot.metric
+                                 : key == "x"    ? plot.x
+                                 : key == "y"    ? plot.y
+                                                 : plot.series;
+      if (!value.empty()) continue;
+      L.fail(p.line, kind->name == "line"
+                         ? kind->needs  // the message from before plots had kinds
+                         : "[[plot]] '" + plot.name + "' (kind = \"" + kind->name + "\") " + kind->needs);
+    }
     spec.plots.push_back(plot);
   }
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <map>
 
 #include "core/error.h"
@@ -296,6 +297,33 @@ void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<st
            csv_field(r.error) + "\n";
   }
   atomic_file_write(path, out);
+  series_export_csv(runs, swept, (std::filesystem::path(path).parent_path() / "series.csv").string());
+}
+
+void series_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
+                       const std::string& path) {
+  // Streamed in chunks: the series of a sweep (attention matrices) can be large.
+  output_path_check(path, 0);
+  AtomicFile file(path);
+  std::string out = "run_id,seed,status";
+  for (const auto& k : swept) out += "," + csv_field(k);
+  out += ",series,step,value\n";
+  for (const auto& r : runs) {
+    if (r.series.empty()) continue;
+    std::string prefix = r.run_id + "," + std::to_string(r.seed) + "," + r.status;
+    for (const auto& k : swept) prefix += "," + csv_field(r.param(k));
+    prefix += ",";
+    for (const auto& p : r.series) {
+      out += prefix + csv_field(p.series) + "," + std::to_string(p.step) + "," +
+             number_text(std::isfinite(p.value) ? p.value : NAN) + "\n";
+      if (out.size() >= (1u << 20)) {
+        file.write(out.data(), out.size());
+        out.clear();
+      }
+    }
+  }
+  file.write(out.data(), out.size());
+  file.commit();
 }
 
 }  // namespace attn
