@@ -171,10 +171,16 @@ void predict_run(const PredictOptions& o) {
                            ", \"n\": " + std::to_string(data.n) + ", \"attnlab\": " +
                            json_quote(kVersion) + "}";
   const std::u32string meta32(meta.begin(), meta.end());
-  npz_write(o.out, {{"Y_pred", DType::F64, shape, pred.data()}, npy_text("meta", meta32)});
+  // Attention models also give their attention matrices ("attention.layer0" (n, H, T, T)).
+  const std::vector<ModelTensor> maps = loaded.model->attention(data);
+  std::vector<NpyView> arrays{{"Y_pred", DType::F64, shape, pred.data()}};
+  for (const auto& m : maps) arrays.push_back({"attention." + m.name, DType::F64, m.shape, m.data.data()});
+  arrays.push_back(npy_text("meta", meta32));
+  npz_write(o.out, arrays);
   if (o.quiet) return;
   fmt::print("predicted {} samples with {} ({}): Y_pred {}\n", data.n, r.model, o.model,
              shape_text(shape));
+  for (const auto& m : maps) fmt::print("  attention.{} {}\n", m.name, shape_text(m.shape));
   if (has_y) fmt::print("  {}\n", metrics_text(metrics, "test_", true));
   fmt::print("wrote {}\n", o.out);
 }
@@ -215,7 +221,9 @@ void predict_command_register(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(
-      "Writes Y_pred (n, T_out, d_out) and `meta` (JSON: model, params, seed, n). When the\n"
+      "Writes Y_pred (n, T_out, d_out), for attention models the attention matrices\n"
+      "attention.layer<l> (n, H, T, T) (third order: the pair weights' marginals\n"
+      "attention.layer0.first/.second), and `meta` (JSON: model, params, seed, n). When the\n"
       "dataset has Y, prints the test metrics (mse, nmse, ...).");
   cmd->callback([o] { predict_run(*o); });
 }

@@ -22,6 +22,8 @@ void fit_command_register(CLI::App& app);
 void predict_command_register(CLI::App& app);
 // Sets *exit_code to 1 when a claim fails.
 void reproduce_command_register(CLI::App& app, int* exit_code);
+// Sets *exit_code to 1 when a gradient check fails.
+void gradcheck_command_register(CLI::App& app, int* exit_code);
 
 // Folders of experiments/ (groups for `attnlab reproduce`).
 std::vector<std::string> shipped_experiment_groups();

@@ -42,7 +42,10 @@ const Params* section_params(const RunConfig& c, const std::string& section) {
 }  // namespace
 
 std::vector<ParamSpec> train_common_schema() {
-  return {param_int("n", 1000, "training-set size (samples 0 .. n-1 of the run's seed)", 1, 1e12)};
+  return {param_int("n", 1000,
+                    "training-set size (samples 0 .. n-1 of the run's seed); 0 = fresh samples "
+                    "every step (gradient-trained models)",
+                    0, 1e12)};
 }
 
 std::vector<ParamSpec> eval_schema() {
@@ -102,6 +105,9 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
     throw UserError(spec.path + ": eval.first = " + std::to_string(first) +
                     " overlaps the training samples 0.." + std::to_string(n_train - 1) + at +
                     "; raise eval.first above the largest train.n");
+  if (n_train == 0 && !model.fresh_samples)
+    throw UserError(spec.path + ": train.n = 0 (fresh samples every step) is only for "
+                    "gradient-trained models, not " + c.model + at + "; set train.n");
   try {
     task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
   } catch (const UserError& e) {
@@ -189,6 +195,7 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   for (const auto& plot : spec.plots) {
     check(plot.x, "plot '" + plot.name + "' x");
     check(plot.line, "plot '" + plot.name + "' line");
+    check(plot.y, "plot '" + plot.name + "' y");
     for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");
   }
   // [task.<name>] / [model.<name>] tables are checked even for names no run uses.

@@ -24,11 +24,18 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   const int64_t first_test = c.eval_params.get_int("first");
   ATTN_ASSERT(first_test >= n_train, "config_resolve lets no test set overlap the training set");
   const auto task = task_make(c.task, c.task_params);
-  const Batch train = task_generate(*task, p.seed, 0, n_train);
+  // n_train = 0: the model draws fresh samples itself (ModelContext::task).
+  Batch train;
+  train.shape = task->shape();
+  if (n_train > 0) train = task_generate(*task, p.seed, 0, n_train);
   const Batch test = task_generate(*task, p.seed, first_test, n_test);
 
   const ModelInfo& info = model_find(c.model);
-  const auto model = info.make(ModelContext{c.model_params, c.train_params, task->shape(), p.seed});
+  ATTN_CHECK(n_train > 0 || info.fresh_samples,
+             "model " + c.model + " needs a training set: train.n = 0 (fresh samples) is only "
+             "for gradient-trained models");
+  const auto model = info.make(
+      ModelContext{c.model_params, c.train_params, task->shape(), p.seed, task.get(), first_test});
   FitLog log;
   const auto fit_start = std::chrono::steady_clock::now();
   model->fit(train, log);
@@ -37,9 +44,10 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
     out.metrics.emplace_back("test_" + name, value);
   model->evaluate(test, log);  // right after predict(test): models may reuse its work
-  for (const auto& [name, value] : metrics_compute(train, model->predict(train)))
-    if (name == "mse" || name == "nmse" || name == "accuracy")
-      out.metrics.emplace_back("train_" + name, value);
+  if (n_train > 0)
+    for (const auto& [name, value] : metrics_compute(train, model->predict(train)))
+      if (name == "mse" || name == "nmse" || name == "accuracy")
+        out.metrics.emplace_back("train_" + name, value);
   for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
   out.metrics.emplace_back("fit_seconds", fit_seconds);
   out.series = log.points;

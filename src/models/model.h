@@ -87,6 +87,9 @@ class Model {
   // Model-specific diagnostics on the test set, beyond the standard metrics (e.g. a ridge
   // model's error along its whole λ path, labelled as an oracle). Default: none.
   virtual void evaluate(const Batch& /*test*/, FitLog& /*log*/) const {}
+  // Attention probabilities for every sample of `data`, one tensor per layer (e.g.
+  // "layer0" (n, H, T, T)), for models that have them; default: none.
+  virtual std::vector<ModelTensor> attention(const Batch& /*data*/) const { return {}; }
   // Appends the fitted state to `out` (out.model and out.shape are already set), for
   // models/model_io.h. Default: UserError, this model cannot be saved.
   virtual void save(ModelTensors& out) const {
@@ -100,11 +103,17 @@ class Model {
   }
 };
 
+class Task;
+
 struct ModelContext {
   const Params& model;  // section "model"
   const Params& train;  // section "train"
   const TaskShape& shape;
   uint64_t seed;
+  // For models that draw fresh training samples (train.n = 0): the task, and the first
+  // sample index they must not reach (the test set's eval.first). Null/0 elsewhere.
+  const Task* task = nullptr;
+  int64_t index_limit = 0;
 };
 
 struct ModelInfo {
@@ -113,6 +122,7 @@ struct ModelInfo {
   std::vector<ParamSpec> (*schema)();        // [model] keys (besides `name`)
   std::vector<ParamSpec> (*train_schema)();  // [train] keys besides `n` (may be empty)
   std::unique_ptr<Model> (*make)(const ModelContext& context);
+  bool fresh_samples = false;  // accepts train.n = 0: a fresh batch every step
 };
 
 // Every model, in the order `attnlab list` shows them.

@@ -6,6 +6,7 @@
 #include "core/suggest.h"
 #include "models/baselines.h"
 #include "models/model.h"
+#include "models/neural_models.h"
 #include "models/rf_models.h"
 
 namespace attn {
@@ -28,6 +29,16 @@ const std::vector<ModelInfo>& model_registry() {
        rf_train_schema, brfa_kernel_make},
       {"rfmlp_kernel", "infinite-width limit of rfmlp (kernel ridge)", rfmlp_kernel_schema,
        rf_train_schema, rfmlp_kernel_make},
+      {"attention", "Sanford et al.: one attention unit psi(sum_h softmax heads(phi(X))), trained by gradient",
+       attention_schema, neural_train_schema, attention_make, true},
+      {"third_order", "Sanford et al.: one unit of third-order (pair) attention heads, trained by gradient",
+       third_order_schema, neural_train_schema, third_order_make, true},
+      {"transformer", "L layers of multi-head attention + MLP with residuals, trained by gradient",
+       transformer_schema, neural_train_schema, transformer_make, true},
+      {"mlp", "fully connected net on the concatenated tokens, all outputs at once (gradient)",
+       mlp_schema, neural_train_schema, mlp_make, true},
+      {"lstm", "LSTM reading the sequence, outputs after the whole sequence (gradient)",
+       lstm_schema, neural_train_schema, lstm_make, true},
   };
   return registry;
 }

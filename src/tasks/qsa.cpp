@@ -26,9 +26,15 @@ class QsaTask final : public Task {
     shape_.d_out = d_out_;
     shape_.raw.push_back({"z", {N_, d_out_}, false});
     shape_.raw.push_back({"sets", {N_, q_}, true});
+    // The ε of a 1/(2q)-approximation (spec §2.1): metrics report success_rate against it.
+    shape_.constants.push_back({"success_threshold", {}, false});
   }
 
   const TaskShape& shape() const override { return shape_; }
+
+  void fill_constants(uint64_t /*seed*/, Batch& out) const override {
+    out.constants[0].f64[0] = 1.0 / (2.0 * static_cast<double>(q_));
+  }
 
   void sample_range(uint64_t seed, int64_t first, int64_t count, Batch& out,
                     int64_t row) const override {

@@ -27,6 +27,7 @@ class Task {
   // Fills the dataset-level constants of `out` (default: none).
   virtual void fill_constants(uint64_t seed, Batch& out) const;
   // Fills rows [row, row + count) of out with samples first, ..., first + count - 1.
+  // The rows' X and Y must be zero on entry (sparse encodings write only their non-zeros).
   virtual void sample_range(uint64_t seed, int64_t first, int64_t count, Batch& out,
                             int64_t row) const = 0;
 };

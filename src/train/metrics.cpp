@@ -42,11 +42,16 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
   }
   const long double y_mean = y_sum / static_cast<long double>(total);
 
+  double threshold = -1;  // success_threshold constant, if the task defines one
+  for (const auto& c : data.constants)
+    if (c.spec.name == "success_threshold" && !c.f64.empty()) threshold = c.f64[0];
+
   long double se_sum = 0, var_sum = 0, pos_err_sum = 0;
   double max_abs = 0, max_pos = 0;
-  int64_t correct = 0;
+  int64_t correct = 0, positives = 0, true_pos = 0, true_neg = 0, exact = 0, successes = 0;
   for (int64_t j = 0; j < n; ++j) {
     double sample_max = 0;  // max over positions of the ℓ2 error of the d_out-vector
+    bool sample_exact = true;
     for (int64_t i = 0; i < T_out; ++i) {
       long double pos_se = 0;
       for (int64_t k = 0; k < d_out; ++k) {
@@ -56,13 +61,22 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
         max_abs = std::max(max_abs, static_cast<double>(std::fabs(diff)));
         const long double centred = y[e] - y_mean;
         var_sum += centred * centred;
-        if (binary) correct += ((f[e] >= 0.5) == (y[e] == 1.0)) ? 1 : 0;
+        if (binary) {
+          const bool right = (f[e] >= 0.5) == (y[e] == 1.0);
+          correct += right;
+          sample_exact = sample_exact && right;
+          positives += y[e] == 1.0;
+          true_pos += right && y[e] == 1.0;
+          true_neg += right && y[e] == 0.0;
+        }
       }
       se_sum += pos_se;
       sample_max = std::max(sample_max, static_cast<double>(std::sqrt(pos_se)));
     }
     pos_err_sum += sample_max;
     max_pos = std::max(max_pos, sample_max);
+    exact += sample_exact;
+    successes += sample_max <= threshold;
   }
 
   const double mse = static_cast<double>(se_sum / total);
@@ -79,7 +93,19 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
       {"mean_max_pos_err", static_cast<double>(pos_err_sum / n)},
       {"max_pos_err", max_pos},
   };
-  if (binary) out.emplace_back("accuracy", static_cast<double>(correct) / static_cast<double>(total));
+  if (threshold >= 0)
+    out.emplace_back("success_rate", static_cast<double>(successes) / static_cast<double>(n));
+  if (binary) {
+    const double accuracy = static_cast<double>(correct) / static_cast<double>(total);
+    out.emplace_back("accuracy", accuracy);
+    const int64_t negatives = total - positives;
+    out.emplace_back("balanced_accuracy",
+                     positives == 0 || negatives == 0
+                         ? accuracy
+                         : 0.5 * (static_cast<double>(true_pos) / static_cast<double>(positives) +
+                                  static_cast<double>(true_neg) / static_cast<double>(negatives)));
+    out.emplace_back("exact_match", static_cast<double>(exact) / static_cast<double>(n));
+  }
   return out;
 }
 

@@ -10,8 +10,14 @@
 //   mean_max_pos_err  mean over samples of max over positions i of ‖f(X)_i − Y_i‖₂ (the
 //                     d_out-vector error at output position i; Sanford et al.'s qSA error)
 //   max_pos_err       max over samples of the same per-sample maximum
+//   success_rate      only when the task defines the constant success_threshold (qsa:
+//                     1/(2q), spec §2.1): the fraction of samples whose max-position error
+//                     is at most that threshold
 //   accuracy          only when every target is exactly 0 or 1: the fraction of entries
 //                     where (prediction >= 0.5) equals the target
+//   balanced_accuracy (binary) the mean of the accuracies on positive and on negative
+//                     targets (accuracy itself when one class is absent)
+//   exact_match       (binary) the fraction of samples with every entry right
 // Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
 // recorded as failed), or the batch is empty or has non-finite targets.
 #pragma once

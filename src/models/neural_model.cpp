@@ -1,0 +1,369 @@
+// NeuralModel: a Model (models/model.h) around a gradient-trained network (nn/net.h):
+// builds the network, trains it with train/trainer.h on a fixed training set or on fresh
+// samples (train.n = 0), optionally once per learning rate, predicts, saves and loads.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "models/neural_models.h"
+#include "tasks/task.h"
+#include "train/trainer.h"
+
+namespace attn {
+namespace {
+
+template <class T>
+void to_scalar(std::vector<T>& out, const std::vector<double>& in, int64_t first, int64_t count) {
+  out.resize(count);
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(in[first + i]);
+}
+
+template <class T>
+TrainSet<T> train_set(const Batch& b, int64_t first, int64_t n) {
+  TrainSet<T> s;
+  s.n = n;
+  s.x_size = b.shape.x_size();
+  s.y_size = b.shape.y_size();
+  to_scalar(s.X, b.X, first * s.x_size, n * s.x_size);
+  to_scalar(s.Y, b.Y, first * s.y_size, n * s.y_size);
+  return s;
+}
+
+bool all_binary(const std::vector<double>& y) {
+  return std::all_of(y.begin(), y.end(), [](double v) { return v == 0.0 || v == 1.0; });
+}
+
+// The network and what fitting decided, for one scalar type.
+template <class T>
+struct Trained {
+  std::unique_ptr<Net<T>> net;
+};
+
+class NeuralModel : public Model {
+ public:
+  NeuralModel(const ModelContext& ctx, std::string name)
+      : name_(std::move(name)),
+        model_params_(ctx.model),
+        train_params_(ctx.train),
+        shape_(ctx.shape),
+        seed_(ctx.seed),
+        task_(ctx.task),
+        index_limit_(ctx.index_limit),
+        float64_(ctx.train.get_string("dtype") == "float64") {
+    // Build once now so that bad settings fail before any data is generated.
+    if (float64_) {
+      net64_ = neural_net_make<double>(name_, model_params_, shape_);
+    } else {
+      net32_ = neural_net_make<float>(name_, model_params_, shape_);
+    }
+    const std::string loss = train_params_.get_string("loss");
+    if (loss != "auto") loss_ = loss_parse(loss);
+  }
+
+  void fit(const Batch& train, FitLog& log) override {
+    if (float64_) {
+      fit_typed<double>(train, log, net64_);
+    } else {
+      fit_typed<float>(train, log, net32_);
+    }
+  }
+
+  std::vector<double> predict(const Batch& data) const override {
+    return float64_ ? predict_typed<double>(data, *net64_) : predict_typed<float>(data, *net32_);
+  }
+
+  // Attention diagnostics on the test set (attention models only):
+  //   attn_on_target        mean over samples, positions and heads of Σ_{j∈y_i} A_ij (qsa:
+  //                         → 1 when attention finds the set, spec §5.2 metric (v))
+  //   attn_kl_from_uniform  mean of KL(Unif(y_i) ‖ A_i) (0 when A_i is uniform on y_i)
+  //   series attention_sample0: the first test sample's attention matrix (mean over heads;
+  //                         third order: the weight on j), entry (i, j) at step i·N + j
+  void evaluate(const Batch& test, FitLog& log) const override {
+    const auto maps = attention(test);
+    if (maps.empty() || test.n == 0) return;
+    const ModelTensor& a = maps[0];
+    const int64_t H = a.shape[1], N = a.shape[2];
+    if (N <= 64)
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double v = 0;
+          for (int64_t h = 0; h < H; ++h) v += a.data[(h * N + i) * N + j];
+          log.point("attention_sample0", i * N + j, v / static_cast<double>(H));
+        }
+    size_t sets = test.raw.size();
+    for (size_t k = 0; k < test.raw.size(); ++k)
+      if (test.raw[k].spec.name == "sets" && test.raw[k].spec.integer &&
+          test.raw[k].spec.sample_shape.size() == 2 && test.raw[k].spec.sample_shape[0] == N)
+        sets = k;
+    if (sets == test.raw.size()) return;
+    const int64_t q = test.raw[sets].spec.sample_shape[1];
+    long double on = 0, kl = 0;
+    for (int64_t b = 0; b < test.n; ++b) {
+      const int64_t* y = test.raw_i64(sets, b);
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < N; ++i) {
+          const double* row = a.data.data() + ((b * H + h) * N + i) * N;
+          for (int64_t t = 0; t < q; ++t) {
+            const double p = row[y[i * q + t]];
+            on += p;
+            kl += std::log((1.0 / static_cast<double>(q)) / std::max(p, 1e-300)) /
+                  static_cast<double>(q);
+          }
+        }
+    }
+    const double count = static_cast<double>(test.n * H * N);
+    log.scalar("attn_on_target", static_cast<double>(on / count));
+    log.scalar("attn_kl_from_uniform", static_cast<double>(kl / count));
+  }
+
+  std::vector<ModelTensor> attention(const Batch& data) const override {
+    return float64_ ? attention_typed<double>(data, *net64_) : attention_typed<float>(data, *net32_);
+  }
+
+  void save(ModelTensors& out) const override {
+    if (float64_) {
+      save_typed<double>(out, *net64_);
+    } else {
+      save_typed<float>(out, *net32_);
+    }
+    out.add("meta.loss_bce", {}, {loss_ && *loss_ == Loss::bce_logits ? 1.0 : 0.0});
+  }
+
+  void load(const ModelTensors& in) override {
+    if (float64_) {
+      load_typed<double>(in, *net64_);
+    } else {
+      load_typed<float>(in, *net32_);
+    }
+    loss_ = in.get("meta.loss_bce", {})[0] != 0 ? Loss::bce_logits : Loss::mse;
+  }
+
+ private:
+  TrainerConfig trainer_config() const {
+    const Params& p = train_params_;
+    TrainerConfig c;
+    c.optimizer.kind = p.get_string("optimizer");
+    c.optimizer.beta1 = p.get_real("beta1");
+    c.optimizer.beta2 = p.get_real("beta2");
+    c.optimizer.eps = p.get_real("eps");
+    c.optimizer.weight_decay = p.get_real("weight_decay");
+    c.optimizer.momentum = p.get_real("momentum");
+    c.schedule.kind = p.get_string("schedule");
+    c.schedule.warmup = p.get_int("warmup_steps");
+    c.schedule.min_factor = p.get_real("min_lr_factor");
+    c.lr = p.get_real("lr");
+    c.steps = p.get_int("steps");
+    c.batch = p.get_int("batch");
+    c.clip_norm = p.get_real("clip_norm");
+    c.eval_every = p.get_int("eval_every");
+    c.patience = p.get_int("patience");
+    c.restore_best = p.get_bool("restore_best");
+    c.eval_batch = p.get_int("eval_batch");
+    return c;
+  }
+
+  template <class T>
+  void fit_typed(const Batch& train, FitLog& log, std::unique_ptr<Net<T>>& best_net) {
+    TrainerConfig c = trainer_config();
+    const int64_t n = train_params_.get_int("n");
+    const int64_t x_size = shape_.x_size(), y_size = shape_.y_size();
+    TrainSet<T> val, fit_set;
+    BatchSource<T> source;
+    // Sampling state of the current learning rate's run (reset per run).
+    std::vector<int64_t> order;
+    int64_t position = 0, epoch = 0;
+    Batch fresh;
+    if (n == 0) {
+      ATTN_CHECK(task_ != nullptr, "model " + name_ + ": train.n = 0 (fresh samples every step) "
+                                   "needs the task; use `attnlab run`");
+      const int64_t val_n = train_params_.get_int("val_n");
+      ATTN_CHECK(val_n + c.steps * c.batch <= index_limit_,
+                 "train.steps · train.batch + train.val_n = " +
+                     std::to_string(val_n + c.steps * c.batch) +
+                     " fresh samples would overlap the test set at eval.first = " +
+                     std::to_string(index_limit_) + "; raise eval.first");
+      val = train_set<T>(task_generate(*task_, seed_, 0, val_n), 0, val_n);
+      fresh = batch_alloc(shape_, c.batch);
+      source = [&, val_n](int64_t step, int64_t batch, T* x, T* y) {
+        // sample_range writes into zeroed rows (one-hot encodings set only their ones).
+        std::fill(fresh.X.begin(), fresh.X.end(), 0.0);
+        std::fill(fresh.Y.begin(), fresh.Y.end(), 0.0);
+        task_->sample_range(seed_, val_n + (step - 1) * batch, batch, fresh, 0);
+        for (int64_t i = 0; i < batch * x_size; ++i) x[i] = static_cast<T>(fresh.X[i]);
+        for (int64_t i = 0; i < batch * y_size; ++i) y[i] = static_cast<T>(fresh.Y[i]);
+      };
+    } else {
+      const double frac = train_params_.get_real("val_fraction");
+      const int64_t n_val = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(frac * n)));
+      ATTN_CHECK(n - n_val >= 1, "model " + name_ + ": train.n = " + std::to_string(n) +
+                                     " leaves no training samples after the validation split "
+                                     "(train.val_fraction); use a larger train.n");
+      const int64_t n_fit = n - n_val;
+      fit_set = train_set<T>(train, 0, n_fit);
+      val = train_set<T>(train, n_fit, n_val);
+      c.batch = std::min(c.batch, n_fit);
+      const int64_t epochs = train_params_.get_int("epochs");
+      if (epochs > 0) c.steps = epochs * ((n_fit + c.batch - 1) / c.batch);
+      source = [&, n_fit](int64_t /*step*/, int64_t batch, T* x, T* y) {
+        for (int64_t r = 0; r < batch; ++r) {
+          if (position == static_cast<int64_t>(order.size())) {
+            // A new epoch: a fresh permutation from stream "<model>.shuffle", epoch index.
+            order.resize(n_fit);
+            for (int64_t i = 0; i < n_fit; ++i) order[i] = i;
+            Rng rng(seed_, name_ + ".shuffle", static_cast<uint64_t>(epoch++));
+            for (int64_t i = n_fit - 1; i > 0; --i)
+              std::swap(order[i], order[rng.uniform_int(static_cast<uint64_t>(i + 1))]);
+            position = 0;
+          }
+          const int64_t s = order[position++];
+          std::copy_n(fit_set.X.data() + s * x_size, x_size, x + r * x_size);
+          std::copy_n(fit_set.Y.data() + s * y_size, y_size, y + r * y_size);
+        }
+      };
+    }
+    if (!loss_) {
+      std::vector<double> targets(val.Y.begin(), val.Y.end());
+      if (n > 0) targets = train.Y;
+      loss_ = all_binary(targets) ? Loss::bce_logits : Loss::mse;
+    }
+    c.loss = *loss_;
+
+    std::vector<double> lrs = train_params_.get_real_list("lrs");
+    if (lrs.empty()) lrs.push_back(c.lr);
+    double best_loss = std::numeric_limits<double>::infinity();
+    FitLog best_log;
+    TrainReport best_report;
+    for (double lr : lrs) {
+      c.lr = lr;
+      order.clear();
+      position = 0;
+      epoch = 0;
+      auto net = neural_net_make<T>(name_, model_params_, shape_);
+      net->init(seed_);
+      FitLog run_log;
+      const NetFactory<T> replica = [this] { return neural_net_make<T>(name_, model_params_, shape_); };
+      const TrainReport r = trainer_run<T>(*net, c, source, val, run_log, replica);
+      if (r.best_val_loss < best_loss || !best_net) {
+        best_loss = r.best_val_loss;
+        best_net = std::move(net);
+        best_log = std::move(run_log);
+        best_report = r;
+        chosen_lr_ = lr;
+      }
+    }
+    for (auto& p : best_log.points) log.points.push_back(p);
+    log.scalar("params", static_cast<double>(best_net->params().size()));
+    for (const auto& [k, v] : best_net->sizes()) log.scalar(k, v);
+    log.scalar("lr_chosen", chosen_lr_);
+    log.scalar("val_loss", best_report.best_val_loss);
+    log.scalar("best_step", static_cast<double>(best_report.best_step));
+    log.scalar("steps_run", static_cast<double>(best_report.steps_run));
+    log.scalar("loss_is_bce", c.loss == Loss::bce_logits ? 1.0 : 0.0);
+  }
+
+  template <class T>
+  std::vector<double> predict_typed(const Batch& data, const Net<T>& net_const) const {
+    ATTN_CHECK(data.shape.x_size() == shape_.x_size() && data.shape.y_size() == shape_.y_size(),
+               "model " + name_ + ": the data's shapes differ from the ones it was built for");
+    auto& net = const_cast<Net<T>&>(net_const);  // forward() fills caches, not parameters
+    const int64_t x_size = shape_.x_size(), y_size = shape_.y_size();
+    const int64_t chunk = train_params_.get_int("eval_batch");
+    std::vector<double> out(static_cast<size_t>(data.n * y_size));
+    std::vector<T> x, y;
+    const bool bce = loss_ && *loss_ == Loss::bce_logits;
+    for (int64_t first = 0; first < data.n; first += chunk) {
+      const int64_t b = std::min(chunk, data.n - first);
+      to_scalar(x, data.X, first * x_size, b * x_size);
+      y.resize(b * y_size);
+      net.forward(x.data(), b, y.data());
+      for (int64_t i = 0; i < b * y_size; ++i) {
+        const double z = static_cast<double>(y[i]);
+        // Trained on binary cross-entropy: report probabilities sigmoid(z).
+        out[first * y_size + i] = bce ? 1.0 / (1.0 + std::exp(-z)) : z;
+      }
+    }
+    return out;
+  }
+
+  // Forward in chunks, concatenating each layer's maps along the sample axis.
+  template <class T>
+  std::vector<ModelTensor> attention_typed(const Batch& data, const Net<T>& net_const) const {
+    auto& net = const_cast<Net<T>&>(net_const);
+    const int64_t x_size = shape_.x_size(), y_size = shape_.y_size();
+    const int64_t chunk = train_params_.get_int("eval_batch");
+    std::vector<ModelTensor> out;
+    std::vector<T> x, y;
+    for (int64_t first = 0; first < data.n; first += chunk) {
+      const int64_t b = std::min(chunk, data.n - first);
+      to_scalar(x, data.X, first * x_size, b * x_size);
+      y.resize(b * y_size);
+      net.forward(x.data(), b, y.data());
+      const auto maps = net.attention_maps();
+      if (out.empty())
+        for (const auto& m : maps) {
+          std::vector<int64_t> shape = m.shape;
+          shape[0] = data.n;
+          out.push_back({m.name, shape, {}});
+        }
+      for (size_t k = 0; k < maps.size(); ++k)
+        out[k].data.insert(out[k].data.end(), maps[k].data.begin(), maps[k].data.end());
+    }
+    return out;
+  }
+
+  template <class T>
+  void save_typed(ModelTensors& out, const Net<T>& net) const {
+    const auto& ps = net.params();
+    for (size_t id = 0; id < ps.entries().size(); ++id) {
+      const ParamEntry& e = ps.entry(static_cast<int>(id));
+      const T* v = ps.value(static_cast<int>(id));
+      out.add(e.name, e.shape, std::vector<double>(v, v + e.size));
+    }
+  }
+
+  template <class T>
+  void load_typed(const ModelTensors& in, Net<T>& net) {
+    auto& ps = net.params();
+    for (size_t id = 0; id < ps.entries().size(); ++id) {
+      const ParamEntry& e = ps.entry(static_cast<int>(id));
+      const auto& data = in.get(e.name, e.shape);
+      T* v = ps.value(static_cast<int>(id));
+      for (int64_t i = 0; i < e.size; ++i) v[i] = static_cast<T>(data[i]);
+    }
+  }
+
+  std::string name_;
+  Params model_params_, train_params_;
+  TaskShape shape_;
+  uint64_t seed_;
+  const Task* task_;
+  int64_t index_limit_;
+  bool float64_;
+  std::unique_ptr<Net<float>> net32_;
+  std::unique_ptr<Net<double>> net64_;
+  std::optional<Loss> loss_;
+  double chosen_lr_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> attention_make(const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, "attention");
+}
+std::unique_ptr<Model> third_order_make(const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, "third_order");
+}
+std::unique_ptr<Model> transformer_make(const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, "transformer");
+}
+std::unique_ptr<Model> mlp_make(const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, "mlp");
+}
+std::unique_ptr<Model> lstm_make(const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, "lstm");
+}
+
+}  // namespace attn

@@ -1,0 +1,42 @@
+// The gradient-trained models of Sanford et al. (2023): `attention` (one attention unit,
+// H softmax heads), `third_order` (third-order attention heads), `transformer` (L layers),
+// `mlp` and `lstm` (the comparators). Their [model] schemas, the shared [train] schema of
+// the gradient loop, and the registry's make functions.
+//
+// Networks run in float32 (train.dtype = "float64" for double); nets are built by
+// neural_net_make from resolved parameters and the task's shapes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "models/model.h"
+#include "nn/net.h"
+
+namespace attn {
+
+std::vector<ParamSpec> attention_schema();
+std::vector<ParamSpec> third_order_schema();
+std::vector<ParamSpec> transformer_schema();
+std::vector<ParamSpec> mlp_schema();
+std::vector<ParamSpec> lstm_schema();
+std::vector<ParamSpec> neural_train_schema();
+
+std::unique_ptr<Model> attention_make(const ModelContext& context);
+std::unique_ptr<Model> third_order_make(const ModelContext& context);
+std::unique_ptr<Model> transformer_make(const ModelContext& context);
+std::unique_ptr<Model> mlp_make(const ModelContext& context);
+std::unique_ptr<Model> lstm_make(const ModelContext& context);
+
+// The network of model `model` ("attention", "third_order", "transformer", "mlp", "lstm")
+// for these [model] parameters and task shapes; UserError for impossible settings.
+template <class T>
+std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& params,
+                                        const TaskShape& shape);
+
+// [model] parameters of `model` at their defaults (for tests and gradient-check rows).
+Params neural_default_params(const std::string& model);
+
+}  // namespace attn

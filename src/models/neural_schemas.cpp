@@ -1,0 +1,199 @@
+// Schemas of the neural models and the network factory (see neural_models.h).
+#include <cmath>
+
+#include "core/error.h"
+#include "models/neural_models.h"
+#include "nn/attention_net.h"
+#include "nn/lstm_net.h"
+#include "nn/mlp_net.h"
+#include "nn/transformer_net.h"
+
+namespace attn {
+namespace {
+
+ParamSpec activation_param() {
+  return param_choice("activation", "relu", activation_names(),
+                      "activation of the MLPs inside the model (φ, ψ, hidden layers)");
+}
+
+std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
+  return {
+      param_int("m", m_default, "embedding dimension m: φ maps each token to R^m", 1, 1 << 16),
+      param_int("heads", 1, "heads H (" + what + "), outputs summed", 1, 1024),
+      param_int("qk_dim", 0, "query/key dimension per head; 0 = m (Q, K ∈ R^{m×m})", 0, 1 << 16),
+      param_int("value_dim", 0, "value dimension per head; 0 = the task's output dimension", 0,
+                1 << 16),
+      param_choice("phi", "mlp", {"linear", "mlp"}, "token map φ: linear, or a 2-layer MLP"),
+      param_int("phi_width", 128, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
+      param_choice("psi", "linear", {"identity", "linear", "mlp"},
+                   "output map ψ (identity needs residual = false)"),
+      param_int("psi_width", 128, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
+      param_bool("residual", true, "ψ sees [φ(x_i); attention output] (spec §7 A1)"),
+      activation_param(),
+      param_choice("temperature", "learned", {"learned", "fixed", "inv_sqrt_dk"},
+                   "score scale: learned exp(τ), fixed temperature_init, or 1/√dk"),
+      param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
+      param_bool("exclude_self", false, "mask the query's own token (and, third order, j = k)"),
+  };
+}
+
+template <class T>
+void fill_unit(T& c, const Params& p) {
+  c.m = p.get_int("m");
+  c.heads = p.get_int("heads");
+  c.temperature = p.get_string("temperature");
+  c.temperature_init = p.get_real("temperature_init");
+  c.exclude_self = p.get_bool("exclude_self");
+  c.activation = activation_parse(p.get_string("activation"));
+  c.phi = p.get_string("phi");
+  c.phi_width = p.get_int("phi_width");
+  c.psi = p.get_string("psi");
+  c.psi_width = p.get_int("psi_width");
+}
+
+template <class C>
+void fill_shape(C& c, const TaskShape& s) {
+  c.T = s.T;
+  c.d_in = s.d_in;
+  c.T_out = s.T_out;
+  c.d_out = s.d_out;
+}
+
+}  // namespace
+
+std::vector<ParamSpec> attention_schema() { return unit_schema(16, "softmax"); }
+std::vector<ParamSpec> third_order_schema() { return unit_schema(4, "third-order"); }
+
+std::vector<ParamSpec> transformer_schema() {
+  return {
+      param_int("layers", 2, "attention + MLP blocks", 1, 256),
+      param_int("m", 32, "embedding (residual stream) dimension", 1, 1 << 16),
+      param_int("heads", 1, "softmax heads per layer (value dim m, summed)", 1, 1024),
+      param_int("mlp_width", 0, "hidden width of each block's MLP; 0 = 4m", 0, 1 << 20),
+      param_bool("layernorm", true, "pre-layernorm before attention and MLP"),
+      param_choice("phi", "linear", {"linear", "mlp"}, "token map φ into R^m"),
+      param_int("phi_width", 128, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
+      param_choice("psi", "linear", {"linear", "mlp"}, "output map ψ from R^m"),
+      param_int("psi_width", 128, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
+      activation_param(),
+      param_choice("temperature", "learned", {"learned", "fixed", "inv_sqrt_dk"},
+                   "score scale per layer: learned exp(τ), fixed temperature_init, or 1/√m"),
+      param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
+      param_bool("exclude_self", false, "mask each query's own token"),
+  };
+}
+
+std::vector<ParamSpec> mlp_schema() {
+  return {param_int("width", 256, "hidden width (the size measure of spec §1.5)", 1, 1 << 24),
+          param_int("depth", 3, "linear layers (depth − 1 hidden layers of `width`)", 2, 64),
+          param_real_list("hidden", {},
+                          "explicit hidden widths, overriding width and depth (empty: unused)", 1,
+                          1 << 24),
+          activation_param()};
+}
+
+std::vector<ParamSpec> lstm_schema() {
+  return {param_int("hidden", 64, "hidden size per layer and direction", 1, 1 << 16),
+          param_int("layers", 1, "stacked LSTM layers", 1, 64),
+          param_bool("bidirectional", false, "also read the sequence backwards (a control)"),
+          param_choice("readout", "final", {"final", "per_position"},
+                       "output i from [final state; x_i] (spec §7 A13) or from position i's state"),
+          param_int("head_width", 0, "hidden width of the output head; 0 = linear head", 0, 1 << 20),
+          activation_param()};
+}
+
+std::vector<ParamSpec> neural_train_schema() {
+  return {
+      param_int("steps", 2000, "optimiser steps (see epochs)", 1, 1e12),
+      param_int("epochs", 0, "if > 0: steps = epochs · ceil(n_fit / batch) (fixed training sets)", 0, 1e9),
+      param_int("batch", 256, "samples per step", 1, 1 << 24),
+      param_choice("optimizer", "adam", {"adam", "adamw", "sgd"}, "optimiser (PyTorch's definitions)"),
+      param_real("lr", 1e-3, "learning rate", 0, 1e6),
+      param_real_list("lrs", {},
+                      "train once per learning rate and keep the best on validation (empty: lr alone)",
+                      0, 1e6),
+      param_real("beta1", 0.9, "Adam β₁", 0, 1),
+      param_real("beta2", 0.999, "Adam β₂", 0, 1),
+      param_real("eps", 1e-8, "Adam ε", 0, 1),
+      param_real("weight_decay", 0, "L2 penalty (adam, sgd) or decoupled decay (adamw)", 0, 1e6),
+      param_real("momentum", 0, "SGD momentum", 0, 1),
+      param_choice("schedule", "constant", {"constant", "cosine"}, "learning-rate schedule"),
+      param_int("warmup_steps", 0, "linear warm-up steps", 0, 1e12),
+      param_real("min_lr_factor", 0, "cosine schedule's final lr / lr", 0, 1),
+      param_real("clip_norm", 0, "cap on the global gradient norm (0: no clipping)", 0, 1e12),
+      param_int("eval_every", 200, "steps between validation evaluations", 1, 1e12),
+      param_int("patience", 0, "early stopping: evaluations without improvement (0: off)", 0, 1e12),
+      param_bool("restore_best", true, "end with the parameters of the best validation loss"),
+      param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out", 0, 0.9),
+      param_int("val_n", 1024, "fresh samples (n = 0): validation samples 0 .. val_n-1", 1, 1e9),
+      param_choice("loss", "auto", {"auto", "mse", "bce"},
+                   "training loss; auto = bce (with logits) when every target is 0 or 1, else mse"),
+      param_choice("dtype", "float32", {"float32", "float64"}, "arithmetic of the network"),
+      param_int("eval_batch", 1024, "samples per forward pass when evaluating", 1, 1 << 24),
+  };
+}
+
+Params neural_default_params(const std::string& model) {
+  if (model == "attention") return Params("model", attention_schema());
+  if (model == "third_order") return Params("model", third_order_schema());
+  if (model == "transformer") return Params("model", transformer_schema());
+  if (model == "mlp") return Params("model", mlp_schema());
+  if (model == "lstm") return Params("model", lstm_schema());
+  throw UserError("not a neural model: '" + model + "'");
+}
+
+template <class T>
+std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& p,
+                                        const TaskShape& shape) {
+  if (model == "attention" || model == "third_order") {
+    AttentionNetConfig c;
+    c.third_order = model == "third_order";
+    c.name = model;
+    fill_unit(c, p);
+    c.qk_dim = p.get_int("qk_dim");
+    c.value_dim = p.get_int("value_dim");
+    c.residual = p.get_bool("residual");
+    fill_shape(c, shape);
+    return std::make_unique<AttentionNet<T>>(c);
+  }
+  if (model == "transformer") {
+    TransformerNetConfig c;
+    fill_unit(c, p);
+    c.layers = p.get_int("layers");
+    c.mlp_width = p.get_int("mlp_width");
+    c.layernorm = p.get_bool("layernorm");
+    fill_shape(c, shape);
+    return std::make_unique<TransformerNet<T>>(c);
+  }
+  if (model == "mlp") {
+    MlpNetConfig c;
+    c.hidden.assign(static_cast<size_t>(p.get_int("depth") - 1), p.get_int("width"));
+    if (!p.get_real_list("hidden").empty()) c.hidden.clear();
+    for (double w : p.get_real_list("hidden")) {
+      ATTN_CHECK(w == std::floor(w), "model.hidden: widths must be whole numbers");
+      c.hidden.push_back(static_cast<int64_t>(w));
+    }
+    c.activation = activation_parse(p.get_string("activation"));
+    fill_shape(c, shape);
+    return std::make_unique<MlpNet<T>>(c);
+  }
+  if (model == "lstm") {
+    LstmNetConfig c;
+    c.hidden = p.get_int("hidden");
+    c.layers = p.get_int("layers");
+    c.bidirectional = p.get_bool("bidirectional");
+    c.readout = p.get_string("readout");
+    c.head_width = p.get_int("head_width");
+    c.activation = activation_parse(p.get_string("activation"));
+    fill_shape(c, shape);
+    return std::make_unique<LstmNet<T>>(c);
+  }
+  throw UserError("not a neural model: '" + model + "'");
+}
+
+template std::unique_ptr<Net<float>> neural_net_make<float>(const std::string&, const Params&,
+                                                            const TaskShape&);
+template std::unique_ptr<Net<double>> neural_net_make<double>(const std::string&, const Params&,
+                                                              const TaskShape&);
+
+}  // namespace attn

@@ -1,0 +1,72 @@
+// AttentionNet: the paper's single attention unit ψ ∘ L ∘ φ (spec sanford2023 §1.1–1.2, §1.4)
+// with H heads summed — softmax heads (`attention` model) or third-order heads
+// (`third_order` model).
+//
+// Per sequence X (N, d_in):
+//   Φ = φ(X)                       (N, m)      φ: linear or MLP, row-wise
+//   softmax head h: q = ΦQ_h, k = ΦK_h (N, dk), v = ΦV_h (N, dv)
+//                   A_h = softmax_rows(s · q kᵀ),  a_h = A_h v
+//   third-order head h: q = ΦQ_h, k¹ = ΦK1_h, k² = ΦK2_h, v¹ = ΦV1_h, v² = ΦV2_h,
+//                   a_h as in ops/third_order_attention.h
+//   a = Σ_h a_h                    (N, dv)
+//   out = ψ([Φ, a]) with the residual flag (spec §7 A1), ψ(a) without   (N, d_out)
+// s is the temperature: exp(τ) with τ learned (init log temperature_init), fixed
+// temperature_init, or 1/√dk. Q/K/V have no bias (the paper's unit). When the task has
+// T_out = 1 (one output per sequence, e.g. rf_target) the output is token 0's.
+// Parameter tensors: phi.*, q (m, H·dk), k (m, H·dk) [third order: k1, k2], v (m, H·dv)
+// [third order: v1, v2], log_temperature (1) when learned, psi.*.
+#pragma once
+
+#include <string>
+
+#include "nn/mlp_block.h"
+#include "nn/net.h"
+#include "ops/activation.h"
+
+namespace attn {
+
+struct AttentionNetConfig {
+  bool third_order = false;
+  int64_t m = 16, heads = 1;
+  int64_t qk_dim = 0;     // 0: m (Q, K ∈ R^{m×m}, spec §7 A2)
+  int64_t value_dim = 0;  // 0: d_out
+  std::string phi = "mlp";  // "linear" | "mlp"
+  int64_t phi_width = 128;
+  std::string psi = "linear";  // "identity" | "linear" | "mlp"
+  int64_t psi_width = 128;
+  bool residual = true;
+  Activation activation = Activation::relu;
+  std::string temperature = "learned";  // "learned" | "fixed" | "inv_sqrt_dk"
+  double temperature_init = 1.0;
+  bool exclude_self = false;
+  // Task shapes.
+  int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;
+  std::string name = "attention";  // RNG stream prefix
+};
+
+template <class T>
+class AttentionNet : public Net<T> {
+ public:
+  // Validates the configuration (UserError naming the model key) and declares parameters.
+  explicit AttentionNet(const AttentionNetConfig& config);
+  void forward(const T* x, int64_t B, T* y) override;
+  void backward(const T* dy) override;
+  void init(uint64_t seed) override;
+  std::vector<AttentionMap> attention_maps() const override;
+  std::vector<std::pair<std::string, double>> sizes() const override;
+
+ private:
+  T scale() const;
+  AttentionNetConfig c_;
+  int64_t dk_ = 0, dv_ = 0, psi_in_ = 0;
+  MlpBlock<T> phi_, psi_;
+  int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;
+  // Forward cache for the current batch.
+  int64_t B_ = 0;
+  std::vector<T> phi_out_, q_buf_, k1_buf_, k2_buf_, v1_buf_, v2_buf_, probs_, heads_out_,
+      psi_in_buf_, psi_out_;
+  // Backward scratch.
+  std::vector<T> d_psi_out_, d_psi_in_, d_heads_, d_q_, d_k1_, d_k2_, d_v1_, d_v2_, d_phi_;
+};
+
+}  // namespace attn

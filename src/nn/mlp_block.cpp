@@ -1,0 +1,100 @@
+// MlpBlock (see mlp_block.h).
+#include "nn/mlp_block.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/rng.h"
+#include "ops/linear.h"
+
+namespace attn {
+
+template <class T>
+void param_init_uniform(T* out, int64_t count, double bound, uint64_t seed,
+                        const std::string& stream) {
+  Rng rng(seed, stream, 0);
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(bound * (2 * rng.uniform() - 1));
+}
+
+template <class T>
+void MlpBlock<T>::declare(ParamSet<T>& ps, const std::string& prefix, std::vector<int64_t> dims,
+                          Activation act) {
+  ATTN_ASSERT(!dims.empty(), "MlpBlock needs at least its input dimension");
+  dims_ = std::move(dims);
+  act_ = act;
+  w_.clear();
+  b_.clear();
+  for (int l = 0; l < layers(); ++l) {
+    w_.push_back(ps.add(prefix + ".w" + std::to_string(l), {dims_[l], dims_[l + 1]}));
+    b_.push_back(ps.add(prefix + ".b" + std::to_string(l), {dims_[l + 1]}));
+  }
+}
+
+template <class T>
+void MlpBlock<T>::init(ParamSet<T>& ps, uint64_t seed, const std::string& stream) const {
+  for (int l = 0; l < layers(); ++l) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(dims_[l]));
+    param_init_uniform(ps.value(w_[l]), ps.entry(w_[l]).size, bound, seed,
+                       stream + "." + ps.entry(w_[l]).name);
+    param_init_uniform(ps.value(b_[l]), ps.entry(b_[l]).size, bound, seed,
+                       stream + "." + ps.entry(b_[l]).name);
+  }
+}
+
+template <class T>
+void MlpBlock<T>::forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out) {
+  inp_ = inp;
+  rows_ = rows;
+  if (layers() == 0) {
+    std::memcpy(out, inp, sizeof(T) * rows * dims_[0]);
+    return;
+  }
+  pre_.resize(layers());
+  post_.resize(layers());
+  const T* a = inp;
+  for (int l = 0; l < layers(); ++l) {
+    const bool last = l + 1 == layers();
+    const int64_t n_out = rows * dims_[l + 1];
+    T* z = last ? out : (pre_[l].resize(n_out), pre_[l].data());
+    linear_forward(z, a, ps.value(w_[l]), ps.value(b_[l]), rows, dims_[l], dims_[l + 1]);
+    if (last) break;
+    post_[l].resize(n_out);
+    activation_forward(post_[l].data(), z, n_out, act_);
+    a = post_[l].data();
+  }
+}
+
+template <class T>
+void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
+  if (layers() == 0) {
+    if (dinp)
+      for (int64_t i = 0; i < rows_ * dims_[0]; ++i) dinp[i] += dout[i];
+    return;
+  }
+  // g: gradient w.r.t. layer l's output (its pre-activation for hidden layers).
+  const T* g = dout;
+  for (int l = layers() - 1; l >= 0; --l) {
+    const T* a = l == 0 ? inp_ : post_[l - 1].data();
+    T* da = dinp;
+    if (l > 0) {
+      grad_a_.assign(static_cast<size_t>(rows_ * dims_[l]), T(0));
+      da = grad_a_.data();
+    }
+    linear_backward(da, ps.grad(w_[l]), ps.grad(b_[l]), g, a, ps.value(w_[l]), rows_, dims_[l],
+                    dims_[l + 1]);
+    if (l == 0) break;
+    // Through layer l − 1's activation (g no longer read, so grad_b_ may be reused).
+    grad_b_.assign(grad_a_.size(), T(0));
+    activation_backward(grad_b_.data(), grad_a_.data(), pre_[l - 1].data(), post_[l - 1].data(),
+                        rows_ * dims_[l], act_);
+    g = grad_b_.data();
+  }
+}
+
+template class MlpBlock<float>;
+template class MlpBlock<double>;
+template void param_init_uniform<float>(float*, int64_t, double, uint64_t, const std::string&);
+template void param_init_uniform<double>(double*, int64_t, double, uint64_t, const std::string&);
+
+}  // namespace attn

@@ -1,0 +1,53 @@
+// MlpBlock: a stack of linear layers with an activation between them, applied to every
+// row — the token maps φ and ψ, the transformer's MLP, the `mlp` model, the LSTM's head.
+//
+// dims = [in, h_1, …, out]: layer l maps dims[l] → dims[l+1]; the activation follows every
+// layer but the last. dims = [in] alone is the identity (no parameters).
+// Parameters (in the ParamSet, names "<prefix>.w<l>" (dims[l], dims[l+1]) and
+// "<prefix>.b<l>" (dims[l+1])), PyTorch's default init: U(−1/√fan_in, 1/√fan_in).
+// Shapes: inp (rows, in), out (rows, out). forward() keeps its input pointer and the
+// layers' activations for backward(): inp must stay valid until then.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/param_set.h"
+#include "ops/activation.h"
+
+namespace attn {
+
+template <class T>
+class MlpBlock {
+ public:
+  void declare(ParamSet<T>& ps, const std::string& prefix, std::vector<int64_t> dims,
+               Activation act);
+  // Draws the weights from streams "<stream>.<prefix>.w<l>" of `seed`.
+  void init(ParamSet<T>& ps, uint64_t seed, const std::string& stream) const;
+  void forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out);
+  // Accumulates parameter gradients, and dinp (rows, in) += ∂L/∂inp unless dinp is null.
+  void backward(ParamSet<T>& ps, const T* dout, T* dinp);
+
+  int64_t in_dim() const { return dims_.front(); }
+  int64_t out_dim() const { return dims_.back(); }
+  int layers() const { return static_cast<int>(dims_.size()) - 1; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+
+ private:
+  std::vector<int64_t> dims_{1};
+  Activation act_ = Activation::relu;
+  std::vector<int> w_, b_;
+  const T* inp_ = nullptr;
+  int64_t rows_ = 0;
+  std::vector<std::vector<T>> pre_, post_;  // per layer: pre-activation, activation output
+  std::vector<T> grad_a_, grad_b_;           // scratch for backward
+};
+
+// Draws U(−bound, bound) into count values (bound = 1/√fan_in for a layer), from the
+// stream `stream` of `seed`.
+template <class T>
+void param_init_uniform(T* out, int64_t count, double bound, uint64_t seed,
+                        const std::string& stream);
+
+}  // namespace attn

@@ -1,0 +1,210 @@
+// Multi-head softmax attention and the head sum (see attention.h), fast path and naive
+// reference.
+//
+// Shapes: q, k (B, N, H, dk); v, out, dout (B, N, H, dv); probs (B, H, N, N).
+// The rows of head h of sequence b start at q + ((b·N)·H + h)·dk with row stride H·dk, so
+// each (b, h) block is a strided matrix that cblas reads directly (lda = H·dk):
+//   S = scale · Q Kᵀ (N × N), P = row softmax of S (masked diagonal under exclude_self),
+//   O = P V.
+// Backward per (b, h), with G = dS·K:
+//   dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − rowsum(dP ∘ P)),
+//   dQ += scale · G,  dK += scale · dSᵀ Q,  dscale += Σ dS ∘ (Q Kᵀ) = Σ G ∘ Q.
+#include "ops/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/blas.h"
+
+namespace attn {
+namespace {
+
+void attention_check(const AttentionShape& s) {
+  ATTN_CHECK(s.B >= 0 && s.N >= 1 && s.H >= 1 && s.dk >= 1 && s.dv >= 1,
+             "attention: sizes must be positive (got B=" + std::to_string(s.B) +
+                 ", N=" + std::to_string(s.N) + ", H=" + std::to_string(s.H) +
+                 ", dk=" + std::to_string(s.dk) + ", dv=" + std::to_string(s.dv) + ")");
+  ATTN_CHECK(!s.exclude_self || s.N >= 2,
+             "attention: exclude_self needs at least 2 tokens (got N=" + std::to_string(s.N) +
+                 "); use N >= 2 or turn exclude_self off");
+}
+
+// In place: each of the n rows of p (row stride n) becomes its softmax; with exclude_self
+// entry (i, i) is masked (exactly 0).
+template <class T>
+void softmax_rows(T* p, int64_t n, bool exclude_self) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    T* row = p + i * n;
+    if (exclude_self) row[i] = neg_inf;
+    T mx = neg_inf;
+    for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+    T sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      row[j] = std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    const T inv = T(1) / sum;
+    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                       const AttentionShape& s) {
+  attention_check(s);
+  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
+  const int64_t ldk = H * dk, ldv = H * dv;
+  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(N * N));
+  for (int64_t b = 0; b < s.B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const T* qb = q + (b * N * H + h) * dk;
+      const T* kb = k + (b * N * H + h) * dk;
+      const T* vb = v + (b * N * H + h) * dv;
+      T* ob = out + (b * N * H + h) * dv;
+      T* p = probs ? probs + (b * H + h) * N * N : scratch.data();
+      gemm<T>(false, true, N, N, dk, scale, qb, ldk, kb, ldk, T(0), p, N);
+      softmax_rows(p, N, s.exclude_self);
+      gemm<T>(false, false, N, dv, N, T(1), p, N, vb, ldv, T(0), ob, ldv);
+    }
+  }
+}
+
+template <class T>
+void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+  attention_check(s);
+  ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
+  const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
+  const int64_t ldk = H * dkk, ldv = H * dvv;
+  const bool need_scores = dq || dk || dscale;
+  std::vector<T> dS(need_scores ? static_cast<size_t>(N * N) : 0);
+  std::vector<T> G((dq || dscale) ? static_cast<size_t>(N * dkk) : 0);
+  double dscale_acc = 0;
+  for (int64_t b = 0; b < s.B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * dkk, ov = (b * N * H + h) * dvv;
+      const T* p = probs + (b * H + h) * N * N;
+      if (dv) gemm<T>(true, false, N, dvv, N, T(1), p, N, dout + ov, ldv, T(1), dv + ov, ldv);
+      if (!need_scores) continue;
+      // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) in place.
+      gemm<T>(false, true, N, N, dvv, T(1), dout + ov, ldv, v + ov, ldv, T(0), dS.data(), N);
+      for (int64_t i = 0; i < N; ++i) {
+        T* ds = dS.data() + i * N;
+        const T* pr = p + i * N;
+        T dot = 0;
+        for (int64_t j = 0; j < N; ++j) dot += ds[j] * pr[j];
+        for (int64_t j = 0; j < N; ++j) ds[j] = pr[j] * (ds[j] - dot);
+      }
+      if (dk) gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + ok, ldk);
+      if (!dq && !dscale) continue;
+      gemm<T>(false, false, N, dkk, N, T(1), dS.data(), N, k + ok, ldk, T(0), G.data(), dkk);
+      for (int64_t i = 0; i < N; ++i) {
+        const T* g = G.data() + i * dkk;
+        if (dq) {
+          T* dqi = dq + ok + i * ldk;
+          for (int64_t l = 0; l < dkk; ++l) dqi[l] += scale * g[l];
+        }
+        if (dscale) {
+          const T* qi = q + ok + i * ldk;
+          T acc = 0;
+          for (int64_t l = 0; l < dkk; ++l) acc += g[l] * qi[l];
+          dscale_acc += acc;
+        }
+      }
+    }
+  }
+  if (dscale) *dscale += static_cast<T>(dscale_acc);
+}
+
+template <class T>
+void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                           const AttentionShape& s) {
+  attention_check(s);
+  const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
+  std::vector<T> row(static_cast<size_t>(N));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < N; ++i) {
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < N; ++j) {
+          if (s.exclude_self && j == i) continue;
+          T dot = 0;
+          for (int64_t l = 0; l < dk; ++l)
+            dot += q[((b * N + i) * H + h) * dk + l] * k[((b * N + j) * H + h) * dk + l];
+          row[j] = scale * dot;
+          if (row[j] > mx) mx = row[j];
+        }
+        T sum = 0;
+        for (int64_t j = 0; j < N; ++j) {
+          row[j] = (s.exclude_self && j == i) ? T(0) : std::exp(row[j] - mx);
+          sum += row[j];
+        }
+        for (int64_t j = 0; j < N; ++j) {
+          row[j] /= sum;
+          if (probs) probs[((b * H + h) * N + i) * N + j] = row[j];
+        }
+        for (int64_t c = 0; c < dv; ++c) {
+          T acc = 0;
+          for (int64_t j = 0; j < N; ++j) acc += row[j] * v[((b * N + j) * H + h) * dv + c];
+          out[((b * N + i) * H + h) * dv + c] = acc;
+        }
+      }
+}
+
+template <class T>
+void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t dv) {
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
+                                                 std::to_string(rows) + ", H=" +
+                                                 std::to_string(H) + ", dv=" +
+                                                 std::to_string(dv) + ")");
+  for (int64_t r = 0; r < rows; ++r) {
+    T* o = out_sum + r * dv;
+    const T* x = inp + r * H * dv;
+    std::copy(x, x + dv, o);
+    for (int64_t h = 1; h < H; ++h)
+      for (int64_t c = 0; c < dv; ++c) o[c] += x[h * dv + c];
+  }
+}
+
+template <class T>
+void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int64_t dv) {
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
+                                                 std::to_string(rows) + ", H=" +
+                                                 std::to_string(H) + ", dv=" +
+                                                 std::to_string(dv) + ")");
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* g = dout_sum + r * dv;
+    for (int64_t h = 0; h < H; ++h) {
+      T* d = dinp + (r * H + h) * dv;
+      for (int64_t c = 0; c < dv; ++c) d[c] += g[c];
+    }
+  }
+}
+
+template void attention_forward<float>(float*, float*, const float*, const float*, const float*,
+                                       float, const AttentionShape&);
+template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
+                                        const float*, const float*, const float*, float,
+                                        const AttentionShape&);
+template void attention_forward_ref<float>(float*, float*, const float*, const float*, const float*,
+                                           float, const AttentionShape&);
+template void head_sum_forward<float>(float*, const float*, int64_t, int64_t, int64_t);
+template void head_sum_backward<float>(float*, const float*, int64_t, int64_t, int64_t);
+template void attention_forward<double>(double*, double*, const double*, const double*,
+                                        const double*, double, const AttentionShape&);
+template void attention_backward<double>(double*, double*, double*, double*, const double*,
+                                         const double*, const double*, const double*, const double*,
+                                         double, const AttentionShape&);
+template void attention_forward_ref<double>(double*, double*, const double*, const double*,
+                                            const double*, double, const AttentionShape&);
+template void head_sum_forward<double>(double*, const double*, int64_t, int64_t, int64_t);
+template void head_sum_backward<double>(double*, const double*, int64_t, int64_t, int64_t);
+
+}  // namespace attn

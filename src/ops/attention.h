@@ -1,0 +1,42 @@
+// Softmax attention with H heads, the core of the `attention` and `transformer` models
+// (spec sanford2023 §1.1–1.2): scores are plain dot products times a scale (no 1/√m unless
+// the caller passes it; the models pass a learnable temperature).
+//
+// Shapes (row-major), B sequences of N tokens:
+//   q, k   (B, N, H, dk)   per-token, per-head queries and keys (e.g. φ(X)·[Q_1 … Q_H])
+//   v      (B, N, H, dv)   values
+//   probs  (B, H, N, N)    the forward's cache: probs[b,h,i,:] = softmax_j(scale·<q_bih, k_bjh>)
+//   out    (B, N, H, dv)   out[b,i,h,:] = Σ_j probs[b,h,i,j] · v[b,j,h,:]
+// exclude_self masks j = i (row i then averages the other N−1 tokens; needs N ≥ 2).
+// Backward accumulates (+=) into every non-null buffer: dq, dk (B, N, H, dk), dv (B, N, H, dv),
+// dscale (one value: ∂L/∂scale). dout is (B, N, H, dv).
+// head_sum: out_sum (B·N, dv) = Σ_h inp (B·N, H, dv), the paper's summed heads.
+// The *_ref functions are naive loops for the tests.
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+struct AttentionShape {
+  int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
+  bool exclude_self = false;
+};
+
+template <class T>
+void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                       const AttentionShape& s);
+template <class T>
+void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                        const T* v, const T* probs, T scale, const AttentionShape& s);
+
+template <class T>
+void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                           const AttentionShape& s);
+
+template <class T>
+void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t dv);
+template <class T>
+void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int64_t dv);
+
+}  // namespace attn

@@ -1,0 +1,206 @@
+// One LSTM layer over whole sequences: forward and backward through time on GEMMs.
+//
+// Shapes (row-major, see lstm.h): x (B, T, C), wx (C, 4Hd), wh (Hd, 4Hd), b (4Hd),
+// h, c (B, T, Hd), gates (B, T, 4Hd) holding [σ(i) | σ(f) | tanh(g) | σ(o)].
+// Forward: gates = x · wx + b for all B·T rows in one GEMM, then per step (in reading order)
+// gates[:, t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (strided
+// rows, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
+// A null b is a zero bias.
+// Backward: per step (reverse reading order) the element-wise gate gradients into da (B, T, 4Hd)
+// and dh_rec = da[:, t] · whᵀ for the previous step; after the loop one GEMM each for
+// dwx += xᵀ·da, dx += da·wxᵀ, dwh += h_prevᵀ·da (h_prev = h shifted one step, 0 at the start),
+// and db += Σ da.
+#include "ops/lstm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/blas.h"
+#include "ops/vmath.h"
+
+namespace attn {
+namespace {
+
+void lstm_check(const LstmShape& s) {
+  ATTN_CHECK(s.B >= 0 && s.T >= 0 && s.C >= 1 && s.Hd >= 1,
+             "lstm: need batch >= 0, length >= 0, input dim >= 1 and hidden size >= 1 (B " +
+                 std::to_string(s.B) + ", T " + std::to_string(s.T) + ", C " +
+                 std::to_string(s.C) + ", Hd " + std::to_string(s.Hd) + ")");
+}
+
+}  // namespace
+
+template <class T>
+void lstm_forward(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
+                  const LstmShape& s) {
+  lstm_check(s);
+  const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
+  if (rows == 0) return;
+  // Input products of every timestep at once: gates = x · wx + b.
+  for (int64_t r = 0; r < rows; ++r) {
+    T* a = gates + r * G;
+    if (b) {
+      std::copy(b, b + G, a);
+    } else {
+      std::fill(a, a + G, T(0));
+    }
+  }
+  gemm<T>(false, false, rows, G, C, T(1), x, C, wx, G, T(1), gates, G);
+
+  for (int64_t step = 0; step < L; ++step) {
+    const int64_t t = s.reverse ? L - 1 - step : step;
+    const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
+    if (step > 0) {
+      // gates[:, t] += h[:, tp] · wh over the batch (row stride L·Hd and L·4Hd).
+      gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gates + t * G, L * G);
+    }
+    for (int64_t bb = 0; bb < B; ++bb) {
+      T* a = gates + (bb * L + t) * G;
+      vmath_sigmoid(a, a, 2 * H);  // i, f
+      vmath_tanh(a + 2 * H, a + 2 * H, H);  // g
+      vmath_sigmoid(a + 3 * H, a + 3 * H, H);  // o
+      const T* ig = a;
+      const T* fg = a + H;
+      const T* gg = a + 2 * H;
+      const T* og = a + 3 * H;
+      T* ct = c + (bb * L + t) * H;
+      T* ht = h + (bb * L + t) * H;
+      if (step > 0) {
+        const T* cp = c + (bb * L + tp) * H;
+        for (int64_t k = 0; k < H; ++k) ct[k] = fg[k] * cp[k] + ig[k] * gg[k];
+      } else {
+        for (int64_t k = 0; k < H; ++k) ct[k] = ig[k] * gg[k];
+      }
+      vmath_tanh(ht, ct, H);
+      for (int64_t k = 0; k < H; ++k) ht[k] *= og[k];
+    }
+  }
+}
+
+template <class T>
+void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
+                   const T* wh, const T* h, const T* c, const T* gates, const LstmShape& s) {
+  lstm_check(s);
+  const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
+  if (rows == 0) return;
+  std::vector<T> da(static_cast<size_t>(rows * G));        // ∂/∂ gate pre-activations
+  std::vector<T> dc(static_cast<size_t>(B * H), T(0));     // ∂/∂c_t arriving from later steps
+  std::vector<T> dhrec(static_cast<size_t>(B * H), T(0));  // ∂/∂h_t arriving from step t+1
+  const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
+  std::vector<T> tanh_c(static_cast<size_t>(rows * H));      // tanh(c), bit-equal to the forward's
+  vmath_tanh(tanh_c.data(), c, rows * H);
+
+  for (int64_t step = L - 1; step >= 0; --step) {
+    const int64_t t = s.reverse ? L - 1 - step : step;
+    const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
+    for (int64_t bb = 0; bb < B; ++bb) {
+      const int64_t row = bb * L + t;
+      const T* ig = gates + row * G;
+      const T* fg = ig + H;
+      const T* gg = ig + 2 * H;
+      const T* og = ig + 3 * H;
+      const T* tc = tanh_c.data() + row * H;
+      const T* cp = step > 0 ? c + (bb * L + tp) * H : zeros.data();
+      const T* dht = dh + row * H;
+      const T* dhr = dhrec.data() + bb * H;
+      T* dcb = dc.data() + bb * H;
+      T* d = da.data() + row * G;
+      for (int64_t k = 0; k < H; ++k) {
+        const T dhk = dht[k] + dhr[k];
+        const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
+        d[k] = dck * gg[k] * ig[k] * (T(1) - ig[k]);
+        d[H + k] = dck * cp[k] * fg[k] * (T(1) - fg[k]);
+        d[2 * H + k] = dck * ig[k] * (T(1) - gg[k] * gg[k]);
+        d[3 * H + k] = dhk * tc[k] * og[k] * (T(1) - og[k]);
+        dcb[k] = dck * fg[k];
+      }
+    }
+    if (step > 0) {
+      // ∂/∂h at step tp through the recurrence: da[:, t] · whᵀ over the batch.
+      gemm<T>(false, true, B, H, G, T(1), da.data() + t * G, L * G, wh, G, T(0), dhrec.data(), H);
+    }
+  }
+
+  if (db) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* d = da.data() + r * G;
+      for (int64_t k = 0; k < G; ++k) db[k] += d[k];
+    }
+  }
+  if (dwx) gemm<T>(true, false, C, G, rows, T(1), x, C, da.data(), G, T(1), dwx, G);
+  if (dx) gemm<T>(false, true, rows, C, G, T(1), da.data(), G, wx, G, T(1), dx, C);
+  if (dwh && L > 1) {
+    // h_prev (B, T, Hd): the state each step read, zero at the first step of each sequence.
+    std::vector<T> hprev(static_cast<size_t>(rows * H), T(0));
+    for (int64_t bb = 0; bb < B; ++bb) {
+      const T* src = h + bb * L * H;
+      T* dst = hprev.data() + bb * L * H;
+      if (s.reverse) {
+        std::copy(src + H, src + L * H, dst);  // hprev[t] = h[t + 1]
+      } else {
+        std::copy(src, src + (L - 1) * H, dst + H);  // hprev[t] = h[t − 1]
+      }
+    }
+    gemm<T>(true, false, H, G, rows, T(1), hprev.data(), H, da.data(), G, T(1), dwh, G);
+  }
+}
+
+// Reference: every pre-activation summed from scratch with plain loops, no GEMM, no cache
+// reuse beyond the previous h and c.
+template <class T>
+void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
+                      const LstmShape& s) {
+  lstm_check(s);
+  const int64_t L = s.T, C = s.C, H = s.Hd, G = 4 * H;
+  std::vector<T> pre(static_cast<size_t>(G));
+  for (int64_t bb = 0; bb < s.B; ++bb) {
+    for (int64_t step = 0; step < L; ++step) {
+      const int64_t t = s.reverse ? L - 1 - step : step;
+      const int64_t tp = s.reverse ? t + 1 : t - 1;
+      const bool first = step == 0;
+      for (int64_t j = 0; j < G; ++j) {
+        T sum = b ? b[j] : T(0);
+        for (int64_t k = 0; k < C; ++k) sum += x[(bb * L + t) * C + k] * wx[k * G + j];
+        if (!first) {
+          for (int64_t k = 0; k < H; ++k) sum += h[(bb * L + tp) * H + k] * wh[k * G + j];
+        }
+        pre[j] = sum;
+      }
+      for (int64_t k = 0; k < H; ++k) {
+        const T i = T(1) / (T(1) + std::exp(-pre[k]));
+        const T f = T(1) / (T(1) + std::exp(-pre[H + k]));
+        const T g = std::tanh(pre[2 * H + k]);
+        const T o = T(1) / (T(1) + std::exp(-pre[3 * H + k]));
+        const T cprev = first ? T(0) : c[(bb * L + tp) * H + k];
+        const T cnew = f * cprev + i * g;
+        c[(bb * L + t) * H + k] = cnew;
+        h[(bb * L + t) * H + k] = o * std::tanh(cnew);
+        T* a = gates + (bb * L + t) * G;
+        a[k] = i;
+        a[H + k] = f;
+        a[2 * H + k] = g;
+        a[3 * H + k] = o;
+      }
+    }
+  }
+}
+
+template void lstm_forward<float>(float*, float*, float*, const float*, const float*,
+                                  const float*, const float*, const LstmShape&);
+template void lstm_forward<double>(double*, double*, double*, const double*, const double*,
+                                   const double*, const double*, const LstmShape&);
+template void lstm_backward<float>(float*, float*, float*, float*, const float*, const float*,
+                                   const float*, const float*, const float*, const float*,
+                                   const float*, const LstmShape&);
+template void lstm_backward<double>(double*, double*, double*, double*, const double*,
+                                    const double*, const double*, const double*, const double*,
+                                    const double*, const double*, const LstmShape&);
+template void lstm_forward_ref<float>(float*, float*, float*, const float*, const float*,
+                                      const float*, const float*, const LstmShape&);
+template void lstm_forward_ref<double>(double*, double*, double*, const double*, const double*,
+                                       const double*, const double*, const LstmShape&);
+
+}  // namespace attn

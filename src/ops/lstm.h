@@ -1,0 +1,39 @@
+// One LSTM layer run over whole sequences (the `lstm` model stacks layers and directions).
+//
+// Gates in PyTorch's order (input i, forget f, cell g, output o), one bias (PyTorch's
+// b_ih + b_hh folded into one). h_0 = c_0 = 0. With `reverse` the layer reads t = T−1 … 0
+// (the backward direction of a bidirectional LSTM); h[:, t] is always the state after
+// reading token t in that direction.
+// Shapes (row-major):
+//   x      (B, T, C)       inputs
+//   wx     (C, 4·Hd)       input weights, columns [i | f | g | o]
+//   wh     (Hd, 4·Hd)      recurrent weights
+//   b      (4·Hd)
+//   h, c   (B, T, Hd)      hidden and cell states (c is cache for backward)
+//   gates  (B, T, 4·Hd)    cache: post-activation gates [σ(i) | σ(f) | tanh(g) | σ(o)]
+// c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
+// Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
+// accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db.
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+struct LstmShape {
+  int64_t B = 1, T = 1, C = 1, Hd = 1;
+  bool reverse = false;
+};
+
+template <class T>
+void lstm_forward(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
+                  const LstmShape& s);
+template <class T>
+void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
+                   const T* wh, const T* h, const T* c, const T* gates, const LstmShape& s);
+
+template <class T>
+void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
+                      const LstmShape& s);
+
+}  // namespace attn

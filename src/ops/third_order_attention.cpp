@@ -1,0 +1,274 @@
+// Third-order (tensor) attention (see third_order_attention.h), fast path and naive reference.
+//
+// Shapes: q, k1, k2 (B, N, H, dk); v1, v2, out, dout (B, N, H, dv); probs (B, H, N, N, N).
+// Head h of sequence b is a strided matrix (row stride H·d) that cblas reads directly.
+// Per (b, h, i), with A = K1 ∘ q_i (row j = k1_j ∘ q_i, N × dk), computed for a block of
+// queries at once (their A stacked, so each product below is one GEMM per block):
+//   S_i = scale · A K2ᵀ (N × N, entry (j, k)),  P_i = softmax over all N² entries
+//   (exclude_self masks row i, column i and the diagonal j = k),
+//   W = P_i V2 (N × dv),  out_i = Σ_j v1_j ∘ W_j.
+// Backward per (b, h, i), with dW = V1 ∘ dout_i (each row times dout_i) and E = dS K2:
+//   dV1 += W ∘ dout_i,  dV2 += P_iᵀ dW,  dP = dW V2ᵀ,  dS = P ∘ (dP − Σ dP ∘ P),
+//   dK1 += scale · E ∘ q_i,  u = Σ_j E_j ∘ k1_j,  dq_i += scale · u,
+//   dK2 += scale · dSᵀ A,  dscale += Σ dS ∘ (A K2ᵀ) = <q_i, u>.
+#include "ops/third_order_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/blas.h"
+
+namespace attn {
+namespace {
+
+void third_order_check(const ThirdOrderShape& s) {
+  ATTN_CHECK(s.B >= 0 && s.N >= 1 && s.H >= 1 && s.dk >= 1 && s.dv >= 1,
+             "third_order_attention: sizes must be positive (got B=" + std::to_string(s.B) +
+                 ", N=" + std::to_string(s.N) + ", H=" + std::to_string(s.H) +
+                 ", dk=" + std::to_string(s.dk) + ", dv=" + std::to_string(s.dv) + ")");
+  ATTN_CHECK(!s.exclude_self || s.N >= 3,
+             "third_order_attention: exclude_self needs at least 3 tokens (got N=" +
+                 std::to_string(s.N) + "); use N >= 3 or turn exclude_self off");
+}
+
+// In place: the N × N block p (entry (j, k)) becomes its softmax over all N² entries; with
+// exclude_self the pairs with j = i, k = i or j = k are masked (exactly 0).
+template <class T>
+void softmax_pairs(T* p, int64_t n, int64_t i, bool exclude_self) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  if (exclude_self) {
+    for (int64_t j = 0; j < n; ++j) {
+      p[i * n + j] = neg_inf;
+      p[j * n + i] = neg_inf;
+      p[j * n + j] = neg_inf;
+    }
+  }
+  const int64_t nn = n * n;
+  T mx = neg_inf;
+  for (int64_t e = 0; e < nn; ++e) mx = std::max(mx, p[e]);
+  T sum = 0;
+  for (int64_t e = 0; e < nn; ++e) {
+    p[e] = std::exp(p[e] - mx);
+    sum += p[e];
+  }
+  const T inv = T(1) / sum;
+  for (int64_t e = 0; e < nn; ++e) p[e] *= inv;
+}
+
+// Queries are processed in blocks of ib rows so that the products are a few large GEMMs per
+// (b, h) rather than many N × N ones (small N is the common case): about kBlockEntries
+// score entries per block, at least one query.
+constexpr int64_t kBlockEntries = 16384;
+
+int64_t query_block(int64_t N) { return std::clamp<int64_t>(kBlockEntries / (N * N), 1, N); }
+
+// M (ni·N × dk): row (ii, j) = q_{i0+ii} ∘ k1_j, for the queries i0 .. i0+ni−1 of one head.
+template <class T>
+void pair_keys(T* M, const T* q, const T* k1, int64_t i0, int64_t ni, int64_t N, int64_t dk,
+               int64_t ldk) {
+  for (int64_t ii = 0; ii < ni; ++ii) {
+    const T* qi = q + (i0 + ii) * ldk;
+    for (int64_t j = 0; j < N; ++j) {
+      const T* k1j = k1 + j * ldk;
+      T* m = M + (ii * N + j) * dk;
+      for (int64_t l = 0; l < dk; ++l) m[l] = k1j[l] * qi[l];
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                         const T* v2, T scale, const ThirdOrderShape& s) {
+  third_order_check(s);
+  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, nn = N * N;
+  const int64_t ldk = H * dk, ldv = H * dv, ib = query_block(N);
+  std::vector<T> M(static_cast<size_t>(ib * N * dk)), W(static_cast<size_t>(ib * N * dv));
+  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(ib * nn));
+  for (int64_t b = 0; b < s.B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * dk, ov = (b * N * H + h) * dv;
+      for (int64_t i0 = 0; i0 < N; i0 += ib) {
+        const int64_t ni = std::min(ib, N - i0);
+        // S (ni·N × N) = scale · M K2ᵀ: row (ii, j), column k.
+        T* p = probs ? probs + ((b * H + h) * N + i0) * nn : scratch.data();
+        pair_keys(M.data(), q + ok, k1 + ok, i0, ni, N, dk, ldk);
+        gemm<T>(false, true, ni * N, N, dk, scale, M.data(), dk, k2 + ok, ldk, T(0), p, N);
+        for (int64_t ii = 0; ii < ni; ++ii) softmax_pairs(p + ii * nn, N, i0 + ii, s.exclude_self);
+        // W (ni·N × dv) = P V2, out_i = Σ_j v1_j ∘ W_(i,j).
+        gemm<T>(false, false, ni * N, dv, N, T(1), p, N, v2 + ov, ldv, T(0), W.data(), dv);
+        for (int64_t ii = 0; ii < ni; ++ii) {
+          T* oi = out + ov + (i0 + ii) * ldv;
+          std::fill(oi, oi + dv, T(0));
+          for (int64_t j = 0; j < N; ++j) {
+            const T* v1j = v1 + ov + j * ldv;
+            const T* w = W.data() + (ii * N + j) * dv;
+            for (int64_t c = 0; c < dv; ++c) oi[c] += v1j[c] * w[c];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                          const T* probs, T scale, const ThirdOrderShape& s) {
+  third_order_check(s);
+  ATTN_ASSERT(probs != nullptr, "third_order_backward needs the forward's probs");
+  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, nn = N * N;
+  const int64_t ldk = H * dk, ldv = H * dv, ib = query_block(N);
+  const bool need_scores = dq || dk1 || dk2 || dscale;
+  const bool need_e = dq || dk1 || dscale;
+  std::vector<T> dW(static_cast<size_t>(ib * N * dv));
+  std::vector<T> W(dv1 ? static_cast<size_t>(ib * N * dv) : 0);
+  std::vector<T> dS(need_scores ? static_cast<size_t>(ib * nn) : 0);
+  std::vector<T> M(dk2 ? static_cast<size_t>(ib * N * dk) : 0);
+  std::vector<T> E(need_e ? static_cast<size_t>(ib * N * dk) : 0);
+  std::vector<T> u(static_cast<size_t>(dk));
+  double dscale_acc = 0;
+  for (int64_t b = 0; b < s.B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * dk, ov = (b * N * H + h) * dv;
+      for (int64_t i0 = 0; i0 < N; i0 += ib) {
+        const int64_t ni = std::min(ib, N - i0), rows = ni * N;
+        const T* p = probs + ((b * H + h) * N + i0) * nn;
+        if (dv1) {  // dv1_j += Σ_i (P_i V2)_j ∘ dout_i
+          gemm<T>(false, false, rows, dv, N, T(1), p, N, v2 + ov, ldv, T(0), W.data(), dv);
+          for (int64_t ii = 0; ii < ni; ++ii) {
+            const T* go = dout + ov + (i0 + ii) * ldv;
+            for (int64_t j = 0; j < N; ++j) {
+              T* d = dv1 + ov + j * ldv;
+              const T* w = W.data() + (ii * N + j) * dv;
+              for (int64_t c = 0; c < dv; ++c) d[c] += w[c] * go[c];
+            }
+          }
+        }
+        if (!dv2 && !need_scores) continue;
+        for (int64_t ii = 0; ii < ni; ++ii) {  // dW_(i,j) = v1_j ∘ dout_i
+          const T* go = dout + ov + (i0 + ii) * ldv;
+          for (int64_t j = 0; j < N; ++j) {
+            const T* v1j = v1 + ov + j * ldv;
+            T* d = dW.data() + (ii * N + j) * dv;
+            for (int64_t c = 0; c < dv; ++c) d[c] = v1j[c] * go[c];
+          }
+        }
+        if (dv2) gemm<T>(true, false, N, dv, rows, T(1), p, N, dW.data(), dv, T(1), dv2 + ov, ldv);
+        if (!need_scores) continue;
+        // dP = dW V2ᵀ, then per query dS = P ∘ (dP − Σ dP ∘ P) in place.
+        gemm<T>(false, true, rows, N, dv, T(1), dW.data(), dv, v2 + ov, ldv, T(0), dS.data(), N);
+        for (int64_t ii = 0; ii < ni; ++ii) {
+          T* ds = dS.data() + ii * nn;
+          const T* pi = p + ii * nn;
+          T dot = 0;
+          for (int64_t e = 0; e < nn; ++e) dot += ds[e] * pi[e];
+          for (int64_t e = 0; e < nn; ++e) ds[e] = pi[e] * (ds[e] - dot);
+        }
+        if (dk2) {
+          pair_keys(M.data(), q + ok, k1 + ok, i0, ni, N, dk, ldk);
+          gemm<T>(true, false, N, dk, rows, scale, dS.data(), N, M.data(), dk, T(1), dk2 + ok, ldk);
+        }
+        if (!need_e) continue;
+        gemm<T>(false, false, rows, dk, N, T(1), dS.data(), N, k2 + ok, ldk, T(0), E.data(), dk);
+        for (int64_t ii = 0; ii < ni; ++ii) {
+          const T* qi = q + ok + (i0 + ii) * ldk;
+          std::fill(u.begin(), u.end(), T(0));
+          for (int64_t j = 0; j < N; ++j) {
+            const T* e = E.data() + (ii * N + j) * dk;
+            const T* k1j = k1 + ok + j * ldk;
+            if (dk1) {
+              T* d = dk1 + ok + j * ldk;
+              for (int64_t l = 0; l < dk; ++l) d[l] += scale * e[l] * qi[l];
+            }
+            for (int64_t l = 0; l < dk; ++l) u[l] += e[l] * k1j[l];
+          }
+          if (dq) {
+            T* d = dq + ok + (i0 + ii) * ldk;
+            for (int64_t l = 0; l < dk; ++l) d[l] += scale * u[l];
+          }
+          if (dscale) {
+            T acc = 0;
+            for (int64_t l = 0; l < dk; ++l) acc += u[l] * qi[l];
+            dscale_acc += acc;
+          }
+        }
+      }
+    }
+  }
+  if (dscale) *dscale += static_cast<T>(dscale_acc);
+}
+
+template <class T>
+void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,
+                             const T* v1, const T* v2, T scale, const ThirdOrderShape& s) {
+  third_order_check(s);
+  const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
+  auto at = [&](const T* x, int64_t b, int64_t t, int64_t h, int64_t d, int64_t l) {
+    return x[((b * N + t) * H + h) * d + l];
+  };
+  std::vector<T> sc(static_cast<size_t>(N * N));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < N; ++i) {
+        auto masked = [&](int64_t j, int64_t k) {
+          return s.exclude_self && (j == i || k == i || j == k);
+        };
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k = 0; k < N; ++k) {
+            if (masked(j, k)) continue;
+            T score = 0;
+            for (int64_t l = 0; l < dk; ++l)
+              score += at(q, b, i, h, dk, l) * at(k1, b, j, h, dk, l) * at(k2, b, k, h, dk, l);
+            sc[j * N + k] = scale * score;
+            if (sc[j * N + k] > mx) mx = sc[j * N + k];
+          }
+        T sum = 0;
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k = 0; k < N; ++k) {
+            sc[j * N + k] = masked(j, k) ? T(0) : std::exp(sc[j * N + k] - mx);
+            sum += sc[j * N + k];
+          }
+        for (int64_t e = 0; e < N * N; ++e) {
+          sc[e] /= sum;
+          if (probs) probs[((b * H + h) * N + i) * N * N + e] = sc[e];
+        }
+        for (int64_t c = 0; c < dv; ++c) {
+          T acc = 0;
+          for (int64_t j = 0; j < N; ++j)
+            for (int64_t k = 0; k < N; ++k)
+              acc += sc[j * N + k] * at(v1, b, j, h, dv, c) * at(v2, b, k, h, dv, c);
+          out[((b * N + i) * H + h) * dv + c] = acc;
+        }
+      }
+}
+
+template void third_order_forward<float>(float*, float*, const float*, const float*,
+                                         const float*, const float*, const float*, float,
+                                         const ThirdOrderShape&);
+template void third_order_forward<double>(double*, double*, const double*, const double*,
+                                          const double*, const double*, const double*, double,
+                                          const ThirdOrderShape&);
+template void third_order_backward<float>(float*, float*, float*, float*, float*, float*,
+                                          const float*, const float*, const float*,
+                                          const float*, const float*, const float*,
+                                          const float*, float, const ThirdOrderShape&);
+template void third_order_backward<double>(double*, double*, double*, double*, double*,
+                                           double*, const double*, const double*,
+                                           const double*, const double*, const double*,
+                                           const double*, const double*, double,
+                                           const ThirdOrderShape&);
+template void third_order_forward_ref<float>(float*, float*, const float*, const float*,
+                                             const float*, const float*, const float*, float,
+                                             const ThirdOrderShape&);
+template void third_order_forward_ref<double>(double*, double*, const double*, const double*,
+                                              const double*, const double*, const double*,
+                                              double, const ThirdOrderShape&);
+
+}  // namespace attn

@@ -1,0 +1,36 @@
+// Third-order (tensor) attention, spec sanford2023 §1.4 (the form of Alman & Song 2023):
+// each query attends to ordered pairs (j, k) of tokens.
+//
+// Shapes (row-major), B sequences of N tokens, H heads:
+//   q, k1, k2  (B, N, H, dk)     queries and the two key factors
+//   v1, v2     (B, N, H, dv)     the two value factors
+//   probs      (B, H, N, N, N)   cache: probs[b,h,i,j,k] = softmax over (j,k) of
+//                                scale · Σ_l q[b,i,h,l] · k1[b,j,h,l] · k2[b,k,h,l]
+//   out        (B, N, H, dv)     out[b,i,h,:] = Σ_{j,k} probs[b,h,i,j,k] · (v1[b,j,h,:] ∘ v2[b,k,h,:])
+// Softmax domain: all N² ordered pairs, or with exclude_self only pairs with j ≠ i, k ≠ i
+// and j ≠ k (spec §7 A9/A11; needs N ≥ 3). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs.
+// Backward accumulates (+=) into every non-null buffer (dq, dk1, dk2, dv1, dv2, dscale).
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+struct ThirdOrderShape {
+  int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
+  bool exclude_self = false;
+};
+
+template <class T>
+void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                         const T* v2, T scale, const ThirdOrderShape& s);
+template <class T>
+void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                          const T* probs, T scale, const ThirdOrderShape& s);
+
+template <class T>
+void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,
+                             const T* v1, const T* v2, T scale, const ThirdOrderShape& s);
+
+}  // namespace attn

@@ -1,0 +1,72 @@
+// The gradient-training loop for neural networks (nn/net.h): minibatches, loss, backward,
+// gradient clipping, an optimiser step under a learning-rate schedule, evaluation on a
+// held-out set every `eval_every` steps, early stopping, and keeping the best parameters.
+//
+// Shapes: a source fills x (batch, x_size) and y (batch, y_size) for each step; the
+// validation set holds n rows of the same sizes. Losses are means over all batch·y_size
+// outputs (ops/loss.h). Learning curves go to the FitLog as series "train_loss" (mean over
+// the steps since the last evaluation) and "val_loss". A loss that is NaN or infinite stops
+// the run with a UserError naming the step (the run is then recorded as failed).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "nn/net.h"
+#include "ops/loss.h"
+#include "train/lr_schedule.h"
+#include "train/optimizer.h"
+
+namespace attn {
+
+struct TrainerConfig {
+  OptimizerConfig optimizer;
+  LrSchedule schedule;
+  double lr = 1e-3;
+  int64_t steps = 2000, batch = 256;
+  double clip_norm = 0;  // 0: no clipping; else the global gradient norm is capped
+  int64_t eval_every = 200;
+  int64_t patience = 0;  // stop after this many evaluations without improvement (0: never)
+  bool restore_best = true;  // end with the parameters of the best validation loss
+  Loss loss = Loss::mse;
+  int64_t eval_batch = 1024;
+};
+
+template <class T>
+struct TrainSet {
+  int64_t n = 0, x_size = 0, y_size = 0;
+  std::vector<T> X, Y;
+};
+
+// Fills x (batch, x_size), y (batch, y_size) with the samples of step `step` (1-based).
+template <class T>
+using BatchSource = std::function<void(int64_t step, int64_t batch, T* x, T* y)>;
+
+struct TrainReport {
+  int64_t steps_run = 0, best_step = 0;
+  double best_val_loss = 0, last_train_loss = 0;
+  bool stopped_early = false;
+};
+
+// Builds another network of the same architecture (its parameters are overwritten).
+template <class T>
+using NetFactory = std::function<std::unique_ptr<Net<T>>()>;
+
+// With more than one compute thread (core/threads.h) and a factory, each step's batch is
+// split into one contiguous chunk per thread, each run by its own replica of the network,
+// and the gradients are summed in thread order: results then differ from one thread's only
+// by float rounding, and the same thread count gives identical results.
+template <class T>
+TrainReport trainer_run(Net<T>& net, const TrainerConfig& config, const BatchSource<T>& source,
+                        const TrainSet<T>& val, FitLog& log,
+                        const NetFactory<T>& make_replica = {});
+
+// Mean loss of the network on a whole set (no gradients), in chunks of eval_batch.
+template <class T>
+double trainer_loss(Net<T>& net, Loss loss, const TrainSet<T>& data, int64_t eval_batch);
+
+}  // namespace attn

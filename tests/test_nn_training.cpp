@@ -1,0 +1,355 @@
+// The gradient-training stack: optimisers against their closed-form steps, schedules, the
+// training loop on a planted regression, the neural models end to end (loss falls,
+// determinism, divergence is a clear error, save/load), and the model gradient-check rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/threads.h"
+#include "models/model.h"
+#include "models/neural_models.h"
+#include "nn/mlp_block.h"
+#include "ops/gradcheck.h"
+#include "tasks/task.h"
+#include "train/lr_schedule.h"
+#include "train/optimizer.h"
+#include "train/trainer.h"
+
+namespace attn {
+namespace {
+
+TEST(Optimizer, AdamFirstStepIsLrTimesSignOfGradient) {
+  // After one step m̂ = g and v̂ = g², so θ moves by lr·g/(|g| + ε) whatever β₁, β₂.
+  OptimizerConfig c;
+  Optimizer<double> opt(c, 3);
+  std::vector<double> theta{1.0, -2.0, 0.5}, g{0.3, -4.0, 1e-3};
+  opt.step(theta.data(), g.data(), 0.1);
+  for (int i = 0; i < 3; ++i) {
+    const double expected = std::vector<double>{1.0, -2.0, 0.5}[i] - 0.1 * g[i] / (std::abs(g[i]) + 1e-8);
+    EXPECT_NEAR(theta[i], expected, 1e-15);
+  }
+}
+
+TEST(Optimizer, AdamWithZeroBetasAndEpsIsSignDescent) {
+  OptimizerConfig c;
+  c.beta1 = 0;
+  c.beta2 = 0;
+  c.eps = 0;
+  Optimizer<double> opt(c, 2);
+  std::vector<double> theta{0, 0};
+  for (int t = 0; t < 5; ++t) {
+    std::vector<double> g{2.0 * (t + 1), -0.5};
+    opt.step(theta.data(), g.data(), 0.25);
+  }
+  EXPECT_DOUBLE_EQ(theta[0], -1.25);
+  EXPECT_DOUBLE_EQ(theta[1], 1.25);
+}
+
+TEST(Optimizer, AdamSecondStepMatchesTheFormula) {
+  OptimizerConfig c;
+  Optimizer<double> opt(c, 1);
+  double theta = 1.0;
+  const double g1 = 0.5, g2 = -0.25, lr = 0.01;
+  opt.step(&theta, &g1, lr);
+  opt.step(&theta, &g2, lr);
+  const double m = 0.9 * (0.1 * g1) + 0.1 * g2, v = 0.999 * (0.001 * g1 * g1) + 0.001 * g2 * g2;
+  const double mhat = m / (1 - 0.81), vhat = v / (1 - 0.999 * 0.999);
+  const double after1 = 1.0 - lr * g1 / (std::abs(g1) + 1e-8);
+  EXPECT_NEAR(theta, after1 - lr * mhat / (std::sqrt(vhat) + 1e-8), 1e-15);
+}
+
+TEST(Optimizer, AdamWDecaysDecoupledAndAdamAddsL2ToTheGradient) {
+  OptimizerConfig c;
+  c.kind = "adamw";
+  c.weight_decay = 0.1;
+  Optimizer<double> adamw(c, 1);
+  double theta = 2.0;
+  const double g = 1.0;
+  adamw.step(&theta, &g, 0.5);
+  EXPECT_NEAR(theta, 2.0 * (1 - 0.5 * 0.1) - 0.5 * 1.0 / (1.0 + 1e-8), 1e-15);
+  c.kind = "adam";
+  Optimizer<double> adam(c, 1);
+  theta = 2.0;
+  const double g_neg = -0.1;  // g + λθ = 0.1 > 0: the step goes down
+  adam.step(&theta, &g_neg, 0.5);
+  EXPECT_NEAR(theta, 2.0 - 0.5 * 0.1 / (0.1 + 1e-8), 1e-12);
+}
+
+TEST(Optimizer, SgdWithMomentumAccumulates) {
+  OptimizerConfig c;
+  c.kind = "sgd";
+  c.momentum = 0.5;
+  Optimizer<double> opt(c, 1);
+  double theta = 0;
+  const double g1 = 1.0, g2 = 2.0;
+  opt.step(&theta, &g1, 0.1);  // b = 1
+  opt.step(&theta, &g2, 0.1);  // b = 0.5 + 2 = 2.5
+  EXPECT_DOUBLE_EQ(theta, -0.1 - 0.25);
+}
+
+TEST(Optimizer, UnknownKindIsAUserError) {
+  OptimizerConfig c;
+  c.kind = "adagrad";
+  EXPECT_THROW(Optimizer<float>(c, 1), UserError);
+}
+
+TEST(LrSchedule, WarmupThenCosineToTheFloor) {
+  LrSchedule s{"cosine", 10, 0.1};
+  EXPECT_DOUBLE_EQ(lr_schedule_factor(s, 1, 110), 0.1);
+  EXPECT_DOUBLE_EQ(lr_schedule_factor(s, 10, 110), 1.0);
+  EXPECT_NEAR(lr_schedule_factor(s, 60, 110), 0.55, 1e-12);
+  EXPECT_NEAR(lr_schedule_factor(s, 110, 110), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(lr_schedule_factor(LrSchedule{}, 7, 100), 1.0);
+}
+
+// A linear network y = x·W + b (one MlpBlock layer), for the planted regression.
+class LinearNet : public Net<double> {
+ public:
+  LinearNet(int64_t d, int64_t k) {
+    block_.declare(params_, "lin", {d, k}, Activation::identity);
+    params_.allocate();
+  }
+  void forward(const double* x, int64_t B, double* y) override { block_.forward(params_, x, B, y); }
+  void backward(const double* dy) override { block_.backward(params_, dy, nullptr); }
+  void init(uint64_t seed) override { block_.init(params_, seed, "linear.init"); }
+
+ private:
+  MlpBlock<double> block_;
+};
+
+TEST(Trainer, RecoversAPlantedLinearMap) {
+  const int64_t d = 5, k = 2, n = 512;
+  Rng rng(3, "test.planted", 0);
+  std::vector<double> W(d * k), b{0.3, -0.7};
+  for (double& w : W) w = rng.gaussian();
+  TrainSet<double> data{n, d, k, std::vector<double>(n * d), std::vector<double>(n * k)};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < d; ++j) data.X[i * d + j] = rng.gaussian();
+    for (int64_t c = 0; c < k; ++c) {
+      double s = b[c];
+      for (int64_t j = 0; j < d; ++j) s += data.X[i * d + j] * W[j * k + c];
+      data.Y[i * k + c] = s;
+    }
+  }
+  LinearNet net(d, k);
+  net.init(1);
+  TrainerConfig c;
+  c.lr = 0.05;
+  c.steps = 3000;
+  c.batch = 64;
+  c.eval_every = 500;
+  c.schedule = LrSchedule{"cosine", 0, 0.0};
+  int64_t next = 0;
+  BatchSource<double> source = [&](int64_t, int64_t batch, double* x, double* y) {
+    for (int64_t r = 0; r < batch; ++r, next = (next + 1) % n) {
+      std::copy_n(data.X.data() + next * d, d, x + r * d);
+      std::copy_n(data.Y.data() + next * k, k, y + r * k);
+    }
+  };
+  FitLog log;
+  const TrainReport r = trainer_run<double>(net, c, source, data, log);
+  EXPECT_LT(r.best_val_loss, 1e-8);
+  const double* w = net.params().value(0);
+  const double* bias = net.params().value(1);
+  for (int64_t i = 0; i < d * k; ++i) EXPECT_NEAR(w[i], W[i], 1e-4);
+  for (int64_t c2 = 0; c2 < k; ++c2) EXPECT_NEAR(bias[c2], b[c2], 1e-4);
+  // Learning curves: one train/val point per evaluation.
+  int val_points = 0;
+  for (const auto& p : log.points) val_points += p.series == "val_loss";
+  EXPECT_EQ(val_points, 6);
+}
+
+// A neural model from the registry on a task, as `attnlab run` builds it.
+struct NeuralRun {
+  Params task_params, model_params, train_params;
+  std::unique_ptr<Task> task;
+  std::unique_ptr<Model> model;
+  NeuralRun(const std::string& task_name, const std::string& model_name,
+            const std::vector<std::pair<std::string, std::string>>& sets, uint64_t seed = 5) {
+    task_params = task_default_params(task_name);
+    model_params = Params("model", model_find(model_name).schema());
+    std::vector<ParamSpec> train = {param_int("n", 0, "", 0, 1e12)};
+    for (auto& p : model_find(model_name).train_schema()) train.push_back(p);
+    train_params = Params("train", train);
+    for (const auto& [k, v] : sets) {
+      const std::string section = k.substr(0, k.find('.')), key = k.substr(k.find('.') + 1);
+      (section == "task" ? task_params : section == "model" ? model_params : train_params)
+          .set_text(key, v);
+    }
+    task = task_make(task_name, task_params);
+    model = model_find(model_name).make(ModelContext{model_params, train_params, task->shape(),
+                                                      seed, task.get(), 1000000000});
+  }
+};
+
+double last_point(const FitLog& log, const std::string& series) {
+  double v = NAN;
+  for (const auto& p : log.points)
+    if (p.series == series) v = p.value;
+  return v;
+}
+
+double first_point(const FitLog& log, const std::string& series) {
+  for (const auto& p : log.points)
+    if (p.series == series) return p.value;
+  return NAN;
+}
+
+TEST(NeuralModel, AttentionLossFallsOnFreshQsaSamples) {
+  NeuralRun run("qsa", "attention",
+                {{"task.N", "6"}, {"task.q", "1"}, {"task.d_out", "2"}, {"model.m", "8"},
+                 {"model.phi_width", "32"}, {"train.steps", "1500"}, {"train.batch", "32"},
+                 {"train.eval_every", "250"}, {"train.val_n", "128"}, {"train.lr", "3e-3"}});
+  FitLog log;
+  run.model->fit(Batch{}, log);
+  const double first = first_point(log, "val_loss"), last = last_point(log, "val_loss");
+  EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
+  bool has_params = false;
+  for (const auto& [k, v] : log.scalars) has_params = has_params || (k == "params" && v > 0);
+  EXPECT_TRUE(has_params);
+}
+
+TEST(NeuralModel, SameSeedGivesIdenticalPredictions) {
+  auto fit_predict = [] {
+    NeuralRun run("qsa", "lstm",
+                  {{"task.N", "5"}, {"task.q", "1"}, {"task.d_out", "2"}, {"model.hidden", "8"},
+                   {"train.steps", "20"}, {"train.batch", "16"}, {"train.val_n", "32"}});
+    FitLog log;
+    run.model->fit(Batch{}, log);
+    const Batch test = task_generate(*run.task, 5, 1000000000, 16);
+    return run.model->predict(test);
+  };
+  EXPECT_EQ(fit_predict(), fit_predict());
+}
+
+TEST(NeuralModel, TwoThreadsMatchOneUpToRoundingAndRepeatExactly) {
+  auto fit_predict = [](int threads) {
+    threads_configure(threads);
+    NeuralRun run("qsa", "attention",
+                  {{"task.N", "5"}, {"task.q", "2"}, {"task.d_out", "2"}, {"model.m", "4"},
+                   {"model.phi_width", "8"}, {"train.steps", "30"}, {"train.batch", "16"},
+                   {"train.val_n", "32"}, {"train.dtype", "float64"}});
+    FitLog log;
+    run.model->fit(Batch{}, log);
+    const Batch test = task_generate(*run.task, 5, 1000000000, 16);
+    auto out = run.model->predict(test);
+    threads_configure(1);
+    return out;
+  };
+  const auto one = fit_predict(1), two = fit_predict(2), again = fit_predict(2);
+  EXPECT_EQ(two, again);
+  ASSERT_EQ(one.size(), two.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < one.size(); ++i) max_diff = std::max(max_diff, std::abs(one[i] - two[i]));
+  EXPECT_LT(max_diff, 1e-9);
+}
+
+TEST(NeuralModel, FixedTrainingSetWithLearningRateSelection) {
+  NeuralRun run("qsa", "mlp",
+                {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
+                 {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
+                 {"train.lrs", "[1e-4, 1e-2]"}});
+  const Batch train = task_generate(*run.task, 5, 0, 200);
+  FitLog log;
+  run.model->fit(train, log);
+  double steps = 0, lr = 0;
+  for (const auto& [k, v] : log.scalars) {
+    if (k == "steps_run") steps = v;
+    if (k == "lr_chosen") lr = v;
+  }
+  EXPECT_EQ(steps, 3 * 4);  // 180 fitting samples in batches of 50
+  EXPECT_TRUE(lr == 1e-4 || lr == 1e-2);
+}
+
+TEST(NeuralModel, DivergenceIsAClearError) {
+  NeuralRun run("qsa", "mlp",
+                {{"task.N", "4"}, {"task.q", "1"}, {"model.hidden", "[16]"},
+                 {"train.optimizer", "sgd"}, {"train.lr", "1e5"}, {"train.steps", "200"},
+                 {"train.val_n", "16"}, {"train.batch", "16"}});
+  FitLog log;
+  try {
+    run.model->fit(Batch{}, log);
+    FAIL() << "expected the fit to diverge";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("training diverged at step"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NeuralModel, MatchTasksTrainWithCrossEntropyAndPredictProbabilities) {
+  NeuralRun run("match2", "attention",
+                {{"task.N", "6"}, {"model.m", "4"}, {"model.phi_width", "8"},
+                 {"train.steps", "10"}, {"train.batch", "16"}, {"train.val_n", "32"}});
+  FitLog log;
+  run.model->fit(Batch{}, log);
+  double bce = -1;
+  for (const auto& [k, v] : log.scalars)
+    if (k == "loss_is_bce") bce = v;
+  EXPECT_EQ(bce, 1.0);
+  const Batch test = task_generate(*run.task, 5, 1000000000, 8);
+  for (double p : run.model->predict(test)) {
+    EXPECT_GT(p, 0.0);
+    EXPECT_LT(p, 1.0);
+  }
+  const auto maps = run.model->attention(test);
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0].shape, (std::vector<int64_t>{8, 1, 6, 6}));
+  for (int64_t row = 0; row < 8 * 6; ++row) {
+    double s = 0;
+    for (int64_t j = 0; j < 6; ++j) s += maps[0].data[row * 6 + j];
+    EXPECT_NEAR(s, 1.0, 1e-5);
+  }
+}
+
+TEST(NeuralModel, SaveThenLoadPredictsTheSame) {
+  for (const std::string model : {"attention", "third_order", "transformer", "mlp", "lstm"}) {
+    const std::vector<std::pair<std::string, std::string>> sets = {
+        {"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "2"}, {"train.steps", "3"},
+        {"train.batch", "8"}, {"train.val_n", "8"}};
+    NeuralRun a("qsa", model, sets), b("qsa", model, sets, /*seed=*/99);
+    FitLog log;
+    a.model->fit(Batch{}, log);
+    ModelTensors saved;
+    saved.model = model;
+    a.model->save(saved);
+    b.model->load(saved);
+    const Batch test = task_generate(*a.task, 5, 1000000000, 6);
+    EXPECT_EQ(a.model->predict(test), b.model->predict(test)) << model;
+  }
+}
+
+TEST(NeuralModel, BadSettingsAreUserErrors) {
+  EXPECT_THROW(NeuralRun("qsa", "attention", {{"model.psi", "identity"}}), UserError);
+  EXPECT_THROW(NeuralRun("qsa", "mlp", {{"model.hidden", "[2.5]"}}), UserError);
+  NeuralRun small("qsa", "mlp", {{"train.n", "1"}});
+  FitLog log;
+  const Batch one = task_generate(*small.task, 5, 0, 1);
+  EXPECT_THROW(small.model->fit(one, log), UserError);
+}
+
+TEST(GradcheckTable, EveryNeuralModelAndOpHasRows) {
+  std::set<std::string> names;
+  for (const auto& row : gradcheck_table()) names.insert(row.name.substr(0, row.name.find('/', 6)));
+  for (const std::string model : {"attention", "third_order", "transformer", "mlp", "lstm"})
+    EXPECT_TRUE(names.count("model/" + model)) << model;
+  for (const auto& info : model_registry())
+    if (info.fresh_samples) {
+      EXPECT_TRUE(names.count("model/" + info.name)) << info.name;
+    }
+}
+
+TEST(GradcheckTable, ModelRowsPass) {
+  for (const auto& row : gradcheck_table()) {
+    if (row.group != "model") continue;
+    for (const auto& r : gradcheck_run(row, 1)) {
+      EXPECT_TRUE(r.pass) << r.row << " " << r.tensor << ": max error " << r.max_error
+                          << ", skipped " << r.skipped << " of " << r.probes + r.skipped;
+      EXPECT_GT(r.probes, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,356 @@
+// LSTM layer: the GEMM fast path against the naive forward reference and a naive per-sample
+// backward through time (double ≤ 1e-12 relative, float ≤ 1e-5), reverse = forward on the
+// time-reversed sequence, accumulation, causality, batch independence, bad shapes, and the
+// gradient-check rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/gradcheck.h"
+#include "ops/lstm.h"
+#include "ops_basic_test_helpers.h"
+
+namespace attn {
+namespace {
+
+using test_ops_basic::cast;
+using test_ops_basic::random_vec;
+using test_ops_basic::rel_err;
+
+LstmShape shape(int64_t B, int64_t T, int64_t C, int64_t Hd, bool reverse) {
+  LstmShape s;
+  s.B = B;
+  s.T = T;
+  s.C = C;
+  s.Hd = Hd;
+  s.reverse = reverse;
+  return s;
+}
+
+const LstmShape kShapes[] = {shape(1, 1, 1, 1, false), shape(2, 3, 3, 5, false),
+                             shape(3, 7, 5, 2, false), shape(1, 5, 2, 3, false),
+                             shape(4, 2, 1, 7, false), shape(2, 11, 4, 4, false)};
+
+// One problem: inputs, weights and an upstream gradient, in double.
+struct Problem {
+  LstmShape s;
+  std::vector<double> x, wx, wh, b, dh;
+};
+
+Problem make_problem(const LstmShape& s, uint64_t seed) {
+  const int64_t G = 4 * s.Hd;
+  return Problem{s,
+                 random_vec(s.B * s.T * s.C, seed, "x", -1.5, 1.5),
+                 random_vec(s.C * G, seed, "wx", -0.9, 0.9),
+                 random_vec(s.Hd * G, seed, "wh", -0.9, 0.9),
+                 random_vec(G, seed, "b", -0.5, 0.5),
+                 random_vec(s.B * s.T * s.Hd, seed, "dh")};
+}
+
+template <class T>
+struct State {
+  std::vector<T> h, c, gates;
+};
+
+template <class T>
+struct Grads {
+  std::vector<T> dx, dwx, dwh, db;
+};
+
+template <class T>
+State<T> run_forward(const Problem& p, bool bias, bool ref) {
+  const auto& s = p.s;
+  State<T> st{std::vector<T>(p.dh.size()), std::vector<T>(p.dh.size()),
+              std::vector<T>(static_cast<size_t>(s.B * s.T * 4 * s.Hd))};
+  const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), b = cast<T>(p.b);
+  const T* bp = bias ? b.data() : nullptr;
+  if (ref) {
+    lstm_forward_ref<T>(st.h.data(), st.c.data(), st.gates.data(), x.data(), wx.data(), wh.data(),
+                        bp, s);
+  } else {
+    lstm_forward<T>(st.h.data(), st.c.data(), st.gates.data(), x.data(), wx.data(), wh.data(), bp, s);
+  }
+  return st;
+}
+
+// Gradient buffers pre-filled with `fill` (so accumulation is exercised).
+template <class T>
+Grads<T> grads_filled(const LstmShape& s, double fill) {
+  const int64_t G = 4 * s.Hd;
+  return Grads<T>{std::vector<T>(static_cast<size_t>(s.B * s.T * s.C), T(fill)),
+                  std::vector<T>(static_cast<size_t>(s.C * G), T(fill)),
+                  std::vector<T>(static_cast<size_t>(s.Hd * G), T(fill)),
+                  std::vector<T>(static_cast<size_t>(G), T(fill))};
+}
+
+template <class T>
+Grads<T> run_backward(const Problem& p, bool bias, double fill) {
+  const auto st = run_forward<T>(p, bias, false);
+  auto g = grads_filled<T>(p.s, fill);
+  const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), dh = cast<T>(p.dh);
+  lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), g.db.data(), dh.data(), x.data(),
+                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.gates.data(), p.s);
+  return g;
+}
+
+// Naive backward through time, one sample and one step at a time, scalar loops only.
+Grads<double> naive_backward(const Problem& p, bool bias, double fill) {
+  const auto& s = p.s;
+  const int64_t L = s.T, C = s.C, H = s.Hd, G = 4 * H;
+  const auto st = run_forward<double>(p, bias, true);
+  auto g = grads_filled<double>(s, fill);
+  for (int64_t bb = 0; bb < s.B; ++bb) {
+    std::vector<double> dc_next(H, 0.0), dh_next(H, 0.0), da(G);
+    for (int64_t step = L - 1; step >= 0; --step) {
+      const int64_t t = s.reverse ? L - 1 - step : step;
+      const int64_t tp = s.reverse ? t + 1 : t - 1;
+      const int64_t row = bb * L + t;
+      for (int64_t k = 0; k < H; ++k) {
+        const double i = st.gates[row * G + k], f = st.gates[row * G + H + k];
+        const double gg = st.gates[row * G + 2 * H + k], o = st.gates[row * G + 3 * H + k];
+        const double tc = std::tanh(st.c[row * H + k]);
+        const double cprev = step == 0 ? 0.0 : st.c[(bb * L + tp) * H + k];
+        const double dht = p.dh[row * H + k] + dh_next[k];
+        const double dct = dc_next[k] + dht * o * (1 - tc * tc);
+        da[k] = dct * gg * i * (1 - i);
+        da[H + k] = dct * cprev * f * (1 - f);
+        da[2 * H + k] = dct * i * (1 - gg * gg);
+        da[3 * H + k] = dht * tc * o * (1 - o);
+        dc_next[k] = dct * f;
+      }
+      for (int64_t j = 0; j < G; ++j) {
+        g.db[j] += da[j];
+        for (int64_t k = 0; k < C; ++k) {
+          g.dwx[k * G + j] += p.x[row * C + k] * da[j];
+          g.dx[row * C + k] += p.wx[k * G + j] * da[j];
+        }
+        if (step > 0) {
+          for (int64_t k = 0; k < H; ++k) g.dwh[k * G + j] += st.h[(bb * L + tp) * H + k] * da[j];
+        }
+      }
+      for (int64_t k = 0; k < H; ++k) {
+        dh_next[k] = 0;
+        for (int64_t j = 0; j < G; ++j) dh_next[k] += p.wh[k * G + j] * da[j];
+      }
+    }
+  }
+  return g;
+}
+
+std::string describe(const LstmShape& s, bool bias) {
+  return "B " + std::to_string(s.B) + " T " + std::to_string(s.T) + " C " + std::to_string(s.C) +
+         " Hd " + std::to_string(s.Hd) + (s.reverse ? " reverse" : " forward") +
+         (bias ? " bias" : " no bias");
+}
+
+TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
+  for (LstmShape s : kShapes) {
+    for (bool reverse : {false, true}) {
+      for (bool bias : {true, false}) {
+        s.reverse = reverse;
+        SCOPED_TRACE(describe(s, bias));
+        const auto p = make_problem(s, 1);
+        const auto ref = run_forward<double>(p, bias, true);
+        const auto fast = run_forward<double>(p, bias, false);
+        const auto fast32 = run_forward<float>(p, bias, false);
+        EXPECT_LE(rel_err(fast.h, ref.h), 1e-12);
+        EXPECT_LE(rel_err(fast.c, ref.c), 1e-12);
+        EXPECT_LE(rel_err(fast.gates, ref.gates), 1e-12);
+        EXPECT_LE(rel_err(fast32.h, ref.h), 1e-5);
+        EXPECT_LE(rel_err(fast32.c, ref.c), 1e-5);
+        EXPECT_LE(rel_err(fast32.gates, ref.gates), 1e-5);
+      }
+    }
+  }
+}
+
+TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
+  for (LstmShape s : kShapes) {
+    for (bool reverse : {false, true}) {
+      for (bool bias : {true, false}) {
+        s.reverse = reverse;
+        SCOPED_TRACE(describe(s, bias));
+        const auto p = make_problem(s, 2);
+        const auto want = naive_backward(p, bias, 0.5);
+        const auto fast = run_backward<double>(p, bias, 0.5);
+        const auto fast32 = run_backward<float>(p, bias, 0.5);
+        EXPECT_LE(rel_err(fast.dx, want.dx), 1e-12);
+        EXPECT_LE(rel_err(fast.dwx, want.dwx), 1e-12);
+        EXPECT_LE(rel_err(fast.dwh, want.dwh), 1e-12);
+        EXPECT_LE(rel_err(fast.db, want.db), 1e-12);
+        EXPECT_LE(rel_err(fast32.dx, want.dx), 1e-5);
+        EXPECT_LE(rel_err(fast32.dwx, want.dwx), 1e-5);
+        EXPECT_LE(rel_err(fast32.dwh, want.dwh), 1e-5);
+        EXPECT_LE(rel_err(fast32.db, want.db), 1e-5);
+      }
+    }
+  }
+}
+
+// Time-reverses a (B, T, D) tensor.
+std::vector<double> flip_time(const std::vector<double>& v, int64_t B, int64_t T, int64_t D) {
+  std::vector<double> out(v.size());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      std::copy_n(v.begin() + (b * T + t) * D, D, out.begin() + (b * T + (T - 1 - t)) * D);
+  return out;
+}
+
+TEST(OpsLstm, ReverseEqualsForwardOnTimeReversedSequence) {
+  for (LstmShape s : {shape(2, 5, 3, 4, true), shape(3, 3, 6, 2, true), shape(1, 1, 2, 3, true)}) {
+    SCOPED_TRACE(describe(s, true));
+    const auto rev = make_problem(s, 3);
+    Problem fwd = rev;
+    fwd.s.reverse = false;
+    fwd.x = flip_time(rev.x, s.B, s.T, s.C);
+    fwd.dh = flip_time(rev.dh, s.B, s.T, s.Hd);
+    const auto a = run_forward<double>(rev, true, false);
+    const auto b = run_forward<double>(fwd, true, false);
+    EXPECT_LE(rel_err(a.h, flip_time(b.h, s.B, s.T, s.Hd)), 1e-14);
+    EXPECT_LE(rel_err(a.c, flip_time(b.c, s.B, s.T, s.Hd)), 1e-14);
+    EXPECT_LE(rel_err(a.gates, flip_time(b.gates, s.B, s.T, 4 * s.Hd)), 1e-14);
+    const auto ga = run_backward<double>(rev, true, 0.0);
+    const auto gb = run_backward<double>(fwd, true, 0.0);
+    EXPECT_LE(rel_err(ga.dx, flip_time(gb.dx, s.B, s.T, s.C)), 1e-13);
+    EXPECT_LE(rel_err(ga.dwx, gb.dwx), 1e-13);
+    EXPECT_LE(rel_err(ga.dwh, gb.dwh), 1e-13);
+    EXPECT_LE(rel_err(ga.db, gb.db), 1e-13);
+  }
+}
+
+TEST(OpsLstm, BackwardAccumulatesAndSkipsNullBuffers) {
+  const LstmShape s = shape(3, 4, 2, 3, false);
+  const auto p = make_problem(s, 4);
+  const auto g0 = run_backward<double>(p, true, 0.0);
+  const auto g1 = run_backward<double>(p, true, -1.25);
+  auto shifted = [](std::vector<double> v) {
+    for (auto& x : v) x -= 1.25;
+    return v;
+  };
+  EXPECT_LE(rel_err(g1.dx, shifted(g0.dx)), 1e-15);
+  EXPECT_LE(rel_err(g1.dwx, shifted(g0.dwx)), 1e-15);
+  EXPECT_LE(rel_err(g1.dwh, shifted(g0.dwh)), 1e-15);
+  EXPECT_LE(rel_err(g1.db, shifted(g0.db)), 1e-15);
+  // Each buffer alone gives the same values as all together.
+  const auto st = run_forward<double>(p, true, false);
+  for (int which = 0; which < 4; ++which) {
+    auto g = grads_filled<double>(s, 0.0);
+    lstm_backward<double>(which == 0 ? g.dx.data() : nullptr, which == 1 ? g.dwx.data() : nullptr,
+                          which == 2 ? g.dwh.data() : nullptr, which == 3 ? g.db.data() : nullptr,
+                          p.dh.data(), p.x.data(), p.wx.data(), p.wh.data(), st.h.data(),
+                          st.c.data(), st.gates.data(), s);
+    const std::vector<double>* mine[] = {&g.dx, &g.dwx, &g.dwh, &g.db};
+    const std::vector<double>* all[] = {&g0.dx, &g0.dwx, &g0.dwh, &g0.db};
+    for (int k = 0; k < 4; ++k) {
+      if (k == which) {
+        EXPECT_EQ(*mine[k], *all[k]) << "buffer " << k;
+      } else {
+        EXPECT_EQ(*mine[k], std::vector<double>(mine[k]->size(), 0.0)) << "buffer " << k;
+      }
+    }
+  }
+}
+
+TEST(OpsLstm, SingleStepHasNoRecurrentGradient) {
+  const auto p = make_problem(shape(3, 1, 4, 2, false), 5);
+  const auto g = run_backward<double>(p, true, 0.75);
+  EXPECT_EQ(g.dwh, std::vector<double>(g.dwh.size(), 0.75));
+  const auto want = naive_backward(p, true, 0.75);
+  EXPECT_LE(rel_err(g.dx, want.dx), 1e-12);
+}
+
+TEST(OpsLstm, StatesDependOnlyOnTokensAlreadyRead) {
+  for (bool reverse : {false, true}) {
+    const LstmShape s = shape(2, 6, 3, 4, reverse);
+    const auto p = make_problem(s, 6);
+    const int64_t t_changed = 3;
+    Problem q = p;
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t k = 0; k < s.C; ++k) q.x[(b * s.T + t_changed) * s.C + k] += 0.5;
+    const auto a = run_forward<double>(p, true, false);
+    const auto b = run_forward<double>(q, true, false);
+    for (int64_t bb = 0; bb < s.B; ++bb) {
+      for (int64_t t = 0; t < s.T; ++t) {
+        const bool read = reverse ? t <= t_changed : t >= t_changed;
+        double diff = 0;
+        for (int64_t k = 0; k < s.Hd; ++k)
+          diff = std::max(diff, std::abs(a.h[(bb * s.T + t) * s.Hd + k] - b.h[(bb * s.T + t) * s.Hd + k]));
+        if (read) {
+          EXPECT_GT(diff, 1e-6) << "reverse " << reverse << " t " << t;
+        } else {
+          EXPECT_EQ(diff, 0.0) << "reverse " << reverse << " t " << t;
+        }
+      }
+    }
+  }
+}
+
+TEST(OpsLstm, BatchRowsAreIndependent) {
+  const LstmShape s = shape(3, 5, 2, 3, false);
+  const auto p = make_problem(s, 7);
+  const auto all = run_forward<double>(p, true, false);
+  const auto gall = run_backward<double>(p, true, 0.0);
+  std::vector<double> dwx_sum(gall.dwx.size(), 0.0);
+  for (int64_t b = 0; b < s.B; ++b) {
+    Problem one = p;
+    one.s.B = 1;
+    one.x.assign(p.x.begin() + b * s.T * s.C, p.x.begin() + (b + 1) * s.T * s.C);
+    one.dh.assign(p.dh.begin() + b * s.T * s.Hd, p.dh.begin() + (b + 1) * s.T * s.Hd);
+    const auto st = run_forward<double>(one, true, false);
+    const std::vector<double> h_b(all.h.begin() + b * s.T * s.Hd, all.h.begin() + (b + 1) * s.T * s.Hd);
+    EXPECT_LE(rel_err(st.h, h_b), 1e-14);
+    const auto g = run_backward<double>(one, true, 0.0);
+    for (size_t k = 0; k < dwx_sum.size(); ++k) dwx_sum[k] += g.dwx[k];
+  }
+  EXPECT_LE(rel_err(dwx_sum, gall.dwx), 1e-13);
+}
+
+TEST(OpsLstm, EmptyBatchOrSequenceIsANoOpAndBadShapesAreUserErrors) {
+  std::vector<double> buf(64, 3.0);
+  lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                       nullptr, shape(0, 4, 2, 2, false));
+  lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                       nullptr, shape(2, 0, 2, 2, true));
+  lstm_backward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                        buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                        shape(0, 3, 2, 2, false));
+  EXPECT_EQ(buf, std::vector<double>(64, 3.0));
+  for (const LstmShape& bad : {shape(1, 2, 2, 0, false), shape(1, 2, 0, 2, false),
+                               shape(-1, 2, 2, 2, false), shape(1, -2, 2, 2, true)}) {
+    EXPECT_THROW(lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                      buf.data(), nullptr, bad),
+                 UserError);
+    EXPECT_THROW(lstm_forward_ref<double>(buf.data(), buf.data(), buf.data(), buf.data(),
+                                          buf.data(), buf.data(), nullptr, bad),
+                 UserError);
+    EXPECT_THROW(lstm_backward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                       buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+                                       buf.data(), bad),
+                 UserError);
+  }
+}
+
+TEST(OpsLstm, GradcheckRowsPass) {
+  std::vector<GradcheckRow> rows;
+  gradcheck_rows_lstm(rows);
+  ASSERT_GE(rows.size(), 2u);
+  for (const auto& row : rows) {
+    for (const auto& r : gradcheck_run(row, 20240605)) {
+      std::printf("  gradcheck %-14s %-3s probes %3lld skipped %lld max error %.2e\n",
+                  r.row.c_str(), r.tensor.c_str(), static_cast<long long>(r.probes),
+                  static_cast<long long>(r.skipped), r.max_error);
+      EXPECT_TRUE(r.pass) << r.row << " / " << r.tensor << ": max error " << r.max_error
+                          << ", skipped " << r.skipped;
+      EXPECT_EQ(r.skipped, 0) << r.row << " / " << r.tensor;
+      EXPECT_GT(r.probes, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn
