@@ -12,8 +12,9 @@
 # (every cell of results.csv but the timings). Always tears the daemons down (trap),
 # including job processes, and fails if any process of the test cluster is left.
 #
-#   tests/cluster/slurm_test.sh ATTNLAB SOURCE_DIR WORK_DIR
-# Exit 0 on success, 77 (ctest: skipped) when not root or Slurm/munge/MPI are missing.
+#   tests/cluster/slurm_test.sh ATTNLAB SOURCE_DIR WORK_DIR [ATTNLAB_MPI]
+# Exit 0 on success, 77 (ctest: skipped) when not root, Slurm/munge/MPI are missing, or
+# ATTNLAB_MPI (the CMake option of this build) is OFF.
 set -uo pipefail
 
 ATTNLAB=$(readlink -f "$1")
@@ -26,6 +27,9 @@ NAME=baselines
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
 skip() { echo "SKIP: $*"; exit 77; }
+case "${4:-ON}" in
+  OFF|FALSE|0|NO|"") skip "this attnlab was built without MPI (cmake -DATTNLAB_MPI=ON with libopenmpi-dev)" ;;
+esac
 [ "$(id -u)" -eq 0 ] || skip "the Slurm test starts munged, slurmctld and slurmd and must run as root"
 for cmd in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo srun mpirun /usr/bin/python3; do
   command -v "$cmd" >/dev/null 2>&1 ||
