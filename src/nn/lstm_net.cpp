@@ -103,17 +103,20 @@ template <class T>
 void LstmNet<T>::backward(const T* dy) {
   auto& ps = this->params_;
   const int64_t B = B_, N = c_.T, Hd = c_.hidden, F = features();
-  std::vector<T> d_head_out(B * N * c_.d_out, T(0));
+  std::vector<T>& d_head_out = d_head_out_;
+  d_head_out.assign(B * N * c_.d_out, T(0));
   if (c_.T_out == N) {
     std::memcpy(d_head_out.data(), dy, sizeof(T) * B * N * c_.d_out);
   } else {
     for (int64_t b = 0; b < B; ++b)
       std::memcpy(d_head_out.data() + b * N * c_.d_out, dy + b * c_.d_out, sizeof(T) * c_.d_out);
   }
-  std::vector<T> d_head_in(B * N * head_in_, T(0));
+  std::vector<T>& d_head_in = d_head_in_;
+  d_head_in.assign(B * N * head_in_, T(0));
   head_.backward(ps, d_head_out.data(), d_head_in.data());
 
-  std::vector<T> d_out(B * N * F, T(0));  // ∂L/∂(last layer's output)
+  std::vector<T>& d_out = d_out_;  // ∂L/∂(last layer's output)
+  d_out.assign(B * N * F, T(0));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < N; ++i) {
       const T* g = d_head_in.data() + (b * N + i) * head_in_;
@@ -129,7 +132,9 @@ void LstmNet<T>::backward(const T* dy) {
         for (int64_t j = 0; j < F; ++j) dst[j] += g[j];
       }
     }
-  std::vector<T> dh(B * N * Hd), d_inp;
+  std::vector<T>& dh = dh_;
+  std::vector<T>& d_inp = d_inp_;
+  dh.resize(B * N * Hd);  // every row is copied in below
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
     const T* inp = l == 0 ? x_ : layer_out_[l - 1].data();
     const int64_t C = l == 0 ? c_.d_in : F;

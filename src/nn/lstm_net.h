@@ -54,6 +54,8 @@ class LstmNet : public Net<T> {
   int64_t head_in_ = 0, B_ = 0;
   const T* x_ = nullptr;
   std::vector<T> head_in_buf_, head_out_;
+  // Backward scratch, reused across steps.
+  std::vector<T> d_head_out_, d_head_in_, d_out_, dh_, d_inp_;
 };
 
 }  // namespace attn

@@ -31,6 +31,18 @@ void lstm_check(const LstmShape& s) {
                  std::to_string(s.C) + ", Hd " + std::to_string(s.Hd) + ")");
 }
 
+// Backward's scratch, kept per thread across calls: at training sizes da alone is tens of
+// MB, above malloc's mmap threshold, so fresh vectors cost page faults on every call.
+template <class T>
+struct LstmScratch {
+  std::vector<T> da, dc, dhrec, tanh_c, hprev;
+};
+template <class T>
+LstmScratch<T>& lstm_scratch() {
+  thread_local LstmScratch<T> s;
+  return s;
+}
+
 }  // namespace
 
 template <class T>
@@ -86,11 +98,16 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
-  std::vector<T> da(static_cast<size_t>(rows * G));        // ∂/∂ gate pre-activations
-  std::vector<T> dc(static_cast<size_t>(B * H), T(0));     // ∂/∂c_t arriving from later steps
-  std::vector<T> dhrec(static_cast<size_t>(B * H), T(0));  // ∂/∂h_t arriving from step t+1
+  LstmScratch<T>& sc = lstm_scratch<T>();
+  std::vector<T>& da = sc.da;        // ∂/∂ gate pre-activations (every entry written below)
+  std::vector<T>& dc = sc.dc;        // ∂/∂c_t arriving from later steps
+  std::vector<T>& dhrec = sc.dhrec;  // ∂/∂h_t arriving from step t+1
+  std::vector<T>& tanh_c = sc.tanh_c;  // tanh(c), bit-equal to the forward's
+  da.resize(static_cast<size_t>(rows * G));
+  dc.assign(static_cast<size_t>(B * H), T(0));
+  dhrec.assign(static_cast<size_t>(B * H), T(0));
+  tanh_c.resize(static_cast<size_t>(rows * H));
   const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
-  std::vector<T> tanh_c(static_cast<size_t>(rows * H));      // tanh(c), bit-equal to the forward's
   vmath_tanh(tanh_c.data(), c, rows * H);
 
   for (int64_t step = L - 1; step >= 0; --step) {
@@ -134,14 +151,17 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   if (dx) gemm<T>(false, true, rows, C, G, T(1), da.data(), G, wx, G, T(1), dx, C);
   if (dwh && L > 1) {
     // h_prev (B, T, Hd): the state each step read, zero at the first step of each sequence.
-    std::vector<T> hprev(static_cast<size_t>(rows * H), T(0));
+    std::vector<T>& hprev = sc.hprev;
+    hprev.resize(static_cast<size_t>(rows * H));
     for (int64_t bb = 0; bb < B; ++bb) {
       const T* src = h + bb * L * H;
       T* dst = hprev.data() + bb * L * H;
       if (s.reverse) {
         std::copy(src + H, src + L * H, dst);  // hprev[t] = h[t + 1]
+        std::fill(dst + (L - 1) * H, dst + L * H, T(0));
       } else {
         std::copy(src, src + (L - 1) * H, dst + H);  // hprev[t] = h[t − 1]
+        std::fill(dst, dst + H, T(0));
       }
     }
     gemm<T>(true, false, H, G, rows, T(1), hprev.data(), H, da.data(), G, T(1), dwh, G);
