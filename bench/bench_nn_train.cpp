@@ -1,0 +1,260 @@
+// Training-step throughput of attnlab's neural networks (issue #5, "Performance"): the
+// attnlab side of bench/run_sanford2023_train.sh, timed against the same models in PyTorch
+// (bench/sanford2023_train_torch.py).
+//
+// Configurations (qsa task shapes, multi-hot encoding: d_in = d' + 2N, T_out = N):
+//   a  `attention`, N = 32, d' = 4, m = 16, 1 head, batch 64 (the paper-scale unit)
+//   b  `attention`, N = 32, d' = 4, m = 64, 4 heads, batch 256
+//   c  `lstm`, N = 32 (sequence length), d' = 4, hidden 128, 1 layer, batch 256
+// Every other [model] key at its default (neural_schemas.cpp): attention φ = MLP
+// d_in → 128 → m (relu), Q, K (m, H·m), V (m, H·d'), heads summed, learned temperature,
+// ψ linear on [φ(x_i); a_i]; lstm: readout "final" (head on [h_T; x_i]), linear head.
+//
+// A step is what trainer_run (src/train/trainer.cpp) does per step, minus drawing the
+// batch: forward, MSE loss and its gradient, zero_grad, backward, Adam (lr 1e-3, β =
+// (0.9, 0.999), ε = 1e-8), float32, 1 thread (OpenBLAS pinned to 1). The input batches are
+// drawn once from the qsa task (`--batches` of them, cycled; not timed).
+// Timing: `--warmup` steps, then steps per repetition chosen so that one repetition takes
+// about `--rep-seconds`; `--reps` repetitions, each timed in wall and process CPU time;
+// steps/s is the median over repetitions. One more repetition with clock reads between
+// the phases gives the split (forward / loss / backward / optimiser) per step.
+// Output: "result config=... key=value ..." and "phases config=..." lines (parsed by
+// run_sanford2023_train.sh). With --dump DIR, DIR/<config>.npz holds the initial
+// parameters ("init.<tensor>", attnlab's layout), the batches ("x", "y") and the losses of
+// the first steps ("losses"), so the PyTorch script can start from the same weights and
+// check that its losses agree (same architecture, same Adam).
+//
+// Usage: bench_nn_train [--configs a,b,c] [--reps 7] [--warmup 20] [--rep-seconds 1]
+//          [--batches 8] [--seed 0] [--dump DIR]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "core/version.h"
+#include "io/npy.h"
+#include "models/neural_models.h"
+#include "ops/loss.h"
+#include "tasks/task.h"
+#include "train/optimizer.h"
+
+extern "C" {
+char* openblas_get_corename(void);
+int openblas_get_num_threads(void);
+}
+
+namespace {
+
+using namespace attn;
+
+struct Config {
+  std::string id, model;
+  int64_t N, d_out, m, heads, hidden, batch;
+};
+const Config kConfigs[] = {
+    {"a", "attention", 32, 4, 16, 1, 0, 64},
+    {"b", "attention", 32, 4, 64, 4, 0, 256},
+    {"c", "lstm", 32, 4, 0, 0, 128, 256},
+};
+constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check
+
+struct Options {
+  std::vector<std::string> configs{"a", "b", "c"};
+  int reps = 7, warmup = 20, batches = 8;
+  double rep_seconds = 1.0;
+  uint64_t seed = 0;
+  std::string dump;
+};
+
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One training step; `phase` (forward, loss, backward, optimiser) gets the seconds of each
+// phase when non-null.
+struct Stepper {
+  Net<float>& net;
+  Optimizer<float> opt;
+  int64_t count;
+  std::vector<float> pred, dpred;
+  double step(const float* x, const float* y, int64_t B, double* phase) {
+    ParamSet<float>& ps = net.params();
+    const double t0 = phase ? wall_s() : 0;
+    net.forward(x, B, pred.data());
+    const double t1 = phase ? wall_s() : 0;
+    const double loss = loss_forward(Loss::mse, pred.data(), y, count);
+    std::fill(dpred.begin(), dpred.end(), 0.0f);
+    loss_backward(Loss::mse, dpred.data(), pred.data(), y, count, 1.0f);
+    const double t2 = phase ? wall_s() : 0;
+    ps.zero_grad();
+    net.backward(dpred.data());
+    const double t3 = phase ? wall_s() : 0;
+    opt.step(ps.values().data(), ps.grads().data(), 1e-3);
+    if (phase) {
+      const double t4 = wall_s();
+      phase[0] += t1 - t0;
+      phase[1] += t2 - t1;
+      phase[2] += t3 - t2;
+      phase[3] += t4 - t3;
+    }
+    return loss;
+  }
+};
+
+void run_config(const Config& c, const Options& o) {
+  Params tp = task_default_params("qsa");
+  tp.set_text("N", std::to_string(c.N));
+  tp.set_text("d_out", std::to_string(c.d_out));
+  const auto task = task_make("qsa", tp);
+  const TaskShape& shape = task->shape();
+  Params mp = neural_default_params(c.model);
+  if (c.model == "attention") {
+    mp.set_text("m", std::to_string(c.m));
+    mp.set_text("heads", std::to_string(c.heads));
+  } else {
+    mp.set_text("hidden", std::to_string(c.hidden));
+  }
+  auto net = neural_net_make<float>(c.model, mp, shape);
+  net->init(o.seed);
+  ParamSet<float>& ps = net->params();
+  const std::vector<float> init = ps.values();
+
+  // Fixed input batches, drawn once (samples 0 .. batches·B − 1 of the task).
+  const int64_t B = c.batch, xs = shape.x_size(), ys = shape.y_size();
+  const Batch data = task_generate(*task, o.seed, 0, o.batches * B);
+  const std::vector<float> X(data.X.begin(), data.X.end()), Y(data.Y.begin(), data.Y.end());
+
+  const int64_t count = B * ys;
+  Stepper st{*net, Optimizer<float>(OptimizerConfig{}, ps.size()), count,
+             std::vector<float>(count), std::vector<float>(count)};
+  int64_t k = 0;  // steps so far; step k uses batch k mod batches
+  auto one = [&](double* phase) {
+    const int64_t b = k++ % o.batches;
+    return st.step(X.data() + b * B * xs, Y.data() + b * B * ys, B, phase);
+  };
+  std::vector<double> losses;
+  const int warm = std::max(o.warmup, kCheckSteps), half = warm / 2;
+  double t_warm = 0;  // the second half of the warm-up calibrates the repetition length
+  for (int i = 0; i < warm; ++i) {
+    const double t0 = wall_s();
+    const double loss = one(nullptr);
+    if (i < kCheckSteps) losses.push_back(loss);
+    if (i >= half) t_warm += wall_s() - t0;
+  }
+  const int64_t steps = std::max<int64_t>(
+      3, std::llround(o.rep_seconds / std::max(t_warm / double(warm - half), 1e-7)));
+
+  std::vector<double> rate, cpu_rate;
+  double last_loss = 0;
+  for (int r = 0; r < o.reps; ++r) {
+    const double w0 = wall_s(), c0 = cpu_s();
+    for (int64_t s = 0; s < steps; ++s) last_loss = one(nullptr);
+    const double w = wall_s() - w0, cp = cpu_s() - c0;
+    rate.push_back(double(steps) / w);
+    cpu_rate.push_back(double(steps) / std::max(cp, 1e-9));
+  }
+  double phase[4] = {0, 0, 0, 0};
+  for (int64_t s = 0; s < steps; ++s) one(phase);
+
+  std::printf("result config=%s model=%s params=%lld batch=%lld N=%lld d_in=%lld d_out=%lld "
+              "reps=%d steps_per_rep=%lld steps_per_s=%.2f steps_per_s_min=%.2f "
+              "steps_per_s_max=%.2f cpu_steps_per_s=%.2f loss_first=%.6g loss_last=%.6g\n",
+              c.id.c_str(), c.model.c_str(), (long long)ps.size(), (long long)B, (long long)c.N,
+              (long long)shape.d_in, (long long)c.d_out, o.reps, (long long)steps, median(rate),
+              *std::min_element(rate.begin(), rate.end()),
+              *std::max_element(rate.begin(), rate.end()), median(cpu_rate), losses[0], last_loss);
+  const double ms = 1e3 / double(steps);
+  std::printf("phases config=%s forward_ms=%.4f loss_ms=%.4f backward_ms=%.4f optimizer_ms=%.4f "
+              "total_ms=%.4f\n",
+              c.id.c_str(), phase[0] * ms, phase[1] * ms, phase[2] * ms, phase[3] * ms,
+              (phase[0] + phase[1] + phase[2] + phase[3]) * ms);
+  std::fflush(stdout);
+
+  if (!o.dump.empty()) {
+    std::vector<NpyView> views;
+    std::vector<std::string> names;
+    names.reserve(ps.entries().size());
+    for (const ParamEntry& e : ps.entries()) names.push_back("init." + e.name);
+    for (size_t i = 0; i < ps.entries().size(); ++i) {
+      const ParamEntry& e = ps.entries()[i];
+      views.push_back({names[i], DType::F32, e.shape, init.data() + e.offset});
+    }
+    views.push_back({"x", DType::F32, {o.batches, B, c.N, shape.d_in}, X.data()});
+    views.push_back({"y", DType::F32, {o.batches, B, c.N, c.d_out}, Y.data()});
+    views.push_back({"losses", DType::F64, {int64_t(kCheckSteps)}, losses.data()});
+    npz_write(o.dump + "/" + c.id + ".npz", views);
+  }
+}
+
+int bench_main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    ATTN_CHECK(i + 1 < argc, "bench_nn_train: " + a + " needs a value (see the header of bench_nn_train.cpp)");
+    const std::string v = argv[++i];
+    if (a == "--configs") {
+      o.configs.clear();
+      for (size_t p = 0; p <= v.size();) {
+        const size_t q = std::min(v.find(',', p), v.size());
+        o.configs.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a == "--reps") {
+      o.reps = std::max(1, std::atoi(v.c_str()));
+    } else if (a == "--warmup") {
+      o.warmup = std::max(2, std::atoi(v.c_str()));
+    } else if (a == "--rep-seconds") {
+      o.rep_seconds = std::atof(v.c_str());
+    } else if (a == "--batches") {
+      o.batches = std::max(1, std::atoi(v.c_str()));
+    } else if (a == "--seed") {
+      o.seed = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (a == "--dump") {
+      o.dump = v;
+    } else {
+      throw UserError("bench_nn_train: unknown option " + a +
+                      " (--configs, --reps, --warmup, --rep-seconds, --batches, --seed, --dump)");
+    }
+  }
+  threads_configure(1);
+  std::printf("bench_nn_train: attnlab %s (%s) float32 threads=1 openblas_threads=%d "
+              "openblas_core=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
+              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(), o.reps,
+              o.warmup, o.rep_seconds, o.batches);
+  for (const std::string& id : o.configs) {
+    const Config* c = nullptr;
+    for (const Config& k : kConfigs)
+      if (k.id == id) c = &k;
+    ATTN_CHECK(c != nullptr, "bench_nn_train: unknown config '" + id + "' (a, b or c)");
+    run_config(*c, o);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+"""Training-step throughput of the sanford2023 networks in PyTorch: the baseline of
+bench_nn_train (bench/run_sanford2023_train.sh runs both and prints the ratios).
+
+The same three configurations as bench_nn_train.cpp (qsa shapes, multi-hot encoding
+d_in = d' + 2N, one output per position):
+  a  attention unit, N = 32, d' = 4, m = 16, 1 head, batch 64 (the paper-scale unit)
+  b  attention unit, N = 32, d' = 4, m = 64, 4 heads, batch 256
+  c  LSTM, length 32, d' = 4, hidden 128, 1 layer, batch 256
+with attnlab's defaults: φ = Linear(d_in, 128) → ReLU → Linear(128, m); per head
+Q, K ∈ R^{m×m}, V ∈ R^{m×d'} (no bias), scores exp(τ)·q kᵀ with τ learned, heads summed;
+ψ = Linear(m + d', d') on [φ(x_i); a_i]. LSTM: nn.LSTM with b_hh frozen at 0 (attnlab folds
+PyTorch's two biases into one, so the trainable parameter counts match), head
+Linear(hidden + d_in, d') on [h_T; x_i]. Written as a researcher would: nn.Module,
+F.mse_loss, torch.optim.Adam(lr=1e-3) with its defaults, zero_grad / backward / step,
+float32, torch.set_num_threads(1).
+
+Timing as in bench_nn_train: warm-up steps, then repetitions of about --rep-seconds each
+(wall and process CPU time); steps/s is the median; one more repetition gives the phase
+split (forward / loss / backward incl. zero_grad / optimiser). Output lines
+"result config=... key=value ..." and "phases config=...".
+
+--data DIR: start from attnlab's initial weights and train on its batches
+(DIR/<config>.npz from `bench_nn_train --dump DIR`); the first steps' losses are compared
+with attnlab's (a "check" line) — the same architecture and the same Adam give the same
+losses to float32 rounding. Without it the weights and qsa-like batches are drawn here.
+Parameter counts (trainable) are printed; the run script checks they equal attnlab's.
+
+Threads: OMP/OPENBLAS/MKL_NUM_THREADS are set to 1 before torch is imported. The
+OPENBLAS_CORETYPE environment is left as given (the run script unsets it for both
+programs); the OpenBLAS core in use is printed when threadpoolctl is available.
+Without torch (Debian: python3-torch) this prints a message and exits 0.
+
+Usage: sanford2023_train_torch.py [--configs a,b,c] [--reps 7] [--warmup 20]
+         [--rep-seconds 1] [--batches 8] [--seed 0] [--data DIR]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"sanford2023_train_torch.py: skipped, {sys.executable} cannot import torch/numpy ({e}); "
+          "install python3-torch (scripts/install-deps --bench)")
+    sys.exit(0)
+
+# id: (model, N, d_out, m, heads, hidden, batch)
+CONFIGS = {"a": ("attention", 32, 4, 16, 1, 0, 64),
+           "b": ("attention", 32, 4, 64, 4, 0, 256),
+           "c": ("lstm", 32, 4, 0, 0, 128, 256)}
+CHECK_STEPS = 5
+
+
+class AttentionUnit(nn.Module):
+    def __init__(self, d_in, d_out, m, heads, phi_width=128):
+        super().__init__()
+        self.heads = heads
+        self.phi = nn.Sequential(nn.Linear(d_in, phi_width), nn.ReLU(), nn.Linear(phi_width, m))
+        self.q = nn.Linear(m, heads * m, bias=False)
+        self.k = nn.Linear(m, heads * m, bias=False)
+        self.v = nn.Linear(m, heads * d_out, bias=False)
+        self.log_temperature = nn.Parameter(torch.zeros(1))
+        self.psi = nn.Linear(m + d_out, d_out)
+
+    def forward(self, x):  # x (B, N, d_in) -> (B, N, d_out)
+        B, N, _ = x.shape
+        f = self.phi(x)
+        q, k, v = (p(f).view(B, N, self.heads, -1).transpose(1, 2) for p in (self.q, self.k, self.v))
+        scores = self.log_temperature.exp() * (q @ k.transpose(-2, -1))  # (B, H, N, N)
+        a = (scores.softmax(dim=-1) @ v).sum(dim=1)  # heads summed: (B, N, d_out)
+        return self.psi(torch.cat([f, a], dim=-1))
+
+    def attnlab_names(self):  # attnlab tensor -> (torch parameter, transpose?)
+        return {"phi.w0": (self.phi[0].weight, True), "phi.b0": (self.phi[0].bias, False),
+                "phi.w1": (self.phi[2].weight, True), "phi.b1": (self.phi[2].bias, False),
+                "q": (self.q.weight, True), "k": (self.k.weight, True), "v": (self.v.weight, True),
+                "log_temperature": (self.log_temperature, False),
+                "psi.w0": (self.psi.weight, True), "psi.b0": (self.psi.bias, False)}
+
+
+class LstmReadout(nn.Module):
+    def __init__(self, d_in, d_out, hidden):
+        super().__init__()
+        self.lstm = nn.LSTM(d_in, hidden, batch_first=True)
+        with torch.no_grad():
+            self.lstm.bias_hh_l0.zero_()
+        self.lstm.bias_hh_l0.requires_grad_(False)  # one bias, as attnlab's
+        self.head = nn.Linear(hidden + d_in, d_out)
+
+    def forward(self, x):  # x (B, N, d_in) -> (B, N, d_out)
+        _, (h, _) = self.lstm(x)
+        s = h[-1].unsqueeze(1).expand(-1, x.shape[1], -1)  # final state at every position
+        return self.head(torch.cat([s, x], dim=-1))
+
+    def attnlab_names(self):
+        return {"lstm0.wx": (self.lstm.weight_ih_l0, True), "lstm0.wh": (self.lstm.weight_hh_l0, True),
+                "lstm0.b": (self.lstm.bias_ih_l0, False),
+                "head.w0": (self.head.weight, True), "head.b0": (self.head.bias, False)}
+
+
+def qsa_batches(rng, n_batches, B, N, d, q=2):
+    """qsa samples: x_i = [z_i, multi-hot(y_i), one-hot(i)], target mean of z over y_i."""
+    z = rng.standard_normal((n_batches, B, N, d))
+    z /= np.linalg.norm(z, axis=-1, keepdims=True)
+    sets = np.argsort(rng.random((n_batches, B, N, N)), axis=-1)[..., :q]
+    hot = np.zeros((n_batches, B, N, N))
+    np.put_along_axis(hot, sets, 1.0, axis=-1)
+    x = np.concatenate([z, hot, np.broadcast_to(np.eye(N), hot.shape)], axis=-1)
+    return x.astype(np.float32), (hot @ z / q).astype(np.float32)
+
+
+def make_model(cfg):
+    kind, N, d, m, heads, hidden, _ = cfg
+    d_in = d + 2 * N
+    return AttentionUnit(d_in, d, m, heads) if kind == "attention" else LstmReadout(d_in, d, hidden)
+
+
+def load_init(model, arrays):
+    names = model.attnlab_names()
+    theirs = {k[5:] for k in arrays if k.startswith("init.")}
+    assert theirs == set(names), f"tensor names differ: attnlab {sorted(theirs)}, here {sorted(names)}"
+    with torch.no_grad():
+        for name, (p, t) in names.items():
+            a = torch.from_numpy(np.ascontiguousarray(arrays["init." + name]))
+            p.copy_(a.T if t else a.reshape(p.shape))
+
+
+def run(cid, args, rng):
+    cfg = CONFIGS[cid]
+    B = cfg[6]
+    model = make_model(cfg)
+    arrays = dict(np.load(os.path.join(args.data, cid + ".npz"))) if args.data else None
+    if arrays:
+        load_init(model, arrays)
+        xs, ys = arrays["x"], arrays["y"]
+    else:
+        xs, ys = qsa_batches(rng, args.batches, B, cfg[1], cfg[2])
+    batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys)]
+    init_state = {k: v.clone() for k, v in model.state_dict().items()}
+    params = [p for p in model.parameters() if p.requires_grad]
+    n_params = sum(p.numel() for p in params)
+
+    def fresh_optimizer():
+        model.load_state_dict(init_state)
+        return torch.optim.Adam(params, lr=1e-3)
+
+    def step(opt, x, y, phase=None):
+        t0 = time.perf_counter()
+        pred = model(x)
+        t1 = time.perf_counter()
+        loss = F.mse_loss(pred, y)
+        t2 = time.perf_counter()
+        opt.zero_grad()
+        loss.backward()
+        t3 = time.perf_counter()
+        opt.step()
+        value = loss.item()
+        if phase is not None:
+            t4 = time.perf_counter()
+            for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                phase[i] += dt
+        return value
+
+    if arrays:  # the first steps from attnlab's weights on attnlab's batches
+        opt = fresh_optimizer()
+        ours = [step(opt, *batches[i % len(batches)]) for i in range(CHECK_STEPS)]
+        theirs = [float(v) for v in arrays["losses"][:CHECK_STEPS]]
+        diff = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ours, theirs))
+        print(f"check config={cid} max_rel_diff={diff:.2e} {'ok' if diff < 1e-3 else 'MISMATCH'} "
+              f"losses_attnlab={','.join(f'{v:.7g}' for v in theirs)} "
+              f"losses_torch={','.join(f'{v:.7g}' for v in ours)}", flush=True)
+
+    opt = fresh_optimizer()
+    k = 0
+    warm, losses = max(args.warmup, CHECK_STEPS), []
+    t_warm = 0.0
+    for i in range(warm):
+        t0 = time.perf_counter()
+        losses.append(step(opt, *batches[k % len(batches)]))
+        k += 1
+        if i >= warm // 2:
+            t_warm += time.perf_counter() - t0
+    steps = max(3, round(args.rep_seconds / max(t_warm / (warm - warm // 2), 1e-7)))
+    rate, cpu_rate = [], []
+    for _ in range(args.reps):
+        w0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(steps):
+            last = step(opt, *batches[k % len(batches)])
+            k += 1
+        w, c = time.perf_counter() - w0, time.process_time() - c0
+        rate.append(steps / w)
+        cpu_rate.append(steps / max(c, 1e-9))
+    phase = [0.0] * 4
+    for _ in range(steps):
+        step(opt, *batches[k % len(batches)], phase)
+        k += 1
+    d_in = cfg[2] + 2 * cfg[1]
+    print(f"result config={cid} model={cfg[0]} params={n_params} batch={B} N={cfg[1]} d_in={d_in} "
+          f"d_out={cfg[2]} reps={args.reps} steps_per_rep={steps} "
+          f"steps_per_s={statistics.median(rate):.2f} steps_per_s_min={min(rate):.2f} "
+          f"steps_per_s_max={max(rate):.2f} cpu_steps_per_s={statistics.median(cpu_rate):.2f} "
+          f"loss_first={losses[0]:.6g} loss_last={last:.6g}")
+    ms = [1e3 * p / steps for p in phase]
+    print(f"phases config={cid} forward_ms={ms[0]:.4f} loss_ms={ms[1]:.4f} backward_ms={ms[2]:.4f} "
+          f"optimizer_ms={ms[3]:.4f} total_ms={sum(ms):.4f}", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--configs", default="a,b,c")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--rep-seconds", type=float, default=1.0)
+    p.add_argument("--batches", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default="", help="directory of bench_nn_train --dump")
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    core = "unknown (no threadpoolctl)"
+    try:
+        import threadpoolctl
+        core = ";".join(f"{i.get('internal_api')}:{i.get('architecture')}:{i.get('num_threads')}"
+                        for i in threadpoolctl.threadpool_info())
+    except ImportError:
+        pass
+    print(f"sanford2023_train_torch: torch {torch.__version__} float32 threads={torch.get_num_threads()} "
+          f"mkldnn={torch.backends.mkldnn.is_available()} blas={core} numpy {np.__version__} "
+          f"reps={args.reps} warmup={args.warmup} rep_seconds={args.rep_seconds} "
+          f"data={'attnlab ' + args.data if args.data else 'drawn here'}", flush=True)
+    rng = np.random.default_rng(args.seed)
+    for cid in args.configs.split(","):
+        if cid not in CONFIGS:
+            sys.exit(f"sanford2023_train_torch.py: unknown config '{cid}' (a, b or c)")
+        run(cid, args, rng)
+
+
+if __name__ == "__main__":
+    main()
