@@ -22,10 +22,10 @@
 #                    threshold at 256 MB: with the defaults PyTorch's per-step tensors above
 #                    the (history-dependent) dynamic mmap threshold are mapped and unmapped
 #                    every step, and its speed depends on what the process freed before
-#                    (2-10x here; see docs/performance.md). attnlab reuses its buffers.
+#                    (up to 7x here; see docs/performance.md). attnlab reuses its buffers.
 # Needs: cmake -DATTNLAB_BENCH=ON and the target bench_nn_train (ATTNLAB_BUILD picks the
 #   build directory, default build/); Debian's /usr/bin/python3 with python3-torch.
-# Takes about 1.5 minutes per round.
+# Takes about 1 minute per round (3 minutes with the default 3 rounds).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
