@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/token_outputs.h"
 #include "ops/attention.h"
 #include "ops/linear.h"
 #include "ops/third_order_attention.h"
@@ -28,9 +29,7 @@ void zero(std::vector<T>& v, size_t n) {
 template <class T>
 AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
-  ATTN_CHECK(c_.T_out == c_.T || c_.T_out == 1,
-             "model " + n + " outputs one vector per token (or token 0's alone), but the task has " +
-                 std::to_string(c_.T) + " tokens and " + std::to_string(c_.T_out) + " outputs");
+  token_outputs_check(n, c_.T, c_.T_out);
   ATTN_CHECK(!c_.exclude_self || c_.T >= (c_.third_order ? 3 : 2),
              "model." + n + ": exclude_self needs at least " + (c_.third_order ? "3" : "2") +
                  " tokens");
@@ -119,12 +118,7 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   }
   psi_out_.resize(rows * c_.d_out);
   psi_.forward(ps, psi_in_buf_.data(), rows, psi_out_.data());
-  if (c_.T_out == N) {
-    std::memcpy(y, psi_out_.data(), sizeof(T) * rows * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(y + b * c_.d_out, psi_out_.data() + b * N * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_gather(y, psi_out_.data(), B, N, c_.T_out, c_.d_out);
 }
 
 template <class T>
@@ -132,12 +126,7 @@ void AttentionNet<T>::backward(const T* dy) {
   auto& ps = this->params_;
   const int64_t B = B_, N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
   zero(d_psi_out_, rows * c_.d_out);
-  if (c_.T_out == N) {
-    std::memcpy(d_psi_out_.data(), dy, sizeof(T) * rows * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(d_psi_out_.data() + b * N * c_.d_out, dy + b * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_scatter(d_psi_out_.data(), dy, B, N, c_.T_out, c_.d_out);
   zero(d_psi_in_, rows * psi_in_);
   psi_.backward(ps, d_psi_out_.data(), d_psi_in_.data());
 

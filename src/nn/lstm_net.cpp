@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/token_outputs.h"
 #include "ops/lstm.h"
 
 namespace attn {
@@ -12,9 +13,7 @@ namespace attn {
 template <class T>
 LstmNet<T>::LstmNet(const LstmNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
-  ATTN_CHECK(c_.T_out == c_.T || c_.T_out == 1,
-             "model " + n + " outputs one vector per token (or token 0's alone), but the task has " +
-                 std::to_string(c_.T) + " tokens and " + std::to_string(c_.T_out) + " outputs");
+  token_outputs_check(n, c_.T, c_.T_out);
   ATTN_CHECK(c_.readout == "final" || c_.readout == "per_position",
              "model." + n + ".readout must be \"final\" or \"per_position\"");
   auto& ps = this->params_;
@@ -91,12 +90,7 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
     }
   head_out_.resize(B * N * c_.d_out);
   head_.forward(ps, head_in_buf_.data(), B * N, head_out_.data());
-  if (c_.T_out == N) {
-    std::memcpy(y, head_out_.data(), sizeof(T) * B * N * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(y + b * c_.d_out, head_out_.data() + b * N * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_gather(y, head_out_.data(), B, N, c_.T_out, c_.d_out);
 }
 
 template <class T>
@@ -105,12 +99,7 @@ void LstmNet<T>::backward(const T* dy) {
   const int64_t B = B_, N = c_.T, Hd = c_.hidden, F = features();
   std::vector<T>& d_head_out = d_head_out_;
   d_head_out.assign(B * N * c_.d_out, T(0));
-  if (c_.T_out == N) {
-    std::memcpy(d_head_out.data(), dy, sizeof(T) * B * N * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(d_head_out.data() + b * N * c_.d_out, dy + b * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_scatter(d_head_out.data(), dy, B, N, c_.T_out, c_.d_out);
   std::vector<T>& d_head_in = d_head_in_;
   d_head_in.assign(B * N * head_in_, T(0));
   head_.backward(ps, d_head_out.data(), d_head_in.data());

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/token_outputs.h"
 #include "ops/attention.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
@@ -14,9 +15,7 @@ namespace attn {
 template <class T>
 TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
-  ATTN_CHECK(c_.T_out == c_.T || c_.T_out == 1,
-             "model " + n + " outputs one vector per token (or token 0's alone), but the task has " +
-                 std::to_string(c_.T) + " tokens and " + std::to_string(c_.T_out) + " outputs");
+  token_outputs_check(n, c_.T, c_.T_out);
   ATTN_CHECK(!c_.exclude_self || c_.T >= 2, "model." + n + ": exclude_self needs at least 2 tokens");
   if (c_.mlp_width == 0) c_.mlp_width = 4 * c_.m;
   auto& ps = this->params_;
@@ -125,12 +124,7 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
   h_out_ = h;
   psi_out_.resize(rows * c_.d_out);
   psi_.forward(ps, h_out_.data(), rows, psi_out_.data());
-  if (c_.T_out == N) {
-    std::memcpy(y, psi_out_.data(), sizeof(T) * rows * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(y + b * c_.d_out, psi_out_.data() + b * N * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_gather(y, psi_out_.data(), B, N, c_.T_out, c_.d_out);
 }
 
 template <class T>
@@ -138,12 +132,7 @@ void TransformerNet<T>::backward(const T* dy) {
   auto& ps = this->params_;
   const int64_t B = B_, N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
   std::vector<T> d_psi_out(rows * c_.d_out, T(0));
-  if (c_.T_out == N) {
-    std::memcpy(d_psi_out.data(), dy, sizeof(T) * rows * c_.d_out);
-  } else {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(d_psi_out.data() + b * N * c_.d_out, dy + b * c_.d_out, sizeof(T) * c_.d_out);
-  }
+  token_outputs_scatter(d_psi_out.data(), dy, B, N, c_.T_out, c_.d_out);
   std::vector<T> dh(rows * m, T(0));  // ∂L/∂h after the current layer
   psi_.backward(ps, d_psi_out.data(), dh.data());
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
