@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/threads.h"
 
 namespace attn {
@@ -95,6 +96,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   double window_loss = 0;
   int64_t window_steps = 0;
   for (int64_t step = 1; step <= c.steps; ++step) {
+    interrupt_poll();  // e.g. Ctrl-C in Python (core/interrupt.h)
     source(step, c.batch, x.data(), y.data());
     const double loss = step_gradients(net, replicas, c.loss, c.batch, val.x_size, val.y_size,
                                        x.data(), y.data(), pred.data(), dpred.data());
