@@ -44,3 +44,13 @@ bench: deps
 
 clean:
 	rm -rf build build-debug build-native
+
+# Python bindings (docs/python.md): builds build/python/attnlab (the default build does) and
+# writes a .pth file into the user site-packages of Debian's /usr/bin/python3 pointing at it,
+# so that `import attnlab` works there. No network, no package index.
+.PHONY: python
+python: build
+	@site=$$(/usr/bin/python3 -m site --user-site) && mkdir -p "$$site" && \
+	  echo "$(CURDIR)/build/python" > "$$site/attnlab.pth" && \
+	  echo "wrote $$site/attnlab.pth -> $(CURDIR)/build/python"
+	/usr/bin/python3 -c "import attnlab; print('import attnlab works:', attnlab.__file__)"

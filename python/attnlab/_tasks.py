@@ -1,0 +1,80 @@
+"""Tasks and metrics (attnlab.sample, attnlab.list_tasks, attnlab.metrics)."""
+import json
+
+from . import _attnlab
+from ._util import norm_params, schema_text
+
+
+def list_tasks():
+    """Every task with its parameters, as `attnlab list tasks` prints them.
+
+    Returns:
+        dict: task name -> {"description": str, "params": [ {"name", "type", "default",
+        "help", "choices", "min", "max"}, ... ]}, in the order `attnlab list` shows them.
+    """
+    return _attnlab.list_tasks()
+
+
+def sample(task, n, seed=0, first=0, **params):
+    """Samples `first` .. `first + n - 1` of a task's dataset, like `attnlab data`.
+
+    Sample i is a pure function of (task parameters, seed, i): the same seed gives the same
+    arrays as `attnlab data TASK --n n --seed seed --first first --set task.KEY=VALUE`,
+    whatever the thread count, and disjoint `first` ranges are disjoint parts of one dataset
+    (e.g. a test set at first=1_000_000).
+
+    Args:
+        task (str): task name (see list_tasks(); e.g. "rf_target", "qsa", "match3").
+        n (int): number of samples (>= 0).
+        seed (int): dataset seed (default 0).
+        first (int): index of the first sample (default 0).
+        **params: task parameters with the same names as `task.KEY` in specs and the CLI,
+            e.g. N=16, q=2, d_out=4. Unknown keys and bad values raise ValueError with the
+            CLI's one-line message.
+
+    Returns:
+        dict of numpy arrays (each owns C++ memory; nothing is copied):
+            "X": (n, T, d_in) float64 inputs; "Y": (n, T_out, d_out) float64 targets;
+            each raw task variable, (n, ...) int64 or float64 (e.g. qsa's "z", "sets");
+            each dataset constant (e.g. rf_target's "beta", qsa's "success_threshold");
+            and "meta": a dict (task, seed, first, n, resolved params), as the .npz `meta`.
+    """
+    arrays, meta = _attnlab.sample(task, int(n), int(seed), int(first), norm_params("task", params))
+    arrays["meta"] = json.loads(meta)
+    return arrays
+
+
+def metrics(pred, Y, success_threshold=None):
+    """The metrics of train/metrics.h (what `attnlab predict` and result tables report).
+
+    Args:
+        pred: predictions, (n, T_out, d_out) float64 or float32.
+        Y: targets of the same shape, or a dict returned by sample() (its "Y" is used, and
+            its "success_threshold" constant when present).
+        success_threshold (float, optional): qsa's success threshold 1/(2q); adds
+            "success_rate".
+
+    Returns:
+        dict name -> float, in order: mse, nmse, max_abs_err, mean_max_pos_err, max_pos_err,
+        success_rate (with a threshold), and for 0/1 targets accuracy, balanced_accuracy,
+        exact_match.
+
+    Raises:
+        ValueError: shapes differ, no samples, or non-finite predictions.
+    """
+    if isinstance(Y, dict):
+        if success_threshold is None and "success_threshold" in Y:
+            success_threshold = float(Y["success_threshold"])
+        Y = Y["Y"]
+    return _attnlab.metrics(pred, Y, None if success_threshold is None else float(success_threshold))
+
+
+def _sample_doc():
+    lines = ["", "    Tasks and their parameters (name = default):"]
+    for name, info in _attnlab.list_tasks().items():
+        lines.append(f"      {name}: {info['description']}")
+        lines.append(schema_text(info["params"], ""))
+    return "\n".join(lines)
+
+
+sample.__doc__ += _sample_doc()
