@@ -122,7 +122,7 @@ struct ModelInfo {
   std::vector<ParamSpec> (*schema)();        // [model] keys (besides `name`)
   std::vector<ParamSpec> (*train_schema)();  // [train] keys besides `n` (may be empty)
   std::unique_ptr<Model> (*make)(const ModelContext& context);
-  bool fresh_samples = false;  // accepts train.n = 0: a fresh batch every step
+  bool fresh_samples = false;  // accepts train.n = 0 (fresh batches every step, or no training)
 };
 
 // Every model, in the order `attnlab list` shows them.

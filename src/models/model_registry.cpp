@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/suggest.h"
 #include "models/baselines.h"
+#include "models/construction_model.h"
 #include "models/model.h"
 #include "models/neural_models.h"
 #include "models/rf_models.h"
@@ -39,6 +40,8 @@ const std::vector<ModelInfo>& model_registry() {
        mlp_schema, neural_train_schema, mlp_make, true},
       {"lstm", "LSTM reading the sequence, outputs after the whole sequence (gradient)",
        lstm_schema, neural_train_schema, lstm_make, true},
+      {"construction", "Sanford et al.: explicit attention weights from the proofs (no training)",
+       construction_schema, construction_train_schema, construction_make_model, true},
   };
   return registry;
 }

@@ -204,6 +204,10 @@ template void attention_backward<double>(double*, double*, double*, double*, con
                                          double, const AttentionShape&);
 template void attention_forward_ref<double>(double*, double*, const double*, const double*,
                                             const double*, double, const AttentionShape&);
+// Long double: the exact (bits = 0) evaluation of constructions (constructions/attend.h).
+template void attention_forward_ref<long double>(long double*, long double*, const long double*,
+                                                const long double*, const long double*,
+                                                long double, const AttentionShape&);
 template void head_sum_forward<double>(double*, const double*, int64_t, int64_t, int64_t);
 template void head_sum_backward<double>(double*, const double*, int64_t, int64_t, int64_t);
 
