@@ -1,0 +1,79 @@
+"""attnlab.construct: explicit constructions, when this attnlab has the `construction` model."""
+import numpy as np
+import pytest
+
+import attnlab
+from attnlab._models import _task_for
+
+HAVE = "construction" in attnlab.list_models()
+needs_construction = pytest.mark.skipif(
+    not HAVE, reason="the model registry has no 'construction' model yet (src/constructions/ not built in)")
+
+
+def test_task_inferred_from_the_construction_name():
+    tasks = attnlab.list_tasks()
+    assert _task_for("qsa_random_codes", tasks) == "qsa"
+    assert _task_for("match2_trig", tasks) == "match2"
+    assert _task_for("match3_third_order", tasks) == "match3"
+    assert _task_for("match3_local_window", tasks) == "match3_local"
+    assert _task_for("histogram", tasks) is None
+
+
+@pytest.mark.skipif(HAVE, reason="the construction model exists: the missing-model error cannot occur")
+def test_construct_without_the_model_is_a_clear_error():
+    with pytest.raises(ValueError, match="no 'construction' model"):
+        attnlab.construct("qsa_random_codes", N=16, q=2)
+
+
+@needs_construction
+def test_construct_qsa_predicts_the_task_shape():
+    names = [p for p in attnlab.list_models()["construction"]["params"] if p["name"] == "construction"]
+    assert names, "the construction model has no `construction` key"
+    choices = names[0]["choices"] or ["qsa_random_codes"]
+    name = "qsa_random_codes" if "qsa_random_codes" in choices else choices[0]
+    task = _task_for(name, attnlab.list_tasks())
+    kwargs = {"N": 16, "q": 2} if task == "qsa" else {}
+    c = attnlab.construct(name, **kwargs)
+    assert c.fitted and c.name == "construction" and c.params["construction"] == name
+    d = attnlab.sample(task, n=8, seed=0, **kwargs)
+    pred = c.predict(d["X"])
+    assert pred.shape == d["Y"].shape and np.all(np.isfinite(pred))
+
+
+@needs_construction
+def test_construct_errors():
+    with pytest.raises(ValueError):
+        attnlab.construct("no_such_construction_xyz", task="qsa")
+    with pytest.raises(ValueError, match="unknown parameter 'zzz'"):
+        attnlab.construct("qsa_random_codes", zzz=1)
+    with pytest.raises(ValueError, match="cannot tell which task"):
+        attnlab.construct("histogram")
+
+
+@needs_construction
+def test_construct_equals_cli_fit_and_predict(run_cli, tmp_path):
+    sets = ["--set", "task.N=16", "--set", "task.q=2"]
+    run_cli("data", "qsa", "--n", 4, "--seed", 0, *sets, "-q", "-o", tmp_path / "train.npz")
+    run_cli("data", "qsa", "--n", 20, "--seed", 0, "--first", 1000000, *sets, "-q", "-o", tmp_path / "test.npz")
+    run_cli("fit", "construction", "--in", tmp_path / "train.npz", "--set", "model.construction=qsa_random_codes",
+            "--set", "model.m_prime=32", "--seed", 3, "-q", "--save", tmp_path / "c.safetensors")
+    run_cli("predict", "--model", tmp_path / "c.safetensors", "--in", tmp_path / "test.npz", "-q", "-o", tmp_path / "p.npz")
+    with np.load(tmp_path / "p.npz") as z:
+        want = z["Y_pred"]
+    c = attnlab.construct("qsa_random_codes", seed=3, N=16, q=2, m_prime=32)
+    test = attnlab.sample("qsa", n=20, seed=0, first=1000000, N=16, q=2)
+    assert np.array_equal(c.predict(test["X"]), want)
+    c.save(tmp_path / "py.safetensors")
+    assert np.array_equal(attnlab.load(tmp_path / "py.safetensors").predict(test["X"]), want)
+
+
+@needs_construction
+def test_construct_match2_is_exact():
+    c = attnlab.construct("match2_trig", N=16)
+    d = attnlab.sample("match2", n=50, seed=0, first=1000000, N=16)
+    m = attnlab.metrics(c.predict(d), d)  # the dict passes the modulus constant
+    assert m["exact_match"] == 1.0
+    scalars = c.evaluate(d)["scalars"]
+    assert scalars["m"] == 3
+    heads = c.attention(d["X"][:2])
+    assert heads and all(a.shape[0] == 2 for a in heads.values())

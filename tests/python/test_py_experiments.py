@@ -1,0 +1,93 @@
+"""attnlab.run / attnlab.results against `attnlab run` and the store."""
+import csv
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import attnlab
+from conftest import cli_error, spec_path
+
+DEMO = spec_path("experiments", "demo", "baselines.toml")
+SMALL = ["experiment.seeds=2", "sweep.train.n=[64, 128]"]  # 2 models x 2 tasks x 2 n x 2 seeds
+
+
+def test_run_equals_cli(run_cli, tmp_path):
+    run_cli("run", DEMO, "--out", tmp_path / "cli", "--jobs", 1, "-q", *sum((["--set", s] for s in SMALL), []))
+    res = attnlab.run(DEMO, out=tmp_path / "py", set=SMALL)
+    assert res.summary == {"planned": 16, "skipped": 0, "ok": 16, "failed": 0}
+    with open(tmp_path / "cli" / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(res["run_id"]) == [r["run_id"] for r in rows]
+    assert res.swept == ["model.name", "task.name", "train.n"]
+    for k in ("test_nmse", "test_mse", "train_mse"):
+        assert np.array_equal(res[k], np.array([float(r[k]) for r in rows])), k
+    assert res["train.n"].dtype == np.int64 and list(res["train.n"][:4]) == [64, 64, 128, 128]
+    assert res["model.name"][0] == "mean" and res["status"].tolist() == ["ok"] * 16
+    assert res["seed"].dtype == np.int64 and res["test_nmse"].dtype == np.float64
+    assert len(res.rows()) == 16 and res.rows()[0]["run_id"] == rows[0]["run_id"]
+    lin = res.where({"model.name": "linear", "task.name": "rf_target"})
+    assert len(lin) == 4 and np.all(lin.where({"train.n": 128})["test_nmse"] < 1e-6)  # n > (N+1)d
+    # The same spec through Python and the CLI writes the same results.csv (timings aside).
+    with open(tmp_path / "py" / "results.csv") as f:
+        py_rows = list(csv.DictReader(f))
+    timing = {"wall_seconds", "peak_rss_mb", "fit_seconds"}
+    assert [{k: v for k, v in r.items() if k not in timing} for r in py_rows] == \
+           [{k: v for k, v in r.items() if k not in timing} for r in rows]
+    again = attnlab.results(tmp_path / "cli")
+    assert np.array_equal(again["test_nmse"], res["test_nmse"])
+    assert "series" in res.series and len(res.series["run_id"]) == len(res.series["value"])
+
+
+def test_run_resumes_after_ctrl_c(tmp_path):
+    out = tmp_path / "r"
+    sets = ["experiment.seeds=4"]  # 2 x 2 x 6 x 4 = 96 runs, one process each
+    timer = threading.Timer(0.6, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    interrupted = False
+    try:
+        attnlab.run(DEMO, out=out, set=sets)
+    except KeyboardInterrupt:
+        interrupted = True
+    timer.join()
+    done = len(attnlab.results(out)) if (out / "results.sqlite").exists() else 0
+    res = attnlab.run(DEMO, out=out, set=sets)
+    assert len(res) == 96 and np.all(res["status"] == "ok")
+    assert res.summary["skipped"] == done and res.summary["ok"] == 96 - done
+    if interrupted:
+        assert done < 96
+    again = attnlab.run(DEMO, out=out, set=sets)
+    assert again.summary == {"planned": 96, "skipped": 96, "ok": 0, "failed": 0}
+
+
+def test_run_errors_equal_cli(run_cli, tmp_path):
+    want = cli_error(run_cli("run", DEMO, "--out", tmp_path / "c", "--set", "task.qsa.q=99", expect_fail=True))
+    with pytest.raises(ValueError) as e:
+        attnlab.run(DEMO, out=tmp_path / "p", set={"task.qsa.q": 99})
+    assert str(e.value) == want
+    with pytest.raises(OSError, match="no such spec file"):
+        attnlab.run(tmp_path / "missing.toml", out=tmp_path / "m")
+    attnlab.run(DEMO, out=tmp_path / "one", set=SMALL)
+    with pytest.raises(ValueError, match="holds results of a different spec"):
+        attnlab.run(DEMO, out=tmp_path / "one", set=["experiment.seeds=1"])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):
+        attnlab.run(DEMO, out=tmp_path / "file")
+    with pytest.raises(OSError, match="no results.sqlite here"):
+        attnlab.results(tmp_path / "empty")
+    with pytest.raises(ValueError, match="jobs"):
+        attnlab.run(DEMO, out=tmp_path / "j", jobs=0)
+    with pytest.raises(ValueError, match="no column"):
+        attnlab.results(tmp_path / "one").where({"nope": 1})
+
+
+def test_run_records_failed_runs(tmp_path):
+    spec = tmp_path / "fail.toml"
+    # rfa needs rf_target-style data (one scalar output): the run fails, run() does not.
+    spec.write_text('[task]\nname = "qsa"\nN = 6\nq = 2\n[model]\nname = "rfa"\nheads = 2\n'
+                    '[train]\nn = 64\n[eval]\nn = 16\n')
+    res = attnlab.run(spec, out=tmp_path / "o")
+    assert res.summary["failed"] == 1 and res["status"][0] == "failed"
+    assert res["error"][0] and "test_mse" not in res
