@@ -35,6 +35,7 @@ reproduce: build
 	build/attnlab reproduce demo --quick || test $$? -eq 1
 	build/attnlab reproduce fu2023 --quick || test $$? -eq 1
 	build/attnlab reproduce sanford2023 --quick || test $$? -eq 1
+	build/attnlab reproduce constructions --quick || test $$? -eq 1
 
 # Micro-benchmarks (measure, never pass or fail); see docs/performance.md.
 bench: deps
