@@ -231,6 +231,27 @@ TEST(QsaConstructions, PrecisionFewBitsBreakManyBitsKeep) {
   EXPECT_LT(metric(below.data, below.model->predict(below.data), "success_rate"), 1.0);
 }
 
+TEST(QsaConstructions, MPrimeNeededIsTheFirstGridPointWithPositiveMargins) {
+  for (int64_t q : {2, 4}) {
+    auto f = make("qsa", {{"N", "64"}, {"q", std::to_string(q)}}, {{"bits_search", "false"}}, 2);
+    FitLog log;
+    f.model->evaluate(f.data, log);
+    const int64_t need = static_cast<int64_t>(log_value(log, "m_prime_needed"));
+    ASSERT_GE(need, 8);
+    EXPECT_NEAR(log_value(log, "m_prime_needed_ratio"), need / (q * std::log(64.0)), 1e-12);
+    // Brute force with the models that use m' = need and need / 2 directly.
+    for (int64_t mp : {need, need / 2}) {
+      if (mp < 8) continue;
+      auto g = make("qsa", {{"N", "64"}, {"q", std::to_string(q)}},
+                    {{"bits_search", "false"}, {"m_prime", std::to_string(mp)}}, 2);
+      FitLog lg;
+      g.model->evaluate(g.data, lg);
+      if (mp == need) EXPECT_GT(log_value(lg, "margin_min"), 0.0) << q;
+      else EXPECT_LE(log_value(lg, "margin_min"), 0.0) << q;
+    }
+  }
+}
+
 // ------------------------------------------------------------ Match constructions
 
 // Every X ∈ [M]^N through the task's encoding, against the reference labels.

@@ -43,6 +43,7 @@ class QsaLayout {
   }
   int64_t N() const { return N_; }
   int64_t d_out() const { return d_out_; }
+  int64_t d_in() const { return d_in_; }
 
   QsaSequence decode(const double* x) const {
     QsaSequence s;
@@ -97,11 +98,11 @@ class QsaRandomCodes final : public Construction {
       : layout_(s.shape, "qsa_random_codes"),
         m_prime_(s.model.get_int("m_prime")),
         mode_(s.model.get_string("query_code") == "sum" ? QsaQueryCode::sum : QsaQueryCode::dual),
+        dist_(s.model.get_string("code_dist") == "gaussian" ? QsaCodeDist::gaussian
+                                                             : QsaCodeDist::sign),
+        seed_(s.seed),
         temp_(s.model),
-        U_(qsa_codebook(layout_.N(), m_prime_,
-                        s.model.get_string("code_dist") == "gaussian" ? QsaCodeDist::gaussian
-                                                                       : QsaCodeDist::sign,
-                        s.seed, "construction.codes")) {}
+        U_(qsa_codebook(layout_.N(), m_prime_, dist_, seed_, "construction.codes")) {}
 
   void forward(const double* x, const SequenceContext&, const Precision& p, double* y,
                std::vector<LayerProbs>* probs, ConstructionStats* stats) const override {
@@ -134,6 +135,28 @@ class QsaRandomCodes final : public Construction {
     if (probs) probs->push_back(std::move(layer));
   }
 
+  int64_t m_prime_needed(const double* x, int64_t n) const override {
+    const int64_t N = layout_.N();
+    std::vector<QsaSequence> seqs;
+    for (int64_t b = 0; b < n; ++b) seqs.push_back(layout_.decode(x + b * N * layout_.d_in()));
+    for (int64_t mp = 8; mp <= 4096; mp *= 2) {
+      const auto U = qsa_codebook(N, mp, dist_, seed_, "construction.codes");
+      std::vector<double> w(static_cast<size_t>(mp));
+      bool all_positive = true;
+      for (size_t b = 0; b < seqs.size() && all_positive; ++b)
+        for (const auto& set : seqs[b].sets) {
+          const int64_t q = static_cast<int64_t>(set.size());
+          qsa_query_code(U.data(), mp, set.data(), q, mode_, w.data());
+          if (!(qsa_margin(U.data(), N, mp, set.data(), q, w.data()) > 0)) {
+            all_positive = false;
+            break;
+          }
+        }
+      if (all_positive) return mp;
+    }
+    return 0;
+  }
+
   std::vector<std::pair<std::string, double>> sizes() const override {
     return {{"m", static_cast<double>(layout_.d_out() + 2 * m_prime_)},
             {"m_prime", static_cast<double>(m_prime_)},
@@ -146,6 +169,8 @@ class QsaRandomCodes final : public Construction {
   QsaLayout layout_;
   int64_t m_prime_;
   QsaQueryCode mode_;
+  QsaCodeDist dist_;
+  uint64_t seed_;
   Temperature temp_;
   std::vector<double> U_;
 };

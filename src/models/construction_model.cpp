@@ -7,7 +7,9 @@
 // margin, largest and mean β, the in-set tie error), and with bits_search the fewest bits
 // p ∈ [2, 53] at which the first bits_search_n test sequences still all succeed (binary tasks:
 // every position right; qSA: max-error ≤ 1/(2q)), found by bisection — it assumes success is
-// monotone in p, and is −1 when even exact arithmetic or 53 bits fail.
+// monotone in p, and is −1 when even exact arithmetic or 53 bits fail. qsa_random_codes also
+// records m_prime_needed (Construction::m_prime_needed, on the same probe sequences) and
+// m_prime_needed_ratio = m_prime_needed / (q ln N).
 // attention() returns one tensor per head in evaluation order: "head<k>" (n, N, N) (third
 // order: (n, N, N·N)).
 #include "models/construction_model.h"
@@ -30,6 +32,13 @@ SequenceContext sequence_context(const Batch& data) {
   for (const auto& c : data.constants)
     if (c.spec.name == "modulus" && c.spec.integer && !c.i64.empty()) ctx.M = c.i64[0];
   return ctx;
+}
+
+// The task's success threshold 1/(2q) (qsa), or 0 if it has none.
+double success_threshold(const Batch& data) {
+  for (const auto& c : data.constants)
+    if (c.spec.name == "success_threshold" && !c.f64.empty()) return c.f64[0];
+  return 0;
 }
 
 // The first k samples of `data` (X, Y and constants; raw arrays are not needed).
@@ -74,6 +83,16 @@ class ConstructionModel final : public Model {
     log.scalar("beta_mean", stats.rows ? stats.beta_sum / stats.rows : 0.0);
     log.scalar("tie_error_max", stats.tie_error_max);
     if (params_.get_bool("bits_search")) log.scalar("bits_needed", bits_needed(test));
+    const int64_t probe_n = std::min<int64_t>(test.n, params_.get_int("bits_search_n"));
+    const int64_t mp = construction_->m_prime_needed(test.X.data(), probe_n);
+    if (mp >= 0) {
+      log.scalar("m_prime_needed", static_cast<double>(mp));
+      // m'/(q ln N), the ratio the spec's §3.1 table expects to be roughly flat in N.
+      const double threshold = success_threshold(test);
+      const int64_t q = threshold > 0 ? std::llround(1.0 / (2.0 * threshold)) : 0;
+      if (mp > 0 && q > 0)
+        log.scalar("m_prime_needed_ratio", static_cast<double>(mp) / (q * std::log(static_cast<double>(shape_.T))));
+    }
   }
 
   std::vector<ModelTensor> attention(const Batch& data) const override {
