@@ -80,6 +80,26 @@ class Model:
         self._core.fit(X, Y, norm_params("train", train))
         return self
 
+    def fit_task(self, task, task_params=None, eval_first=1_000_000_000, **train):
+        """Fits on a task's samples 0 .. n-1 drawn with the model's seed, as one run of
+        `attnlab run` does (its test set is then attnlab.sample(task, n=eval.n,
+        seed=model.seed, first=eval_first, **task_params)).
+
+        Args:
+            task (str): task name, e.g. "qsa".
+            task_params (dict): task keys, e.g. {"N": 16, "q": 2}.
+            eval_first (int): the first test sample index (eval.first, default 10^9); no
+                training sample reaches it.
+            **train: [train] keys; n (default 1000) is the training-set size, and n = 0
+                draws fresh samples every step (gradient-trained models, as in specs).
+
+        Returns:
+            self. The task's dataset constants are kept for predict/attention/evaluate.
+        """
+        self._core.fit_task(task, norm_params("task", task_params or {}), norm_params("train", train),
+                            int(eval_first))
+        return self
+
     def predict(self, X):
         """Predictions for X, (n, T, d_in) -> (n, T_out, d_out) float64 (a new array owning C++
         memory, not a copy). With n = 0 the result is empty. Bit for bit what `attnlab predict`

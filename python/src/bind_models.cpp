@@ -100,7 +100,8 @@ attn::Params train_params_make(const Core& c, const py::dict& train) {
   return p;
 }
 
-void fit_batch(Core& c, const attn::Batch& data) {
+void fit_batch(Core& c, const attn::Batch& data,
+               int64_t index_limit = std::numeric_limits<int64_t>::max()) {
   const attn::ModelInfo& info = attn::model_find(c.record.model);
   py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(c.busy);
@@ -108,7 +109,7 @@ void fit_batch(Core& c, const attn::Batch& data) {
   c.log = attn::FitLog{};
   auto model = info.make(attn::ModelContext{c.record.model_params, c.record.train_params,
                                             c.record.shape, c.record.seed, c.task.get(),
-                                            std::numeric_limits<int64_t>::max()});
+                                            index_limit});
   model->fit(data, c.log);  // may throw; then the model stays unfitted
   c.model = std::move(model);
 }
@@ -181,6 +182,39 @@ void core_fit_empty(Core& c, const std::string& task_name, const py::dict& task_
   c.constants = empty.constants;
   c.task = std::move(task);
   fit_batch(c, empty);
+}
+
+// Fits on samples 0 .. n-1 of a task drawn with the model's seed, as one run of a sweep does
+// (experiment/run_point.cpp); n = 0: the model draws fresh samples below eval_first.
+void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_params,
+                   const py::dict& train, int64_t eval_first) {
+  attn::Params tpar = attn::task_default_params(task_name);
+  params_set(tpar, task_params);
+  auto task = attn::task_make(task_name, tpar);
+  attn::Params tp = train_params_make(c, train);
+  const int64_t n = tp.get_int("n");
+  const attn::ModelInfo& info = attn::model_find(c.record.model);
+  ATTN_CHECK(n > 0 || info.fresh_samples,
+             "model " + c.record.model + " needs a training set: train.n = 0 (fresh samples) is only "
+             "for gradient-trained models");
+  ATTN_CHECK(eval_first >= n, "eval_first = " + std::to_string(eval_first) + " is below train.n = " +
+                                  std::to_string(n) + "; the test samples must not overlap the training set");
+  attn::Batch b;
+  {
+    py::gil_scoped_release release;
+    if (n > 0) {
+      b = attn::task_generate(*task, c.record.seed, 0, n);
+    } else {
+      b = attn::batch_alloc(task->shape(), 0);
+      task->fill_constants(c.record.seed, b);
+    }
+  }
+  c.model.reset();
+  c.record.train_params = std::move(tp);
+  c.record.shape = task->shape();
+  c.constants = b.constants;
+  c.task = std::move(task);
+  fit_batch(c, b, eval_first);
 }
 
 py::array core_predict(Core& c, const py::handle& X_obj, const py::dict& constants) {
@@ -356,6 +390,8 @@ void register_models(py::module_& m) {
       .def("fit", &core_fit, py::arg("X"), py::arg("Y"), py::arg("train"))
       .def("fit_empty", &core_fit_empty, py::arg("task"), py::arg("task_params"), py::arg("train"),
            py::arg("shape"))
+      .def("fit_task", &core_fit_task, py::arg("task"), py::arg("task_params"), py::arg("train"),
+           py::arg("eval_first"))
       .def("predict", &core_predict, py::arg("X"), py::arg("constants"))
       .def("attention", &core_attention, py::arg("X"), py::arg("constants"))
       .def("evaluate", &core_evaluate, py::arg("X"), py::arg("Y"), py::arg("constants"))

@@ -91,3 +91,20 @@ def test_run_records_failed_runs(tmp_path):
     res = attnlab.run(spec, out=tmp_path / "o")
     assert res.summary["failed"] == 1 and res["status"][0] == "failed"
     assert res["error"][0] and "test_mse" not in res
+
+
+@pytest.mark.parametrize("n", [64, 0])  # a fixed training set, and fresh samples every step
+def test_fit_task_equals_one_run_of_a_spec(tmp_path, n):
+    spec = tmp_path / "one.toml"
+    spec.write_text('[experiment]\nseeds = [3]\n[task]\nname = "qsa"\nN = 6\nq = 2\n'
+                    '[model]\nname = "attention"\nm = 4\n'
+                    f'[train]\nn = {n}\nsteps = 12\nbatch = 16\neval_every = 6\nval_n = 32\n[eval]\nn = 32\n')
+    res = attnlab.run(spec, out=tmp_path / "o")
+    assert res["status"][0] == "ok", res["error"][0]
+    m = attnlab.model("attention", seed=3, m=4).fit_task("qsa", {"N": 6, "q": 2}, n=n, steps=12, batch=16,
+                                                          eval_every=6, val_n=32)
+    test = attnlab.sample("qsa", n=32, seed=3, first=10**9, N=6, q=2)
+    ours = attnlab.metrics(m.predict(test), test)
+    assert ours["mse"] == res["test_mse"][0] and ours["success_rate"] == res["test_success_rate"][0]
+    with pytest.raises(ValueError, match="needs a training set"):
+        attnlab.model("linear").fit_task("qsa", n=0)
