@@ -21,6 +21,7 @@ namespace attnpy {
 namespace {
 
 // One model: its record (name, params, seed, data shape) and, once fitted, the C++ model.
+// Everything that reads or changes it holds its lock (lock_model()).
 struct Core {
   attn::ModelRecord record;
   std::unique_ptr<attn::Model> model;  // null until fitted
@@ -68,6 +69,15 @@ void constants_set(const Core& c, const py::dict& given, attn::Batch& b) {
   for (const auto& r : b.constants) b.shape.constants.push_back(r.spec);
 }
 
+// The model's lock, taken with the GIL released: a thread never waits for it while holding
+// the GIL, so the holder can always take the GIL (e.g. for the Ctrl-C check).
+std::unique_lock<std::mutex> lock_model(Core& c) {
+  std::unique_lock<std::mutex> lock(c.busy, std::defer_lock);
+  py::gil_scoped_release release;
+  lock.lock();
+  return lock;
+}
+
 // X checked against a fitted model's input shape, as a Batch (Y left empty).
 attn::Batch inputs_for(const Core& c, const py::handle& X_obj, const py::dict& constants) {
   const auto X = as_f64(X_obj, "X", 3, dims_text(c.record, true));
@@ -104,7 +114,6 @@ void fit_batch(Core& c, const attn::Batch& data,
                int64_t index_limit = std::numeric_limits<int64_t>::max()) {
   const attn::ModelInfo& info = attn::model_find(c.record.model);
   py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(c.busy);
   c.model.reset();
   c.log = attn::FitLog{};
   auto model = info.make(attn::ModelContext{c.record.model_params, c.record.train_params,
@@ -115,6 +124,7 @@ void fit_batch(Core& c, const attn::Batch& data,
 }
 
 void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const py::dict& train) {
+  auto lock = lock_model(c);
   const auto X = as_f64(X_obj, "X", 3, "(n, T, d_in)");
   const auto Y = as_f64(Y_obj, "Y", 3, "(n, T_out, d_out)");
   ATTN_CHECK(X.shape(0) == Y.shape(0), "X has " + std::to_string(X.shape(0)) + " samples " +
@@ -155,6 +165,7 @@ void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const p
 // A construction's "fit": no data, the task (if named) attached, the shape from it.
 void core_fit_empty(Core& c, const std::string& task_name, const py::dict& task_params,
                     const py::dict& train, const std::vector<int64_t>& shape) {
+  auto lock = lock_model(c);
   attn::TaskShape s;
   std::unique_ptr<attn::Task> task;
   if (!task_name.empty()) {
@@ -188,6 +199,7 @@ void core_fit_empty(Core& c, const std::string& task_name, const py::dict& task_
 // (experiment/run_point.cpp); n = 0: the model draws fresh samples below eval_first.
 void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_params,
                    const py::dict& train, int64_t eval_first) {
+  auto lock = lock_model(c);
   attn::Params tpar = attn::task_default_params(task_name);
   params_set(tpar, task_params);
   auto task = attn::task_make(task_name, tpar);
@@ -218,6 +230,7 @@ void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_p
 }
 
 py::array core_predict(Core& c, const py::handle& X_obj, const py::dict& constants) {
+  auto lock = lock_model(c);
   require_fitted(c, "predict(X)");
   const attn::Batch b = inputs_for(c, X_obj, constants);
   const std::vector<int64_t> shape{b.n, c.record.shape.T_out, c.record.shape.d_out};
@@ -225,20 +238,19 @@ py::array core_predict(Core& c, const py::handle& X_obj, const py::dict& constan
   std::vector<double> pred;
   {
     py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(c.busy);
     pred = c.model->predict(b);
   }
   return to_array(std::move(pred), shape);
 }
 
 py::dict core_attention(Core& c, const py::handle& X_obj, const py::dict& constants) {
+  auto lock = lock_model(c);
   require_fitted(c, "attention(X)");
   const attn::Batch b = inputs_for(c, X_obj, constants);
   ATTN_CHECK(b.n >= 1, "X has no samples; give at least one");
   std::vector<attn::ModelTensor> maps;
   {
     py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(c.busy);
     maps = c.model->attention(b);
   }
   ATTN_CHECK(!maps.empty(), "model " + c.record.model + " has no attention matrices (only "
@@ -254,6 +266,7 @@ py::dict log_dict(const attn::FitLog& log);
 // the bits it needs; a ridge model's error along its λ path), as {"scalars", "series"}.
 py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj,
                        const py::dict& constants) {
+  auto lock = lock_model(c);
   require_fitted(c, "evaluate(X, Y)");
   attn::Batch b = inputs_for(c, X_obj, constants);
   const auto Y = as_f64(Y_obj, "Y", 3, dims_text(c.record, false));
@@ -265,7 +278,6 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
   attn::FitLog log;
   {
     py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(c.busy);
     c.model->predict(b);  // evaluate() may reuse the work of the predict() before it
     c.model->evaluate(b, log);
   }
@@ -273,6 +285,7 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
 }
 
 py::dict core_features(Core& c, const py::handle& X_obj) {
+  auto lock = lock_model(c);
   attn::rf_feature_model_check(c.record.model);
   const auto X = as_f64(X_obj, "X", 3, "(n, T, d_in)");
   ATTN_CHECK(X.shape(0) >= 1, "X has no samples (shape " + shape_text(X) + "); give at least one");
@@ -313,11 +326,11 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
 }
 
 void core_save(Core& c, const std::string& path) {
+  auto lock = lock_model(c);
   require_fitted(c, "save(path)");
   ATTN_CHECK(path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0,
              path + ": the model file must end in .safetensors, e.g. model.safetensors");
   py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(c.busy);
   attn::model_save(path, c.record, *c.model);
 }
 
@@ -399,17 +412,25 @@ void register_models(py::module_& m) {
       .def("save", &core_save, py::arg("path"))
       .def_property_readonly("name", [](const Core& c) { return c.record.model; })
       .def_property_readonly("seed", [](const Core& c) { return c.record.seed; })
-      .def_property_readonly("fitted", [](const Core& c) { return c.model != nullptr; })
+      .def_property_readonly("fitted", [](Core& c) {
+        auto lock = lock_model(c);
+        return c.model != nullptr;
+      })
       .def_property_readonly("params", [](const Core& c) { return params_dict(c.record.model_params); })
-      .def_property_readonly("train_params", [](const Core& c) -> py::object {
+      .def_property_readonly("train_params", [](Core& c) -> py::object {
+        auto lock = lock_model(c);
         if (!c.model) return py::none();
         return params_dict(c.record.train_params);
       })
-      .def_property_readonly("shape", [](const Core& c) -> py::object {
+      .def_property_readonly("shape", [](Core& c) -> py::object {
+        auto lock = lock_model(c);
         if (!c.model) return py::none();
         return shape_dict(c.record.shape);
       })
-      .def_property_readonly("log", [](const Core& c) { return log_dict(c.log); })
+      .def_property_readonly("log", [](Core& c) {
+        auto lock = lock_model(c);
+        return log_dict(c.log);
+      })
       .def_property_readonly("metadata", [](const Core& c) { return c.metadata; });
   m.def("list_models", &list_models, "Every model: description, [model] and [train] schemas.");
 }

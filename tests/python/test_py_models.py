@@ -297,3 +297,16 @@ def test_docstrings():
     doc = attnlab.model.__doc__
     assert "rfa:" in doc and "model.heads = 512" in doc and "train.lambdas" in doc
     assert "qsa:" in attnlab.sample.__doc__ and "N = 16" in attnlab.sample.__doc__
+
+
+def test_concurrent_calls_on_one_model_wait_for_each_other(qsa_data):
+    _, train, test = qsa_data
+    m = attnlab.model("attention", m=8).fit(train["X"], train["Y"], steps=2, batch=32)
+    t = threading.Thread(target=lambda: m.fit(train["X"], train["Y"], steps=300, batch=64))
+    t.start()
+    time.sleep(0.05)
+    pred = m.predict(test["X"])  # waits for the fit (GIL released while waiting), then runs
+    t.join()
+    assert m.fitted and m.train_params["steps"] == 300
+    assert pred.shape == (16, 6, 2) and np.all(np.isfinite(pred))
+    assert m.predict(test["X"]).shape == (16, 6, 2)
