@@ -12,7 +12,8 @@ boundary, the work done in C++ with the GIL released.
     res = attnlab.run("experiments/demo/baselines.toml", out="runs/demo", quick=True)
 
 Functions: sample, list_tasks, model, load, construct, list_models, metrics, run, results,
-set_threads, threads. Classes: Model, Results. Errors: ValueError for bad input (the
+set_threads, threads. Classes: Model (fit, fit_task, predict, attention, features, evaluate,
+save), Results (a dict of numpy columns). Errors: ValueError for bad input (the
 CLI's one-line message), OSError for files, KeyboardInterrupt on Ctrl-C.
 """
 from . import _attnlab

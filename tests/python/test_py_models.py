@@ -292,7 +292,7 @@ def test_docstrings():
     for name in attnlab.__all__:
         obj = getattr(attnlab, name)
         assert obj.__doc__ and len(obj.__doc__) > 40, name
-    for meth in ("fit", "predict", "attention", "features", "save"):
+    for meth in ("fit", "fit_task", "predict", "attention", "features", "evaluate", "save"):
         assert len(getattr(attnlab.Model, meth).__doc__) > 80, meth
     doc = attnlab.model.__doc__
     assert "rfa:" in doc and "model.heads = 512" in doc and "train.lambdas" in doc
