@@ -145,6 +145,19 @@ Batch predict_inputs(const std::string& path, const ModelRecord& r, bool* has_y)
                    ", " + std::to_string(r.shape.d_out) + "); use data of the same task");
     b.Y = Y.to_f64();
   }
+  // Dataset-level constants (0-d arrays such as a Match task's `modulus` or qsa's
+  // `success_threshold`), which some models (constructions) and metrics read.
+  for (const auto& [name, a] : entries) {
+    if (!a.shape.empty() || name == "X" || name == "Y" || a.dtype == DType::Unicode) continue;
+    const bool integer = a.dtype == DType::I64 || a.dtype == DType::I32 || a.dtype == DType::U8;
+    RawArray c{{name, {}, integer}, {}, {}};
+    if (integer)
+      c.i64 = a.to_i64();
+    else
+      c.f64 = a.to_f64();
+    b.shape.constants.push_back(c.spec);
+    b.constants.push_back(std::move(c));
+  }
   return b;
 }
 

@@ -3,6 +3,9 @@
 // construction on random inputs and on exhaustive inputs for tiny N and M, the precision model,
 // save/load, and the user errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +17,8 @@
 #include "constructions/qsa_codes.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "cli_helpers.h"
+#include "io/npy.h"
 #include "models/model.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
@@ -373,6 +378,24 @@ TEST(ConstructionModel, UserErrors) {
   EXPECT_THROW(make("match3", {{"N", "8"}}, {{"construction", "match3_third_order"}, {"bits", "8"}, {"bits_scores", "true"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"bits", "1"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"construction", "qsa_randm_codes"}}, 2), UserError);
+}
+
+TEST(ConstructionModel, FitSavePredictThroughTheCli) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_constructions_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  auto path = [&](const std::string& f) { return (dir / f).string(); };
+  ASSERT_EQ(test::cli_run("data match3 --n 30 --seed 3 --set task.N=8 --set task.M=61 -q -o " + path("d.npz")).exit_code, 0);
+  const auto fit = test::cli_run("fit construction --in " + path("d.npz") +
+                                 " --set model.construction=match3_third_order --save " + path("c.safetensors"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  const auto pred = test::cli_run("predict --model " + path("c.safetensors") + " --in " + path("d.npz") +
+                                  " -o " + path("p.npz"));
+  ASSERT_EQ(pred.exit_code, 0) << pred.out;
+  EXPECT_NE(pred.out.find("test_exact_match 1"), std::string::npos) << pred.out;
+  const auto arrays = npz_read(path("p.npz"));
+  EXPECT_EQ(arrays.at("attention.head0").shape, (std::vector<int64_t>{30, 8, 64}));
+  fs::remove_all(dir);
 }
 
 }  // namespace
