@@ -4,7 +4,8 @@
 // the gradient loop, and the registry's make functions.
 //
 // Networks run in float32 (train.dtype = "float64" for double); nets are built by
-// neural_net_make from resolved parameters and the task's shapes.
+// neural_net_make from resolved parameters and the task's shapes. The attention models
+// take the finite-precision keys bits, bits_scores, bits_in_training (docs/precision.md).
 #pragma once
 
 #include <memory>

@@ -16,8 +16,22 @@ ParamSpec activation_param() {
                       "activation of the MLPs inside the model (φ, ψ, hidden layers)");
 }
 
+// model.bits, model.bits_scores, model.bits_in_training (nn/head_precision.h,
+// docs/precision.md), shared by attention, third_order and transformer.
+void precision_schema_add(std::vector<ParamSpec>& schema) {
+  schema.push_back(param_int("bits", 0,
+                             "precision p: round queries, keys and values to p-bit fixed point "
+                             "(sign + p−1 bits, one scale per sequence and head); 0 = exact",
+                             0, 53));
+  schema.push_back(param_bool("bits_scores", false,
+                              "with bits > 0, also round the attention scores (pre-softmax)"));
+  schema.push_back(param_bool("bits_in_training", false,
+                              "with bits > 0, also round in training (straight-through gradient); "
+                              "else only evaluation forwards round"));
+}
+
 std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
-  return {
+  std::vector<ParamSpec> schema = {
       param_int("m", m_default, "embedding dimension m: φ maps each token to R^m", 1, 1 << 16),
       param_int("heads", 1, "heads H (" + what + "), outputs summed", 1, 1024),
       param_int("qk_dim", 0, "query/key dimension per head; 0 = m (Q, K ∈ R^{m×m})", 0, 1 << 16),
@@ -35,6 +49,8 @@ std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
       param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
       param_bool("exclude_self", false, "mask the query's own token (and, third order, j = k)"),
   };
+  precision_schema_add(schema);
+  return schema;
 }
 
 template <class T>
@@ -49,6 +65,9 @@ void fill_unit(T& c, const Params& p) {
   c.phi_width = p.get_int("phi_width");
   c.psi = p.get_string("psi");
   c.psi_width = p.get_int("psi_width");
+  c.precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
+  c.precision.scores = p.get_bool("bits_scores");
+  c.precision.in_training = p.get_bool("bits_in_training");
 }
 
 template <class C>
@@ -65,7 +84,7 @@ std::vector<ParamSpec> attention_schema() { return unit_schema(16, "softmax"); }
 std::vector<ParamSpec> third_order_schema() { return unit_schema(4, "third-order"); }
 
 std::vector<ParamSpec> transformer_schema() {
-  return {
+  std::vector<ParamSpec> schema = {
       param_int("layers", 2, "attention + MLP blocks", 1, 256),
       param_int("m", 32, "embedding (residual stream) dimension", 1, 1 << 16),
       param_int("heads", 1, "softmax heads per layer (value dim m, summed)", 1, 1024),
@@ -81,6 +100,8 @@ std::vector<ParamSpec> transformer_schema() {
       param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
       param_bool("exclude_self", false, "mask each query's own token"),
   };
+  precision_schema_add(schema);
+  return schema;
 }
 
 std::vector<ParamSpec> mlp_schema() {

@@ -30,6 +30,7 @@ template <class T>
 AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
   token_outputs_check(n, c_.T, c_.T_out);
+  quantize_check_bits(c_.precision.bits, "model.bits");
   ATTN_CHECK(!c_.exclude_self || c_.T >= (c_.third_order ? 3 : 2),
              "model." + n + ": exclude_self needs at least " + (c_.third_order ? "3" : "2") +
                  " tokens");
@@ -90,21 +91,31 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
     linear_forward(out.data(), phi_out_.data(), ps.value(id), static_cast<const T*>(nullptr), rows,
                    m, H * width);
   };
+  // Finite precision: round each head's q, k, v per sequence (the backward uses the
+  // rounded values, i.e. straight-through).
+  const int64_t bits = c_.precision.qkv_bits(this->training());
+  score_bits_ = c_.precision.score_bits(this->training());
   project(q_buf_, q_, dk_);
   project(k1_buf_, k1_, dk_);
   project(v1_buf_, v1_, dv_);
+  head_quantize(q_buf_.data(), B, N, H, dk_, bits);
+  head_quantize(k1_buf_.data(), B, N, H, dk_, bits);
+  head_quantize(v1_buf_.data(), B, N, H, dv_, bits);
   heads_out_.resize(rows * H * dv_);
   if (c_.third_order) {
     project(k2_buf_, k2_, dk_);
     project(v2_buf_, v2_, dv_);
+    head_quantize(k2_buf_.data(), B, N, H, dk_, bits);
+    head_quantize(v2_buf_.data(), B, N, H, dv_, bits);
     probs_.resize(B * H * N * N * N);
     third_order_forward(heads_out_.data(), probs_.data(), q_buf_.data(), k1_buf_.data(),
                         k2_buf_.data(), v1_buf_.data(), v2_buf_.data(), scale(),
-                        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self});
+                        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   } else {
     probs_.resize(B * H * N * N);
     attention_forward(heads_out_.data(), probs_.data(), q_buf_.data(), k1_buf_.data(),
-                      v1_buf_.data(), scale(), AttentionShape{B, N, H, dk_, dv_, c_.exclude_self});
+                      v1_buf_.data(), scale(),
+                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   }
   // ψ's input: [Φ, Σ_h a_h] (residual) or Σ_h a_h.
   std::vector<T>& a = d_heads_;  // scratch until backward
@@ -151,11 +162,11 @@ void AttentionNet<T>::backward(const T* dy) {
     third_order_backward(d_q_.data(), d_k1_.data(), d_k2_.data(), d_v1_.data(), d_v2_.data(),
                          &dscale, d_heads_.data(), q_buf_.data(), k1_buf_.data(), k2_buf_.data(),
                          v1_buf_.data(), v2_buf_.data(), probs_.data(), scale(),
-                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self});
+                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   } else {
     attention_backward(d_q_.data(), d_k1_.data(), d_v1_.data(), &dscale, d_heads_.data(),
                        q_buf_.data(), k1_buf_.data(), v1_buf_.data(), probs_.data(), scale(),
-                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self});
+                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   }
   auto unproject = [&](const std::vector<T>& d_out, int id, int64_t width) {
     linear_backward(d_phi_.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),

@@ -15,10 +15,14 @@
 // T_out = 1 (one output per sequence, e.g. rf_target) the output is token 0's.
 // Parameter tensors: phi.*, q (m, H·dk), k (m, H·dk) [third order: k1, k2], v (m, H·dv)
 // [third order: v1, v2], log_temperature (1) when learned, psi.*.
+// Finite precision (precision.bits > 0, nn/head_precision.h): q, k, v (and optionally the
+// scores) are rounded per sequence and head in evaluation forwards, and in training
+// forwards with precision.in_training (straight-through backward).
 #pragma once
 
 #include <string>
 
+#include "nn/head_precision.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
 #include "ops/activation.h"
@@ -39,6 +43,7 @@ struct AttentionNetConfig {
   std::string temperature = "learned";  // "learned" | "fixed" | "inv_sqrt_dk"
   double temperature_init = 1.0;
   bool exclude_self = false;
+  HeadPrecision precision;  // bits = 0: exact
   // Task shapes.
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;
   std::string name = "attention";  // RNG stream prefix
@@ -59,6 +64,7 @@ class AttentionNet : public Net<T> {
   T scale() const;
   AttentionNetConfig c_;
   int64_t dk_ = 0, dv_ = 0, psi_in_ = 0;
+  int64_t score_bits_ = 0;  // of the last forward (the backward's shape)
   MlpBlock<T> phi_, psi_;
   int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;
   // Forward cache for the current batch.

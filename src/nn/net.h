@@ -4,7 +4,10 @@
 // Shapes: x (B, T, d_in) → y (B, T_out, d_out), as the task's Batch lays them out.
 // forward() keeps what backward() needs for that batch (x must stay valid until then);
 // backward(dy) accumulates ∂L/∂θ into params().grads for the dy (B, T_out, d_out) of the
-// same batch. Networks are built from the model's resolved [model] parameters and the
+// same batch. A net starts in evaluation mode; the trainer switches it to training mode
+// (set_training) around its forward/backward steps, so that a net may run its training
+// forward differently (e.g. finite precision only in evaluation, nn/head_precision.h).
+// Networks are built from the model's resolved [model] parameters and the
 // task's shapes (nn/net_factory.h) and initialised from named streams of the run seed.
 #pragma once
 
@@ -38,11 +41,17 @@ class Net {
   // "state_size"), reported as metrics; parameter count is added by the caller.
   virtual std::vector<std::pair<std::string, double>> sizes() const { return {}; }
 
+  // Training mode (the trainer's steps) vs evaluation mode (the default: validation,
+  // predict, attention maps).
+  void set_training(bool on) { training_ = on; }
+  bool training() const { return training_; }
+
   ParamSet<T>& params() { return params_; }
   const ParamSet<T>& params() const { return params_; }
 
  protected:
   ParamSet<T> params_;
+  bool training_ = false;
 };
 
 }  // namespace attn

@@ -16,6 +16,7 @@ template <class T>
 TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
   token_outputs_check(n, c_.T, c_.T_out);
+  quantize_check_bits(c_.precision.bits, "model.bits");
   ATTN_CHECK(!c_.exclude_self || c_.T >= 2, "model." + n + ": exclude_self needs at least 2 tokens");
   if (c_.mlp_width == 0) c_.mlp_width = 4 * c_.m;
   auto& ps = this->params_;
@@ -81,6 +82,8 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
   B_ = B;
   const int64_t N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
   const T eps = static_cast<T>(1e-5);
+  const int64_t bits = c_.precision.qkv_bits(this->training());
+  score_bits_ = c_.precision.score_bits(this->training());
   std::vector<T> h(rows * m);
   phi_.forward(ps, x, rows, h.data());
   for (auto& lp : layers_) {
@@ -99,11 +102,13 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
     for (auto [buf, id] : {Slot{&L.q_buf, L.q}, Slot{&L.k_buf, L.k}, Slot{&L.v_buf, L.v}}) {
       buf->resize(rows * H * m);
       linear_forward(buf->data(), u, ps.value(id), static_cast<const T*>(nullptr), rows, m, H * m);
+      head_quantize(buf->data(), B, N, H, m, bits);  // finite precision (straight-through)
     }
     L.probs.resize(B * H * N * N);
     L.heads.resize(rows * H * m);
     attention_forward(L.heads.data(), L.probs.data(), L.q_buf.data(), L.k_buf.data(),
-                      L.v_buf.data(), scale(L), AttentionShape{B, N, H, m, m, c_.exclude_self});
+                      L.v_buf.data(), scale(L),
+                      AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
     std::vector<T> a(rows * m, T(0));
     head_sum_forward(a.data(), L.heads.data(), rows, H, m);
     L.h_mid.resize(rows * m);
@@ -153,7 +158,7 @@ void TransformerNet<T>::backward(const T* dy) {
     T dscale = 0;
     attention_backward(dq.data(), dk.data(), dv.data(), &dscale, d_heads.data(), L.q_buf.data(),
                        L.k_buf.data(), L.v_buf.data(), L.probs.data(), scale(L),
-                       AttentionShape{B, N, H, m, m, c_.exclude_self});
+                       AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
     if (L.tau >= 0) ps.grad(L.tau)[0] += dscale * scale(L);
     const T* u = c_.layernorm ? L.u.data() : L.h_in.data();
     std::vector<T> du(rows * m, T(0));

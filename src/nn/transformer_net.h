@@ -8,12 +8,16 @@
 // out = ψ(h_L) (N, d_out); with T_out = 1, token 0's. s_l as in AttentionNet (learned
 // exp(τ_l), fixed, or 1/√m). Parameter tensors: phi.*, layer<l>.{q, k, v, log_temperature,
 // ln1.gamma, ln1.beta, ln2.gamma, ln2.beta, mlp.*}, psi.*.
+// Finite precision (precision.bits > 0, nn/head_precision.h): every layer's q, k, v (and
+// optionally scores) are rounded per sequence and head in evaluation forwards, and in
+// training forwards with precision.in_training (straight-through backward).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "nn/head_precision.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
 
@@ -28,6 +32,7 @@ struct TransformerNetConfig {
   std::string temperature = "learned";
   double temperature_init = 1.0;
   bool exclude_self = false;
+  HeadPrecision precision;  // bits = 0: exact
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;
   std::string name = "transformer";
 };
@@ -55,6 +60,7 @@ class TransformerNet : public Net<T> {
   MlpBlock<T> phi_, psi_;
   std::vector<std::unique_ptr<Layer>> layers_;
   int64_t B_ = 0;
+  int64_t score_bits_ = 0;  // of the last forward (the backward's shape)
   std::vector<T> h_out_, psi_out_;
 };
 

@@ -6,7 +6,8 @@
 // each (b, h) block is a strided matrix that cblas reads directly (lda = H·dk):
 //   S = scale · Q Kᵀ (N × N), P = row softmax of S (masked diagonal under exclude_self),
 //   O = P V.
-// Backward per (b, h), with G = dS·K:
+// With score_bits, S is rounded (ops/quantize.h, one scale per (b, h)) before the softmax.
+// Backward per (b, h), with G = dS·K (straight-through: P is the rounded scores' softmax):
 //   dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − rowsum(dP ∘ P)),
 //   dQ += scale · G,  dK += scale · dSᵀ Q,  dscale += Σ dS ∘ (Q Kᵀ) = Σ G ∘ Q.
 #include "ops/attention.h"
@@ -19,6 +20,7 @@
 
 #include "core/error.h"
 #include "ops/blas.h"
+#include "ops/quantize.h"
 
 namespace attn {
 namespace {
@@ -31,6 +33,7 @@ void attention_check(const AttentionShape& s) {
   ATTN_CHECK(!s.exclude_self || s.N >= 2,
              "attention: exclude_self needs at least 2 tokens (got N=" + std::to_string(s.N) +
                  "); use N >= 2 or turn exclude_self off");
+  quantize_check_bits(s.score_bits, "attention: score_bits");
 }
 
 // In place: each of the n rows of p (row stride n) becomes its softmax; with exclude_self
@@ -70,6 +73,12 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
       T* ob = out + (b * N * H + h) * dv;
       T* p = probs ? probs + (b * H + h) * N * N : scratch.data();
       gemm<T>(false, true, N, N, dk, scale, qb, ldk, kb, ldk, T(0), p, N);
+      if (s.score_bits > 0) {
+        // Masked entries (set to −∞ by the softmax) must not set the scale: zero them first.
+        if (s.exclude_self)
+          for (int64_t i = 0; i < N; ++i) p[i * N + i] = T(0);
+        quantize_fixed_point(p, N * N, s.score_bits);
+      }
       softmax_rows(p, N, s.exclude_self);
       gemm<T>(false, false, N, dv, N, T(1), p, N, vb, ldv, T(0), ob, ldv);
     }
@@ -127,6 +136,7 @@ template <class T>
 void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                            const AttentionShape& s) {
   attention_check(s);
+  ATTN_ASSERT(s.score_bits == 0, "attention_forward_ref has no score rounding");
   const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   std::vector<T> row(static_cast<size_t>(N));
   for (int64_t b = 0; b < B; ++b)

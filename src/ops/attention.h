@@ -8,6 +8,10 @@
 //   probs  (B, H, N, N)    the forward's cache: probs[b,h,i,:] = softmax_j(scale·<q_bih, k_bjh>)
 //   out    (B, N, H, dv)   out[b,i,h,:] = Σ_j probs[b,h,i,j] · v[b,j,h,:]
 // exclude_self masks j = i (row i then averages the other N−1 tokens; needs N ≥ 2).
+// score_bits > 0 rounds the scores scale·<q, k> of each (b, h) block to score_bits-bit fixed
+// point with one scale per block (ops/quantize.h; masked entries excluded) before the
+// softmax; backward then treats the rounding as the identity (straight-through). The
+// reference kernel has no score rounding (score_bits must be 0 there).
 // Backward accumulates (+=) into every non-null buffer: dq, dk (B, N, H, dk), dv (B, N, H, dv),
 // dscale (one value: ∂L/∂scale). dout is (B, N, H, dv).
 // head_sum: out_sum (B·N, dv) = Σ_h inp (B·N, H, dv), the paper's summed heads.
@@ -21,6 +25,7 @@ namespace attn {
 struct AttentionShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
+  int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
 };
 
 template <class T>

@@ -7,6 +7,8 @@
 //   S_i = scale · A K2ᵀ (N × N, entry (j, k)),  P_i = softmax over all N² entries
 //   (exclude_self masks row i, column i and the diagonal j = k),
 //   W = P_i V2 (N × dv),  out_i = Σ_j v1_j ∘ W_j.
+// With score_bits, the N³ scores of a (b, h) are computed first and rounded with one scale
+// (ops/quantize.h) before the softmaxes; backward is unchanged (straight-through).
 // Backward per (b, h, i), with dW = V1 ∘ dout_i (each row times dout_i) and E = dS K2:
 //   dV1 += W ∘ dout_i,  dV2 += P_iᵀ dW,  dP = dW V2ᵀ,  dS = P ∘ (dP − Σ dP ∘ P),
 //   dK1 += scale · E ∘ q_i,  u = Σ_j E_j ∘ k1_j,  dq_i += scale · u,
@@ -21,6 +23,7 @@
 
 #include "core/error.h"
 #include "ops/blas.h"
+#include "ops/quantize.h"
 
 namespace attn {
 namespace {
@@ -33,6 +36,17 @@ void third_order_check(const ThirdOrderShape& s) {
   ATTN_CHECK(!s.exclude_self || s.N >= 3,
              "third_order_attention: exclude_self needs at least 3 tokens (got N=" +
                  std::to_string(s.N) + "); use N >= 3 or turn exclude_self off");
+  quantize_check_bits(s.score_bits, "third_order_attention: score_bits");
+}
+
+// Sets the pairs of query i's N × N block p that exclude_self masks (j = i, k = i, j = k).
+template <class T>
+void mask_pairs(T* p, int64_t n, int64_t i, T value) {
+  for (int64_t j = 0; j < n; ++j) {
+    p[i * n + j] = value;
+    p[j * n + i] = value;
+    p[j * n + j] = value;
+  }
 }
 
 // In place: the N × N block p (entry (j, k)) becomes its softmax over all N² entries; with
@@ -40,13 +54,7 @@ void third_order_check(const ThirdOrderShape& s) {
 template <class T>
 void softmax_pairs(T* p, int64_t n, int64_t i, bool exclude_self) {
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  if (exclude_self) {
-    for (int64_t j = 0; j < n; ++j) {
-      p[i * n + j] = neg_inf;
-      p[j * n + i] = neg_inf;
-      p[j * n + j] = neg_inf;
-    }
-  }
+  if (exclude_self) mask_pairs(p, n, i, neg_inf);
   const int64_t nn = n * n;
   T mx = neg_inf;
   for (int64_t e = 0; e < nn; ++e) mx = std::max(mx, p[e]);
@@ -88,17 +96,30 @@ void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2,
   third_order_check(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, nn = N * N;
   const int64_t ldk = H * dk, ldv = H * dv, ib = query_block(N);
+  // Score rounding needs all N³ scores of a (b, h) before any softmax: a first pass fills
+  // the whole block (in probs, or an N³ scratch), the second pass only normalises.
+  const bool whole = s.score_bits > 0;
   std::vector<T> M(static_cast<size_t>(ib * N * dk)), W(static_cast<size_t>(ib * N * dv));
-  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(ib * nn));
+  std::vector<T> scratch(probs ? 0 : static_cast<size_t>((whole ? N : ib) * nn));
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t ok = (b * N * H + h) * dk, ov = (b * N * H + h) * dv;
-      for (int64_t i0 = 0; i0 < N; i0 += ib) {
-        const int64_t ni = std::min(ib, N - i0);
-        // S (ni·N × N) = scale · M K2ᵀ: row (ii, j), column k.
-        T* p = probs ? probs + ((b * H + h) * N + i0) * nn : scratch.data();
+      T* block = probs ? probs + (b * H + h) * N * nn : scratch.data();
+      // S (ni·N × N) = scale · M K2ᵀ: row (ii, j), column k, for queries i0 .. i0+ni−1.
+      auto scores = [&](int64_t i0, int64_t ni, T* p) {
         pair_keys(M.data(), q + ok, k1 + ok, i0, ni, N, dk, ldk);
         gemm<T>(false, true, ni * N, N, dk, scale, M.data(), dk, k2 + ok, ldk, T(0), p, N);
+      };
+      if (whole) {
+        for (int64_t i0 = 0; i0 < N; i0 += ib) scores(i0, std::min(ib, N - i0), block + i0 * nn);
+        if (s.exclude_self)
+          for (int64_t i = 0; i < N; ++i) mask_pairs(block + i * nn, N, i, T(0));
+        quantize_fixed_point(block, N * nn, s.score_bits);
+      }
+      for (int64_t i0 = 0; i0 < N; i0 += ib) {
+        const int64_t ni = std::min(ib, N - i0);
+        T* p = (probs || whole) ? block + i0 * nn : scratch.data();
+        if (!whole) scores(i0, ni, p);
         for (int64_t ii = 0; ii < ni; ++ii) softmax_pairs(p + ii * nn, N, i0 + ii, s.exclude_self);
         // W (ni·N × dv) = P V2, out_i = Σ_j v1_j ∘ W_(i,j).
         gemm<T>(false, false, ni * N, dv, N, T(1), p, N, v2 + ov, ldv, T(0), W.data(), dv);
@@ -208,6 +229,7 @@ template <class T>
 void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,
                              const T* v1, const T* v2, T scale, const ThirdOrderShape& s) {
   third_order_check(s);
+  ATTN_ASSERT(s.score_bits == 0, "third_order_forward_ref has no score rounding");
   const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   auto at = [&](const T* x, int64_t b, int64_t t, int64_t h, int64_t d, int64_t l) {
     return x[((b * N + t) * H + h) * d + l];

@@ -10,6 +10,10 @@
 // Softmax domain: all N² ordered pairs, or with exclude_self only pairs with j ≠ i, k ≠ i
 // and j ≠ k (spec §7 A9/A11; needs N ≥ 3). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs.
 // Backward accumulates (+=) into every non-null buffer (dq, dk1, dk2, dv1, dv2, dscale).
+// score_bits > 0 rounds the N³ scores of each (b, h) to score_bits-bit fixed point with one
+// scale per (b, h) (ops/quantize.h; masked pairs excluded) before the softmax; backward
+// treats the rounding as the identity (straight-through). Without probs this needs an
+// N³ scratch per call. The reference kernel has no score rounding (score_bits must be 0).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@ namespace attn {
 struct ThirdOrderShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
+  int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
 };
 
 template <class T>

@@ -28,6 +28,17 @@ double trainer_loss(Net<T>& net, Loss loss, const TrainSet<T>& data, int64_t eva
 
 namespace {
 
+// Training-mode forward passes (Net::set_training) for the guard's lifetime; evaluation
+// mode (validation, predict) otherwise.
+template <class T>
+struct TrainingMode {
+  explicit TrainingMode(Net<T>& n) : net(n) { net.set_training(true); }
+  ~TrainingMode() { net.set_training(false); }
+  TrainingMode(const TrainingMode&) = delete;
+  TrainingMode& operator=(const TrainingMode&) = delete;
+  Net<T>& net;
+};
+
 // Forward + backward of one step's batch; returns the mean loss. Accumulates ∂L/∂θ into
 // net's gradients (zeroed first). With replicas, chunk t of the batch runs on replica t.
 template <class T>
@@ -39,6 +50,7 @@ double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replica
   const int64_t count = batch * y_size;
   std::fill(dpred, dpred + count, T(0));
   if (replicas.empty()) {
+    const TrainingMode<T> mode(net);
     net.forward(x, batch, pred);
     const double value = loss_forward(loss, pred, y, count);
     loss_backward(loss, dpred, pred, y, count, T(1));
@@ -52,6 +64,7 @@ double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replica
       const int64_t r0 = batch * t / k, r1 = batch * (t + 1) / k, rows = r1 - r0;
       if (rows == 0) continue;
       Net<T>& rep = *replicas[t];
+      const TrainingMode<T> mode(rep);
       rep.params().values() = ps.values();
       rep.params().zero_grad();
       const int64_t n = rows * y_size;

@@ -7,6 +7,9 @@
 // outputs (ops/loss.h). Learning curves go to the FitLog as series "train_loss" (mean over
 // the steps since the last evaluation) and "val_loss". A loss that is NaN or infinite stops
 // the run with a UserError naming the step (the run is then recorded as failed).
+// Training steps run the net in training mode (Net::set_training(true)), validation and
+// trainer_loss in evaluation mode (e.g. model.bits quantises only there unless
+// model.bits_in_training).
 #pragma once
 
 #include <cstdint>
