@@ -32,6 +32,11 @@ ParamSpec param_real_list(std::string name, std::vector<double> def, std::string
                    max};
 }
 
+ParamSpec param_id_omit_default(ParamSpec spec) {
+  spec.id_omit_default = true;
+  return spec;
+}
+
 const char* param_type_name(ParamType type) {
   switch (type) {
     case ParamType::Bool: return "a boolean (true/false)";
@@ -245,6 +250,7 @@ std::string Params::to_json() const {
   bool first = true;
   for (size_t k = 0; k < schema_.size(); ++k) {
     if (schema_[k].execution_only) continue;
+    if (schema_[k].id_omit_default && values_[k] == schema_[k].default_value) continue;
     if (!first) out += ", ";
     first = false;
     out += json_quote(schema_[k].name) + ": ";

@@ -29,6 +29,9 @@ struct ParamSpec {
   // An execution setting: how a run is computed, not what (e.g. train.distributed). Left
   // out of Params::to_json(), so it is not part of a run's id.
   bool execution_only = false;
+  // A key added after results were stored: left out of Params::to_json() (hence of run ids)
+  // while it equals its default, so that existing stores resume with their old ids.
+  bool id_omit_default = false;
 };
 
 // Constructors for schema rows, so that task files read as tables.
@@ -43,6 +46,9 @@ ParamSpec param_choice(std::string name, std::string def, std::vector<std::strin
 // only when allow_empty.
 ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help,
                           double min = -1e300, double max = 1e300);
+
+// The same row with id_omit_default set (a key added after results were stored).
+ParamSpec param_id_omit_default(ParamSpec spec);
 
 const char* param_type_name(ParamType type);
 // A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01].
@@ -69,7 +75,8 @@ class Params {
   const std::string& section() const { return section_; }
   const std::vector<ParamSpec>& schema() const { return schema_; }
   const std::vector<ParamValue>& values() const { return values_; }
-  // {"N": 16, "q": 2, ...} in schema order, without execution settings; deterministic.
+  // {"N": 16, "q": 2, ...} in schema order, without execution settings (nor id_omit_default
+  // keys at their default); deterministic.
   std::string to_json() const;
 
  private:

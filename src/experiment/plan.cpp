@@ -51,7 +51,28 @@ std::vector<ParamSpec> train_common_schema() {
 std::vector<ParamSpec> eval_schema() {
   return {param_int("n", 2000, "test-set size", 1, 1e12),
           param_int("first", 1000000000,
-                    "index of the first test sample (train uses 0 .. train.n-1)", 0, 1e15)};
+                    "index of the first test sample (train uses 0 .. train.n-1)", 0, 1e15),
+          // Added later: out of run ids while "" (see ParamSpec::id_omit_default).
+          param_id_omit_default(param_choice(
+              "instances", "", {},
+              "test set drawn with task.instances set to this (e.g. disj, planted_triples); "
+              "\"\" = the task's own"))};
+}
+
+Params eval_task_params(const RunConfig& c) {
+  Params params = c.task_params;
+  const std::string& instances = c.eval_params.get_string("instances");
+  if (instances.empty()) return params;
+  ATTN_CHECK(params.has("instances"),
+             "eval.instances = " + instances + ": task " + c.task +
+                 " has no hard instances (no task.instances; qsa and match3 have them); remove "
+                 "eval.instances");
+  try {
+    params.set("instances", instances);
+  } catch (const UserError& e) {
+    throw UserError("eval.instances: " + std::string(e.what()));
+  }
+  return params;
 }
 
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept) {
@@ -112,6 +133,21 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
     task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
   } catch (const UserError& e) {
     throw UserError(spec.path + ": " + e.what() + at);
+  }
+  // The test set's task (eval.instances): a valid choice, and its own cross-parameter rules.
+  const std::string& instances = c.eval_params.get_string("instances");
+  if (!instances.empty()) {
+    Params test_params;
+    try {
+      test_params = eval_task_params(c);
+    } catch (const UserError& e) {
+      throw UserError(spec.path + ": " + e.what() + at);
+    }
+    try {
+      task_make(c.task, test_params);
+    } catch (const UserError& e) {
+      throw UserError(spec.path + ": eval.instances = " + instances + ": " + e.what() + at);
+    }
   }
   return c;
 }

@@ -40,6 +40,10 @@ std::vector<ParamSpec> eval_schema();
 // once to check cross-parameter rules (e.g. q < N).
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept);
 
+// The task parameters of the test set: the task's, with task.instances = eval.instances
+// when that is set (UserError naming eval.instances if the task has no such key/value).
+Params eval_task_params(const RunConfig& config);
+
 // The canonical JSON of a configuration and seed (RunPoint::config_json; its hash is the
 // run id). Execution settings (ParamSpec::execution_only) are not part of it.
 std::string run_config_json(const RunConfig& config, uint64_t seed);

@@ -51,7 +51,8 @@ void distributed_body(const RunPoint& p, const Comm& comm, RunOutcome& out) {
   // Test metrics and the λ path: rank 0 only.
   comm_phase(comm, [&] {
     if (!comm.is_root()) return;
-    const Batch test = task_generate(*task, p.seed, first_test, n_test);
+    const auto test_task = task_make(c.task, eval_task_params(c));  // eval.instances
+    const Batch test = task_generate(*test_task, p.seed, first_test, n_test);
     for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
       out.metrics.emplace_back("test_" + name, value);
     model->evaluate(test, log);  // right after predict(test): models may reuse its work

@@ -28,7 +28,9 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   Batch train;
   train.shape = task->shape();
   if (n_train > 0) train = task_generate(*task, p.seed, 0, n_train);
-  const Batch test = task_generate(*task, p.seed, first_test, n_test);
+  // eval.instances: the test set may come from the task's hard instances (same shapes).
+  const auto test_task = task_make(c.task, eval_task_params(c));
+  const Batch test = task_generate(*test_task, p.seed, first_test, n_test);
 
   const ModelInfo& info = model_find(c.model);
   ATTN_CHECK(n_train > 0 || info.fresh_samples,

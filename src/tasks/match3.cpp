@@ -1,5 +1,8 @@
 // match3: ∃ j1, j2 with x_i + x_j1 + x_j2 ≡ 0 (mod M). Labels in O(N^2 log N): for each
 // (i, j1) look up how many tokens equal the missing value.
+// instances = planted_triples (M >= N+1, Thm 7's regime): a triple-free background (the
+// middle third of [M]) plus max(1, round(plant_fraction·N/3)) planted triples; docs/tasks.md §4.3.
+#include "core/error.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
 
@@ -40,10 +43,28 @@ class Match3Task final : public MatchTask {
 
 }  // namespace
 
-std::vector<ParamSpec> match3_schema() { return match_common_schema(); }
+std::vector<ParamSpec> match3_schema() {
+  std::vector<ParamSpec> schema = match_common_schema();
+  schema.push_back(param_id_omit_default(
+      param_choice("instances", "random", {"random", "planted_triples"},
+                   "random: tokens as set by sampling; planted_triples: tokens from the "
+                   "triple-free middle third of [M] plus planted triples (needs M >= N+1)")));
+  return schema;
+}
 
 std::unique_ptr<Task> match3_make(const Params& params) {
-  return std::make_unique<Match3Task>(match_config("match3", params));
+  MatchConfig c = match_config("match3", params);
+  if (params.get_string("instances") == "planted_triples") {
+    // Thm 7's regime is M >= N+1 (spec §2.2, §4 L6); the middle third needs M >= 4 and a
+    // planted triple three positions.
+    ATTN_CHECK(c.M >= c.N + 1 && c.M >= 4 && c.N >= 3,
+               "task.instances = planted_triples needs task.M >= task.N + 1 (and M >= 4, N >= 3); "
+               "got N = " + std::to_string(c.N) + ", M = " + std::to_string(c.M) +
+                   ": raise task.M or set M = 0 for the automatic prime");
+    c.sum_free_background = true;
+    c.sampling = "balanced";
+  }
+  return std::make_unique<Match3Task>(std::move(c));
 }
 
 void match3_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct,

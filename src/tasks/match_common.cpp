@@ -87,7 +87,16 @@ void MatchTask::sample_range(uint64_t seed, int64_t first, int64_t count, Batch&
     for (size_t k = 1; k < shape_.raw.size(); ++k) aux[k - 1] = out.raw_i64(k, row + s);
 
     Rng token_rng(seed, token_stream, index);
-    for (int64_t i = 0; i < N; ++i) tokens[i] = static_cast<int64_t>(token_rng.uniform_int(M));
+    if (c_.sum_free_background) {
+      // The middle third lo..hi = {x : M < 3x < 2M}: three of them sum to strictly
+      // between M and 2M, never to 0 mod M.
+      const int64_t lo = M / 3 + 1, hi = (2 * M - 1) / 3;
+      const uint64_t count_mid = static_cast<uint64_t>(hi - lo + 1);
+      for (int64_t i = 0; i < N; ++i)
+        tokens[i] = lo + static_cast<int64_t>(token_rng.uniform_int(count_mid));
+    } else {
+      for (int64_t i = 0; i < N; ++i) tokens[i] = static_cast<int64_t>(token_rng.uniform_int(M));
+    }
     Rng aux_rng(seed, aux_stream, index);
     draw_aux(aux_rng, aux);
 
@@ -102,6 +111,7 @@ void MatchTask::sample_range(uint64_t seed, int64_t first, int64_t count, Batch&
                               static_cast<double>(positives_per_plant()));
       else
         plants = plant_rng.uniform() < 0.5 ? 1 : 0;
+      if (c_.sum_free_background) plants = std::max<int64_t>(plants, 1);
       plant(plant_rng, plants, order, tokens, aux);
     }
     labels(tokens, aux, label.data());

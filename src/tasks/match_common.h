@@ -8,6 +8,7 @@
 //   balanced   uniform, then matches are planted so that about plant_fraction of the
 //              positions are positive (exact labels are always recomputed afterwards)
 //   plant_one  uniform, then with probability 1/2 one match is planted (spec §5.2)
+// match3 also has instances = planted_triples (MatchConfig::sum_free_background).
 // Encodings of a token: one_hot (M dims), circle (cos, sin of 2πx/M), scalar (x itself).
 // Shapes: X n × N × d_in, Y n × N × 1 (0/1). Raw: tokens (n, N) int64 (+ variant arrays).
 // Constant: modulus (0-d int64), the M in use (M = 0 resolves to the automatic prime).
@@ -31,6 +32,10 @@ struct MatchConfig {
   std::string sampling, encoding;
   bool distinct = false;
   double plant_fraction = 0.5;
+  // match3's planted_triples instances: tokens before planting are uniform on the middle
+  // third {x : M < 3x < 2M} (no x + y + z ≡ 0 mod M among them), and at least one match is
+  // planted (sampling is then balanced).
+  bool sum_free_background = false;
 };
 
 // N, M, sampling, encoding, distinct, plant_fraction: the parameters every variant has.

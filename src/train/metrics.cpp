@@ -12,6 +12,43 @@
 #include "core/error.h"
 
 namespace attn {
+namespace {
+
+bool has_array(const Batch& data, const std::string& name) {
+  for (const auto& r : data.raw)
+    if (r.spec.name == name) return true;
+  for (const auto& c : data.constants)
+    if (c.spec.name == name) return true;
+  return false;
+}
+
+// qsa's DISJ instances: the fraction of samples where ⟨f_{2q}, e₁⟩ < −1 + 1/q (the output
+// is nearer −e₁ than −e₁ + (2/q)e₁) says "disjoint" exactly when a ∧ b = 0.
+double disj_accuracy(const Batch& data, const double* f) {
+  ATTN_CHECK(has_array(data, "query_position") && has_array(data, "disj_threshold"),
+             "metrics: a batch with the raw array 'disjoint' needs the constants "
+             "query_position and disj_threshold (qsa with task.instances = disj)");
+  const RawArray& disjoint = data.find("disjoint");
+  const RawArray& query_array = data.find("query_position");
+  const RawArray& threshold_array = data.find("disj_threshold");
+  ATTN_CHECK(static_cast<int64_t>(disjoint.i64.size()) == data.n && query_array.i64.size() == 1 &&
+                 threshold_array.f64.size() == 1,
+             "metrics: 'disjoint' must be n int64 values, query_position one int64 and "
+             "disj_threshold one float64 (qsa with task.instances = disj)");
+  const int64_t query = query_array.i64[0];
+  const double threshold = threshold_array.f64[0];
+  const int64_t K = data.shape.T_out * data.shape.d_out;
+  ATTN_CHECK(query >= 0 && query < data.shape.T_out,
+             "metrics: query_position " + std::to_string(query) + " is not an output position");
+  int64_t right = 0;
+  for (int64_t j = 0; j < data.n; ++j) {
+    const bool says_disjoint = f[j * K + query * data.shape.d_out] < threshold;
+    right += says_disjoint == (disjoint.i64[static_cast<size_t>(j)] == 1);
+  }
+  return static_cast<double>(right) / static_cast<double>(data.n);
+}
+
+}  // namespace
 
 std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
                                                             const std::vector<double>& prediction) {
@@ -106,6 +143,7 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
                                   static_cast<double>(true_neg) / static_cast<double>(negatives)));
     out.emplace_back("exact_match", static_cast<double>(exact) / static_cast<double>(n));
   }
+  if (has_array(data, "disjoint")) out.emplace_back("disj_accuracy", disj_accuracy(data, f));
   return out;
 }
 

@@ -18,6 +18,11 @@
 //   balanced_accuracy (binary) the mean of the accuracies on positive and on negative
 //                     targets (accuracy itself when one class is absent)
 //   exact_match       (binary) the fraction of samples with every entry right
+//   disj_accuracy     only when the batch has the raw array `disjoint` (qsa DISJ instances,
+//                     task.instances = disj): the fraction of samples where the prediction
+//                     at the query position 2q decides disjointness right, i.e. says
+//                     "disjoint" (⟨f_2q, e₁⟩ < −1 + 1/q, the constant disj_threshold) iff
+//                     disjoint = 1
 // Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
 // recorded as failed), or the batch is empty or has non-finite targets.
 #pragma once
