@@ -11,49 +11,27 @@
 #include "ops/third_order_attention.h"
 
 namespace attn {
-namespace {
-
-// Scores rounded to p bits, then softmax and the value average (the one path ops/attention.h
-// has no hook for).
-template <class T>
-void attend_rounded_scores(int64_t N, int64_t dk, int64_t dv, const T* q, const T* k, const T* v,
-                           int64_t bits, T* out, T* probs) {
-  std::vector<T> s(static_cast<size_t>(N * N));
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      T dot = 0;
-      for (int64_t l = 0; l < dk; ++l) dot += q[i * dk + l] * k[j * dk + l];
-      s[i * N + j] = dot;
-    }
-  quantize_fixed_point(s.data(), N * N, bits);
-  for (int64_t i = 0; i < N; ++i) {
-    T* row = s.data() + i * N;
-    const T mx = *std::max_element(row, row + N);
-    T sum = 0;
-    for (int64_t j = 0; j < N; ++j) sum += (row[j] = std::exp(row[j] - mx));
-    for (int64_t j = 0; j < N; ++j) row[j] /= sum;
-    for (int64_t c = 0; c < dv; ++c) {
-      T acc = 0;
-      for (int64_t j = 0; j < N; ++j) acc += row[j] * v[j * dv + c];
-      out[i * dv + c] = acc;
-    }
-    if (probs) std::copy(row, row + N, probs + i * N);
-  }
-}
-
-}  // namespace
-
 template <class T>
 void construction_attend(int64_t N, int64_t dk, int64_t dv, std::vector<T> q, std::vector<T> k,
                          std::vector<T> v, const Precision& p, T* out, T* probs) {
+  if constexpr (!std::is_same_v<T, double>) {
+    // Rounded to at most 53 bits, the values are doubles: evaluate in double, where the
+    // attention op can round the scores too. Long double is for exact (bits = 0) evaluation.
+    if (p.bits > 0) {
+      std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end()), vd(v.begin(), v.end());
+      std::vector<double> od(static_cast<size_t>(N * dv)), pd(probs ? static_cast<size_t>(N * N) : 0);
+      construction_attend<double>(N, dk, dv, std::move(qd), std::move(kd), std::move(vd), p,
+                                  od.data(), probs ? pd.data() : nullptr);
+      std::copy(od.begin(), od.end(), out);
+      if (probs) std::copy(pd.begin(), pd.end(), probs);
+      return;
+    }
+  }
   quantize_fixed_point(q.data(), N * dk, p.bits);
   quantize_fixed_point(k.data(), N * dk, p.bits);
   quantize_fixed_point(v.data(), N * dv, p.bits);
-  if (p.bits > 0 && p.bits_scores) {
-    attend_rounded_scores(N, dk, dv, q.data(), k.data(), v.data(), p.bits, out, probs);
-    return;
-  }
-  const AttentionShape shape{1, N, 1, dk, dv, false};
+  AttentionShape shape{1, N, 1, dk, dv, false};
+  if (p.bits > 0 && p.bits_scores) shape.score_bits = p.bits;
   std::vector<T> local;
   if (!probs) {
     local.resize(static_cast<size_t>(N * N));
@@ -76,7 +54,8 @@ void construction_attend_third_order(int64_t N, int64_t dk, int64_t dv, std::vec
     local.resize(static_cast<size_t>(N * N * N));
     probs = local.data();
   }
-  const ThirdOrderShape shape{1, N, 1, dk, dv, false};
+  ThirdOrderShape shape{1, N, 1, dk, dv, false};
+  if (p.bits > 0 && p.bits_scores) shape.score_bits = p.bits;
   third_order_forward<double>(out, probs, q.data(), k1.data(), k2.data(), v1.data(), v2.data(),
                               1.0, shape);
 }

@@ -4,9 +4,11 @@
 //   q, k (N, dk), v (N, dv) in arithmetic T (double, or long double for exact constructions);
 //   queries carry the temperature (scale 1). With p.bits > 0, q, k and v are each rounded to
 //   p-bit fixed point with one scale per tensor (ops/quantize.h); with p.bits_scores the
-//   N × N score matrix is rounded too before the softmax.
+//   attention op rounds the N × N scores too (AttentionShape::score_bits). A long double
+//   head with bits > 0 is evaluated in double (the rounded values are doubles).
 //   out (N, dv); probs (N, N) if non-null.
-// Third-order heads: q, k1, k2 (N, dk), v1, v2 (N, dv), probs (N, N·N); no score rounding.
+// Third-order heads: q, k1, k2 (N, dk), v1, v2 (N, dv), probs (N, N·N), the N³ scores rounded
+// with bits_scores.
 #pragma once
 
 #include <cstdint>

@@ -67,8 +67,6 @@ class Construction {
   // The data-independent weights (e.g. the code book), for save(); load() re-derives them
   // from the parameters and checks they are identical.
   virtual void weights(ModelTensors& out) const = 0;
-  // Softmax layers' score-quantisation support (third-order heads have none).
-  virtual bool supports_score_bits() const { return true; }
   // qsa_random_codes: the smallest code dimension m' on the grid 8, 16, …, 4096 whose code
   // book (nested: the first m' entries of each code, rescaled) gives every row of the
   // sequences x[0..n) a positive margin; 0 if none does. Default: not applicable (−1).

@@ -100,7 +100,6 @@ class Match3ThirdOrder final : public Construction {
   std::vector<std::pair<std::string, double>> sizes() const override {
     return {{"m", 4}, {"heads", 1}, {"layers", 1}};
   }
-  bool supports_score_bits() const override { return false; }
   void weights(ModelTensors& out) const override {
     // Rows: the coefficients of (cos θ, sin θ) in each of the 4 coordinates.
     out.add("q", {4, 2}, {1, 0, -1, 0, 0, -1, 0, -1});

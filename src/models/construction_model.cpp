@@ -60,9 +60,6 @@ class ConstructionModel final : public Model {
     precision_.bits_scores = params_.get_bool("bits_scores");
     quantize_check_bits(precision_.bits, "model.bits");
     construction_ = construction_make(ConstructionSetup{params_, shape_, c.seed});
-    ATTN_CHECK(!precision_.bits_scores || construction_->supports_score_bits(),
-               "model.bits_scores: construction " + params_.get_string("construction") +
-                   " has third-order heads, whose scores are not rounded; set bits_scores = false");
   }
 
   void fit(const Batch&, FitLog&) override {}

@@ -123,6 +123,7 @@ struct ModelInfo {
   std::vector<ParamSpec> (*train_schema)();  // [train] keys besides `n` (may be empty)
   std::unique_ptr<Model> (*make)(const ModelContext& context);
   bool fresh_samples = false;  // accepts train.n = 0 (fresh batches every step, or no training)
+  bool no_training = false;    // fit() learns nothing (explicit constructions)
 };
 
 // Every model, in the order `attnlab list` shows them.

@@ -41,7 +41,7 @@ const std::vector<ModelInfo>& model_registry() {
       {"lstm", "LSTM reading the sequence, outputs after the whole sequence (gradient)",
        lstm_schema, neural_train_schema, lstm_make, true},
       {"construction", "Sanford et al.: explicit attention weights from the proofs (no training)",
-       construction_schema, construction_train_schema, construction_make_model, true},
+       construction_schema, construction_train_schema, construction_make_model, true, true},
   };
   return registry;
 }
