@@ -203,8 +203,20 @@ def load(path):
     return Model(_attnlab.ModelCore.load(str(path)))
 
 
+# Constructions whose task is not a prefix of their name (docs/constructions.md).
+_CONSTRUCTION_TASKS = {
+    "smallm_match3": "match3",
+    "local_match3": "match3_local",
+    "adjacent_match3": "match3_adjacent",
+    "pointer_match3": "match3_pointer",
+}
+
+
 def _task_for(construction, tasks):
-    """The task a construction is for: the longest task name that prefixes its name."""
+    """The task a construction is for: its entry in _CONSTRUCTION_TASKS, else the longest task
+    name that prefixes its name."""
+    if construction in _CONSTRUCTION_TASKS:
+        return _CONSTRUCTION_TASKS[construction]
     best = None
     for t in tasks:
         if (construction == t or construction.startswith(t + "_")) and (best is None or len(t) > len(best)):

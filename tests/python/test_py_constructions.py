@@ -17,6 +17,21 @@ def test_task_inferred_from_the_construction_name():
     assert _task_for("match3_third_order", tasks) == "match3"
     assert _task_for("match3_local_window", tasks) == "match3_local"
     assert _task_for("histogram", tasks) is None
+    # Variants whose task is not a prefix of the name.
+    assert _task_for("smallm_match3", tasks) == "match3"
+    assert _task_for("local_match3", tasks) == "match3_local"
+    assert _task_for("adjacent_match3", tasks) == "match3_adjacent"
+    assert _task_for("pointer_match3", tasks) == "match3_pointer"
+
+
+@needs_construction
+def test_every_match3_variant_construction_is_exact_on_its_task():
+    for name, task, M in [("smallm_match3", "match3", 11), ("local_match3", "match3_local", 61),
+                          ("adjacent_match3", "match3_adjacent", 61),
+                          ("pointer_match3", "match3_pointer", 61)]:
+        c = attnlab.construct(name, N=12, M=M, m_prime=32)
+        d = attnlab.sample(task, n=10, seed=4, N=12, M=M)
+        assert attnlab.metrics(c.predict(d["X"]), d)["exact_match"] == 1.0, name
 
 
 @pytest.mark.skipif(HAVE, reason="the construction model exists: the missing-model error cannot occur")
