@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ops/activation.h"
 #include "ops/gradcheck.h"
 #include "ops/linear.h"
+#include "ops/vmath.h"
 #include "ops_basic_test_helpers.h"
 
 namespace attn {
@@ -260,6 +262,42 @@ TEST(OpsBasicGradcheck, EveryRowPasses) {
       EXPECT_EQ(r.skipped, 0) << r.row << " / " << r.tensor;
       EXPECT_GT(r.probes, 0);
     }
+  }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST(OpsBasicVmath, ExpNonpositiveIsAccurateAndExactAtTheEnds) {
+  // Against double exp on a dense grid of [−100, 0]; −inf gives exactly 0, NaN stays NaN,
+  // 0 gives exactly 1, and the value does not depend on the position in the array.
+  std::vector<float> x;
+  for (int k = 0; k <= 2000000; ++k) x.push_back(-100.0f * static_cast<float>(k) / 2000000.0f);
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(x.size());
+  vmath_exp_nonpositive(y.data(), x.data(), static_cast<int64_t>(x.size()));
+  double worst = 0;
+  for (size_t k = 0; k + 2 < x.size(); ++k) {
+    if (x[k] < -87.0f) {
+      ASSERT_LE(y[k], 1.7e-38f) << x[k];
+      ASSERT_GT(y[k], 0.0f) << x[k];
+      continue;
+    }
+    const double ref = std::exp(static_cast<double>(x[k]));
+    worst = std::max(worst, std::fabs(y[k] - ref) / ref);
+  }
+  EXPECT_LE(worst, 2.5e-7);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[y.size() - 2], 0.0f);
+  EXPECT_TRUE(std::isnan(y.back()));
+  for (size_t k = 0; k < 100; ++k) {
+    float one;
+    vmath_exp_nonpositive(&one, &x[k * 7919], 1);
+    EXPECT_EQ(one, y[k * 7919]);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
+#include "ops/vmath.h"
 
 namespace attn {
 namespace {
@@ -46,11 +47,10 @@ void softmax_rows(T* p, int64_t n, bool exclude_self) {
     if (exclude_self) row[i] = neg_inf;
     T mx = neg_inf;
     for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+    for (int64_t j = 0; j < n; ++j) row[j] -= mx;
+    vmath_exp_nonpositive(row, row, n);  // the masked entry: exp(−inf) = 0 exactly
     T sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      row[j] = std::exp(row[j] - mx);
-      sum += row[j];
-    }
+    for (int64_t j = 0; j < n; ++j) sum += row[j];
     const T inv = T(1) / sum;
     for (int64_t j = 0; j < n; ++j) row[j] *= inv;
   }

@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
+#include "ops/vmath.h"
 
 namespace attn {
 namespace {
@@ -58,11 +59,10 @@ void softmax_pairs(T* p, int64_t n, int64_t i, bool exclude_self) {
   const int64_t nn = n * n;
   T mx = neg_inf;
   for (int64_t e = 0; e < nn; ++e) mx = std::max(mx, p[e]);
+  for (int64_t e = 0; e < nn; ++e) p[e] -= mx;
+  vmath_exp_nonpositive(p, p, nn);  // masked pairs: exp(−inf) = 0 exactly
   T sum = 0;
-  for (int64_t e = 0; e < nn; ++e) {
-    p[e] = std::exp(p[e] - mx);
-    sum += p[e];
-  }
+  for (int64_t e = 0; e < nn; ++e) sum += p[e];
   const T inv = T(1) / sum;
   for (int64_t e = 0; e < nn; ++e) p[e] *= inv;
 }

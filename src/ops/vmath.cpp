@@ -67,6 +67,34 @@ void sigmoid_block_float(float* out, const float* in) {
   }
 }
 
+// exp(x) for x <= 0 (see vmath.h): the kernel of sigmoid_block_float without the division.
+void exp_nonpositive_block_float(float* out, const float* in) {
+  constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
+  constexpr int32_t kClamp = std::bit_cast<int32_t>(87.0f);
+  constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
+  int32_t bits[kBlock];  // copy first: out may alias in
+  for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
+  for (int k = 0; k < kBlock; ++k) {
+    const int32_t ab = bits[k] & kAbsMask;
+    const float a = -std::bit_cast<float>(ab < kClamp ? ab : kClamp);  // max(x, −87) for x <= 0
+    const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = a - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t e = std::bit_cast<int32_t>(p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23));
+    const int32_t nan = (kInf - ab) >> 31;                   // all ones when x is a NaN
+    const int32_t zero = -static_cast<int32_t>(bits[k] == kNegInf);  // all ones for −inf
+    out[k] = std::bit_cast<float>(((bits[k] & nan) | (e & ~nan)) & ~zero);
+  }
+}
+
 void tanh_block_float(float* out, const float* in) {
   using Block = Eigen::Array<float, kBlock, 1>;
   const Block y = Eigen::Map<const Block>(in).tanh();
@@ -99,6 +127,16 @@ void vmath_tanh<float>(float* out, const float* in, int64_t n) {
 template <>
 void vmath_tanh<double>(double* out, const double* in, int64_t n) {
   for (int64_t k = 0; k < n; ++k) out[k] = std::tanh(in[k]);
+}
+
+template <>
+void vmath_exp_nonpositive<float>(float* out, const float* in, int64_t n) {
+  vmath_blocks(out, in, n, exp_nonpositive_block_float);
+}
+
+template <>
+void vmath_exp_nonpositive<double>(double* out, const double* in, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) out[k] = std::exp(in[k]);
 }
 
 }  // namespace attn

@@ -1,6 +1,7 @@
-// Vectorised element-wise sigmoid and tanh for the ops' hot loops (LSTM gates, activations).
+// Vectorised element-wise sigmoid, tanh and exp for the ops' hot loops (LSTM gates,
+// activations, softmax rows).
 //
-// out[k] = σ(in[k]) or tanh(in[k]) for 0 <= k < n; out may alias in.
+// out[k] = σ(in[k]), tanh(in[k]) or exp(in[k]) for 0 <= k < n; out may alias in.
 // Float values go through vectorised kernels in fixed blocks of 16 (the last block padded), so
 // an element's result depends only on its value — never on its position, the pointer's
 // alignment or n: a sequence gives the same bits alone or inside a batch.
@@ -9,7 +10,10 @@
 // (below, the value stays at 1.6e-38 instead of going denormal); NaN stays NaN.
 // float tanh: Eigen's vectorised rational approximation, relative error ≤ 3.9e-7, tanh(±0) = ±0,
 // saturates to ±1. (Both measured against double on 2·10^7 points of [−100, 100].)
-// double: the same stable sigmoid formula and std::tanh, element by element (double is for
+// float exp (vmath_exp_nonpositive, for softmax rows after the max is subtracted): inputs must
+// be <= 0; the same Cody–Waite + polynomial exp, relative error ≤ 2.1e-7; −inf gives exactly 0
+// (masked entries), inputs below −87 give exp(−87) ≈ 1.6e-38 (never a denormal); NaN stays NaN.
+// double: the same stable sigmoid formula, std::tanh and std::exp, element by element (double is for
 // gradient checks, where accuracy matters and speed does not).
 #pragma once
 
@@ -21,5 +25,7 @@ template <class T>
 void vmath_sigmoid(T* out, const T* in, int64_t n);
 template <class T>
 void vmath_tanh(T* out, const T* in, int64_t n);
+template <class T>
+void vmath_exp_nonpositive(T* out, const T* in, int64_t n);
 
 }  // namespace attn
