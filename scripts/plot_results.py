@@ -25,6 +25,9 @@ note on the figure then names).
   heatmap  mean metric in each (x, y) cell, written in the cell; both axes categorical,
            numeric values sorted numerically (logx/logy accepted: the cells of a geometric
            grid are already evenly spaced); empty cells blank; viridis with a colorbar.
+           product_boundary = LEVEL (numeric axes) overlays the curve x·y = c, c the smallest
+           x·y over the cells whose mean reaches LEVEL (a fitted product law such as m·p = c·q),
+           and records c in index.json as product_boundary_c.
   curve    the series' value vs step, one line per `line` value; each point the mean over
            the runs that logged that step, with a +-1 sd band. logx drops step 0, logy
            non-positive values (with a warning).
@@ -409,8 +412,43 @@ def draw_heatmap(plot, picked, spec, formats, fig_dir, plt, np):
     ax.set_xlabel(x_key)
     ax.set_ylabel(y_key)
     ax.set_title(textwrap.fill(title, 60), fontsize=10 if len(title) > 50 else None)
+    fitted = product_boundary(ax, plot, means, x_keys, y_keys, np)
     note(fig, also_varying([[p[3] for p in c] for c in cells.values()], others), "cell")
-    return save(fig, plt, name, title, len(picked), formats, fig_dir)
+    entry = save(fig, plt, name, title, len(picked), formats, fig_dir)
+    if fitted is not None:
+        entry["product_boundary_c"] = fitted
+    return entry
+
+
+def product_boundary(ax, plot, means, x_keys, y_keys, np):
+    """Overlays x·y = c on a heatmap of numeric axes, c the smallest x·y over the cells whose
+    mean reaches plot["product_boundary"]; returns c (None when not asked or no cell reaches it)."""
+    level = plot.get("product_boundary") or 0
+    if level <= 0:
+        return None
+    if not all(isinstance(k, float) and k > 0 for k in list(x_keys) + list(y_keys)):
+        print(f"plot {plot['name']}: product_boundary needs positive numeric axes; not drawn",
+              file=sys.stderr)
+        return None
+    products = [x_keys[j] * y_keys[i] for i in range(len(y_keys)) for j in range(len(x_keys))
+                if np.isfinite(means[i, j]) and means[i, j] >= level]
+    if not products:
+        return None
+    c = min(products)
+    # The curve on the categorical axes: y = c/x at each column, placed between the rows by
+    # interpolating log y over the row values.
+    log_y = np.log(np.array(y_keys))
+    cols, rows = [], []
+    for j, x in enumerate(x_keys):
+        y = c / x
+        if log_y[0] <= np.log(y) <= log_y[-1]:
+            cols.append(j)
+            rows.append(float(np.interp(np.log(y), log_y, np.arange(len(y_keys)))))
+    ax.plot(cols, rows, color="white", lw=2.2)
+    ax.plot(cols, rows, color="crimson", lw=1.2, ls="--",
+            label=f"{plot['x']} · {plot['y']} = {c:g}\n(smallest product with mean >= {level:g})")
+    ax.legend(loc="best", fontsize=7, framealpha=0.85)
+    return c
 
 
 def draw_curve(plot, picked, spec, formats, fig_dir, plt, np):

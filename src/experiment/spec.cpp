@@ -357,7 +357,7 @@ std::string spec_to_json(const Spec& spec) {
     plots.push_back({{"name", p.name}, {"title", p.title}, {"kind", p.kind},
                      {"metric", p.metric}, {"x", p.x}, {"y", p.y}, {"series", p.series},
                      {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
-                     {"where", filter_json(p.where)}});
+                     {"product_boundary", p.product_boundary}, {"where", filter_json(p.where)}});
   j["plots"] = plots;
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& c : spec.claims)

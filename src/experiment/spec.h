@@ -46,6 +46,9 @@ struct PlotSpec {
   std::string series;  // series name (curve, matrix), e.g. "val_loss"
   std::string line;    // dotted key: one line per value ("" = one line; line, curve)
   bool logx = false, logy = false;
+  // heatmap: > 0 overlays the curve x·y = c, c the smallest x·y over the cells whose mean
+  // reaches this level (the fitted boundary of a product law such as m·p = c·q); 0 = none.
+  double product_boundary = 0;
   RunFilter where;     // only runs matching this
 };
 

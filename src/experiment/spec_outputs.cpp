@@ -17,7 +17,7 @@ const std::vector<PlotKind>& plot_kinds() {
   static const std::vector<PlotKind> kinds = {
       {"line", {"metric", "x"}, {"line", "logx", "logy"},
        "[[plot]] needs metric = \"...\" and x = \"dotted.key\""},
-      {"heatmap", {"metric", "x", "y"}, {"logx", "logy"},
+      {"heatmap", {"metric", "x", "y"}, {"logx", "logy", "product_boundary"},
        "needs metric = \"...\" (the cell colour), x = \"dotted.key\" and y = \"dotted.key\""},
       {"curve", {"series"}, {"line", "logx", "logy"},
        "needs series = \"...\" (a series name such as \"val_loss\"; the x axis is its step)"},
@@ -37,7 +37,7 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
   for (const auto& p : plots->items) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
     L.check_keys(p, "[[plot]]", {"name", "title", "kind", "metric", "x", "y", "series", "line",
-                                 "logx", "logy", "where"});
+                                 "logx", "logy", "where", "product_boundary"});
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
     for (const auto& [key, v] : p.entries) {
@@ -47,6 +47,14 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
         (key == "logx" ? plot.logx : plot.logy) = std::get<bool>(v.value);
       } else if (key == "where") {
         plot.where = L.filter_of(v, "plot.where");
+      } else if (key == "product_boundary") {
+        const ParamValue x = L.value_of(v, "plot." + key);
+        double number = 0;
+        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
+        else if (auto* d = std::get_if<double>(&x)) number = *d;
+        else L.fail(v.line, "plot.product_boundary must be a number (the success level)");
+        if (!(number > 0)) L.fail(v.line, "plot.product_boundary must be > 0 (the success level)");
+        plot.product_boundary = number;
       } else {
         const std::string s = L.string_of(v, "plot." + key);
         if (key == "name") plot.name = s;

@@ -108,6 +108,11 @@ plots = [
     {"name": "heat_rfa", "kind": "heatmap", "title": "", "metric": "test_nmse", "x": "train.n",
      "y": "task.N", "series": "", "line": "", "logx": True, "logy": True,
      "where": {"model.name": ["rfa"]}},
+    # The same cells as heat_rfa with the x·y = c overlay: accuracy 1 − nmse >= 0.95 holds in
+    # (n, N) = (1000, 8) (mean nmse 0.029), (10000, 8) and (10000, 16); c = 1000·8 = 8000.
+    {"name": "heat_boundary", "kind": "heatmap", "title": "", "metric": "test_accuracy",
+     "x": "train.n", "y": "task.N", "series": "", "line": "", "logx": True, "logy": True,
+     "product_boundary": 0.95, "where": {"model.name": ["rfa"]}},
     # Categorical x (model.name), every ok run with test_accuracy: 36 - 1 failed - 1 -> 34;
     # each cell also averages over task.N.
     {"name": "heat_acc", "kind": "heatmap", "title": "accuracy", "metric": "test_accuracy",
@@ -130,7 +135,7 @@ plots = [
      "where": {"task.N": [8]}},
 ]
 expected_used = {"nmse_vs_n": 17, "mse_all": 35, "acc_by_model": 10, "maxerr_rfa": 11,
-                 "heat_rfa": 17, "heat_acc": 34, "loss_by_model": 17, "loss_rfmlp": 9,
+                 "heat_rfa": 17, "heat_boundary": 17, "heat_acc": 34, "loss_by_model": 17, "loss_rfmlp": 9,
                  "attn_rfmlp": 1}
 spec = {"name": "fake", "description": "hand-written check data", "path": "fake.toml",
         "swept": ["task.N", "train.n", "model.name", "train.lrs"], "plots": plots,
@@ -177,6 +182,9 @@ check(index[1]["title"] == "test_mse vs train.n", "default title")
 titles = {e["name"]: e["title"] for e in index}
 check(titles["heat_rfa"] == "test_nmse over train.n and task.N", f"heatmap title {titles}")
 check(titles["loss_by_model"] == "val_loss vs step", f"curve title {titles}")
+boundary = {e["name"]: e.get("product_boundary_c") for e in index}
+check(boundary["heat_boundary"] == 8000, f"fitted product boundary {boundary}")
+check(boundary["heat_rfa"] is None, f"heat_rfa has no boundary {boundary}")
 matrix_title = titles["attn_rfmlp"]
 for part in ("attention", "task.N=16", "train.n=100", "model.name=rfmlp", "seed=0"):
     check(part in matrix_title, f"matrix title {matrix_title!r} lacks {part!r}")
