@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "nn/token_outputs.h"
 #include "ops/attention.h"
+#include "ops/blas.h"
 #include "ops/linear.h"
 #include "ops/third_order_attention.h"
 
@@ -95,11 +96,25 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   // rounded values, i.e. straight-through).
   const int64_t bits = c_.precision.qkv_bits(this->training());
   score_bits_ = c_.precision.score_bits(this->training());
-  project(q_buf_, q_, dk_);
-  project(k1_buf_, k1_, dk_);
+  fused_ = !c_.third_order && dk_ == m && bits == 0;
+  if (fused_) {
+    // A_h = Q_h K_hᵀ into columns h·m … (h+1)·m − 1 of qk_ (m, H·m); queries Φ·A.
+    qk_.resize(m * H * m);
+    const T* Q = ps.value(q_);
+    const T* K = ps.value(k1_);
+    for (int64_t h = 0; h < H; ++h)
+      gemm<T>(false, true, m, m, dk_, T(1), Q + h * dk_, H * dk_, K + h * dk_, H * dk_, T(0),
+              qk_.data() + h * m, H * m);
+    q_buf_.resize(rows * H * m);
+    linear_forward(q_buf_.data(), phi_out_.data(), qk_.data(), static_cast<const T*>(nullptr),
+                   rows, m, H * m);
+  } else {
+    project(q_buf_, q_, dk_);
+    project(k1_buf_, k1_, dk_);
+    head_quantize(q_buf_.data(), B, N, H, dk_, bits);
+    head_quantize(k1_buf_.data(), B, N, H, dk_, bits);
+  }
   project(v1_buf_, v1_, dv_);
-  head_quantize(q_buf_.data(), B, N, H, dk_, bits);
-  head_quantize(k1_buf_.data(), B, N, H, dk_, bits);
   head_quantize(v1_buf_.data(), B, N, H, dv_, bits);
   heads_out_.resize(rows * H * dv_);
   if (c_.third_order) {
@@ -113,9 +128,9 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   } else {
     probs_.resize(B * H * N * N);
-    attention_forward(heads_out_.data(), probs_.data(), q_buf_.data(), k1_buf_.data(),
-                      v1_buf_.data(), scale(),
-                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
+    attention_forward(heads_out_.data(), probs_.data(), q_buf_.data(),
+                      fused_ ? phi_out_.data() : k1_buf_.data(), v1_buf_.data(), scale(),
+                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_, fused_});
   }
   // ψ's input: [Φ, Σ_h a_h] (residual) or Σ_h a_h.
   std::vector<T>& a = d_heads_;  // scratch until backward
@@ -153,7 +168,7 @@ void AttentionNet<T>::backward(const T* dy) {
   head_sum_backward(d_heads_.data(), d_a.data(), rows, H, dv_);
 
   zero(d_q_, rows * H * dk_);
-  zero(d_k1_, rows * H * dk_);
+  if (!fused_) zero(d_k1_, rows * H * dk_);
   zero(d_v1_, rows * H * dv_);
   T dscale = 0;
   if (c_.third_order) {
@@ -164,16 +179,34 @@ void AttentionNet<T>::backward(const T* dy) {
                          v1_buf_.data(), v2_buf_.data(), probs_.data(), scale(),
                          ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
   } else {
-    attention_backward(d_q_.data(), d_k1_.data(), d_v1_.data(), &dscale, d_heads_.data(),
-                       q_buf_.data(), k1_buf_.data(), v1_buf_.data(), probs_.data(), scale(),
-                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
+    // Fused: the shared keys are Φ itself, so their gradient accumulates into dΦ directly.
+    attention_backward(d_q_.data(), fused_ ? d_phi_.data() : d_k1_.data(), d_v1_.data(), &dscale,
+                       d_heads_.data(), q_buf_.data(), fused_ ? phi_out_.data() : k1_buf_.data(),
+                       v1_buf_.data(), probs_.data(), scale(),
+                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_, fused_});
   }
   auto unproject = [&](const std::vector<T>& d_out, int id, int64_t width) {
     linear_backward(d_phi_.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),
                     phi_out_.data(), ps.value(id), rows, m, H * width);
   };
-  unproject(d_q_, q_, dk_);
-  unproject(d_k1_, k1_, dk_);
+  if (fused_) {
+    // q' = ΦA: dA = Φᵀ dq', dΦ += dq' Aᵀ; then A_h = Q_h K_hᵀ gives dQ_h = dA_h K_h and
+    // dK_h = dA_hᵀ Q_h.
+    zero(d_qk_, m * H * m);
+    linear_backward(d_phi_.data(), d_qk_.data(), static_cast<T*>(nullptr), d_q_.data(),
+                    phi_out_.data(), qk_.data(), rows, m, H * m);
+    const T* Q = ps.value(q_);
+    const T* K = ps.value(k1_);
+    for (int64_t h = 0; h < H; ++h) {
+      gemm<T>(false, false, m, dk_, m, T(1), d_qk_.data() + h * m, H * m, K + h * dk_, H * dk_,
+              T(1), ps.grad(q_) + h * dk_, H * dk_);
+      gemm<T>(true, false, m, dk_, m, T(1), d_qk_.data() + h * m, H * m, Q + h * dk_, H * dk_,
+              T(1), ps.grad(k1_) + h * dk_, H * dk_);
+    }
+  } else {
+    unproject(d_q_, q_, dk_);
+    unproject(d_k1_, k1_, dk_);
+  }
   unproject(d_v1_, v1_, dv_);
   if (c_.third_order) {
     unproject(d_k2_, k2_, dk_);

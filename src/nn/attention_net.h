@@ -15,6 +15,8 @@
 // T_out = 1 (one output per sequence, e.g. rf_target) the output is token 0's.
 // Parameter tensors: phi.*, q (m, H·dk), k (m, H·dk) [third order: k1, k2], v (m, H·dv)
 // [third order: v1, v2], log_temperature (1) when learned, psi.*.
+// Softmax heads with dk = m and unrounded q, k compute the same scores as ΦA_h·Φᵀ with
+// A_h = Q_h K_hᵀ (ops/attention.h shared_keys): one m × m projection per head instead of two.
 // Finite precision (precision.bits > 0, nn/head_precision.h): q, k, v (and optionally the
 // scores) are rounded per sequence and head in evaluation forwards, and in training
 // forwards with precision.in_training (straight-through backward).
@@ -65,6 +67,11 @@ class AttentionNet : public Net<T> {
   AttentionNetConfig c_;
   int64_t dk_ = 0, dv_ = 0, psi_in_ = 0;
   int64_t score_bits_ = 0;  // of the last forward (the backward's shape)
+  // Softmax heads with Q_h, K_h ∈ R^{m×m}·… and exact q, k: the scores φ_i Q_h K_hᵀ φ_jᵀ are
+  // computed as queries Φ·A_h, A_h = Q_h K_hᵀ (m × m), against the shared keys Φ — one
+  // projection per head instead of two (fused_ of the last forward).
+  bool fused_ = false;
+  std::vector<T> qk_, d_qk_;  // [A_1 … A_H] and its gradient, (m, H·m)
   MlpBlock<T> phi_, psi_;
   int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;
   // Forward cache for the current batch.

@@ -63,16 +63,16 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
                        const AttentionShape& s) {
   attention_check(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
-  const int64_t ldk = H * dk, ldv = H * dv;
+  const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
   std::vector<T> scratch(probs ? 0 : static_cast<size_t>(N * N));
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const T* qb = q + (b * N * H + h) * dk;
-      const T* kb = k + (b * N * H + h) * dk;
+      const T* kb = k + (s.shared_keys ? b * N * dk : (b * N * H + h) * dk);
       const T* vb = v + (b * N * H + h) * dv;
       T* ob = out + (b * N * H + h) * dv;
       T* p = probs ? probs + (b * H + h) * N * N : scratch.data();
-      gemm<T>(false, true, N, N, dk, scale, qb, ldk, kb, ldk, T(0), p, N);
+      gemm<T>(false, true, N, N, dk, scale, qb, ldq, kb, ldk, T(0), p, N);
       if (s.score_bits > 0) {
         // Masked entries (set to −∞ by the softmax) must not set the scale: zero them first.
         if (s.exclude_self)
@@ -91,7 +91,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
   attention_check(s);
   ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
   const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
-  const int64_t ldk = H * dkk, ldv = H * dvv;
+  const int64_t ldk = H * dkk, ldv = H * dvv, ldks = s.shared_keys ? dkk : H * dkk;
   const bool need_scores = dq || dk || dscale;
   std::vector<T> dS(need_scores ? static_cast<size_t>(N * N) : 0);
   std::vector<T> G((dq || dscale) ? static_cast<size_t>(N * dkk) : 0);
@@ -99,6 +99,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t ok = (b * N * H + h) * dkk, ov = (b * N * H + h) * dvv;
+      const int64_t oks = s.shared_keys ? b * N * dkk : ok;  // offset into k and dk
       const T* p = probs + (b * H + h) * N * N;
       if (dv) gemm<T>(true, false, N, dvv, N, T(1), p, N, dout + ov, ldv, T(1), dv + ov, ldv);
       if (!need_scores) continue;
@@ -111,9 +112,9 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
         for (int64_t j = 0; j < N; ++j) dot += ds[j] * pr[j];
         for (int64_t j = 0; j < N; ++j) ds[j] = pr[j] * (ds[j] - dot);
       }
-      if (dk) gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + ok, ldk);
+      if (dk) gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + oks, ldks);
       if (!dq && !dscale) continue;
-      gemm<T>(false, false, N, dkk, N, T(1), dS.data(), N, k + ok, ldk, T(0), G.data(), dkk);
+      gemm<T>(false, false, N, dkk, N, T(1), dS.data(), N, k + oks, ldks, T(0), G.data(), dkk);
       for (int64_t i = 0; i < N; ++i) {
         const T* g = G.data() + i * dkk;
         if (dq) {
@@ -147,7 +148,8 @@ void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v,
           if (s.exclude_self && j == i) continue;
           T dot = 0;
           for (int64_t l = 0; l < dk; ++l)
-            dot += q[((b * N + i) * H + h) * dk + l] * k[((b * N + j) * H + h) * dk + l];
+            dot += q[((b * N + i) * H + h) * dk + l] *
+                   k[(s.shared_keys ? b * N + j : (b * N + j) * H + h) * dk + l];
           row[j] = scale * dot;
           if (row[j] > mx) mx = row[j];
         }

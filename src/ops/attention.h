@@ -15,6 +15,9 @@
 // Backward accumulates (+=) into every non-null buffer: dq, dk (B, N, H, dk), dv (B, N, H, dv),
 // dscale (one value: ∂L/∂scale). dout is (B, N, H, dv).
 // head_sum: out_sum (B·N, dv) = Σ_h inp (B·N, H, dv), the paper's summed heads.
+// shared_keys: every head uses the same keys, k (B, N, dk) (and dk (B, N, dk) accumulates the
+// heads' key gradients) — a unit whose scores are φ_i Q_h K_hᵀ φ_jᵀ runs as queries Φ·(Q_h K_hᵀ)
+// against the keys Φ, one projection per head instead of two.
 // The *_ref functions are naive loops for the tests.
 #pragma once
 
@@ -26,6 +29,7 @@ struct AttentionShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
+  bool shared_keys = false;  // k is (B, N, dk), the same for every head
 };
 
 template <class T>

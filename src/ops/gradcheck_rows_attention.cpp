@@ -22,9 +22,10 @@ GradcheckRow attention_row(const std::string& name, AttentionShape s) {
   row.group = "op";
   row.make = [s](uint64_t seed) {
     const std::vector<int64_t> kshape{s.B, s.N, s.H, s.dk}, vshape{s.B, s.N, s.H, s.dv};
+    const std::vector<int64_t> shared{s.B, s.N, s.dk};
     GradcheckProblem p;
     p.inputs = {gradcheck_uniform("q", kshape, seed, -1.5, 1.5),
-                gradcheck_uniform("k", kshape, seed, -1.5, 1.5),
+                gradcheck_uniform("k", s.shared_keys ? shared : kshape, seed, -1.5, 1.5),
                 gradcheck_uniform("v", vshape, seed, -1.0, 1.0),
                 gradcheck_uniform("scale", {}, seed, 0.5, 1.5)};
     const size_t n_out = static_cast<size_t>(s.B * s.N * s.H * s.dv);
@@ -124,6 +125,9 @@ void gradcheck_rows_attention(std::vector<GradcheckRow>& table) {
   table.push_back(attention_row("attention/H1_exclude_self", {2, 5, 1, 3, 4, true}));
   table.push_back(attention_row("attention/H3", {2, 4, 3, 4, 2, false}));
   table.push_back(attention_row("attention/H3_exclude_self", {2, 4, 3, 4, 2, true}));
+  AttentionShape shared{2, 4, 3, 4, 2, false};
+  shared.shared_keys = true;
+  table.push_back(attention_row("attention/H3_shared_keys", shared));
   table.push_back(head_sum_row(6, 3, 4));
   // Third order: B, N, H, dk, dv, exclude_self (N ≥ 3 for the mask, 4 so that each query
   // still has several pairs left).
