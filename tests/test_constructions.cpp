@@ -418,6 +418,18 @@ TEST(ConstructionModel, UserErrors) {
   EXPECT_THROW(make("match3_local", {}, {{"construction", "local_match3"}, {"m_prime", "31"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"bits", "1"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"construction", "qsa_randm_codes"}}, 2), UserError);
+  // local_match3 built for another window than the data's task.w.
+  auto local = make("match3_local", {{"N", "12"}, {"M", "61"}, {"w", "3"}},
+                    {{"construction", "local_match3"}, {"window", "2"}, {"m_prime", "32"}}, 2);
+  EXPECT_THROW(local.model->predict(local.data), UserError);
+  // Attention maps of sequences with different numbers of pointer heads.
+  auto ptr = make("match3_pointer", {{"N", "8"}, {"M", "61"}, {"s", "3"}},
+                  {{"construction", "pointer_match3"}, {"m_prime", "32"}}, 3);
+  Batch b = ptr.data;
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j) b.x(1)[i * b.shape.d_in + (b.shape.d_in - 8) + j] = 0;
+  EXPECT_NO_THROW(ptr.model->predict(b));
+  EXPECT_THROW(ptr.model->attention(b), UserError);
 }
 
 TEST(ConstructionModel, FitSavePredictThroughTheCli) {

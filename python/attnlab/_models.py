@@ -282,6 +282,9 @@ def construct(name, task=None, shape=None, seed=0, **params):
             where = f"task {task}" if task is not None else "an explicit shape"
             raise ValueError(f"attnlab.construct: unknown parameter '{k}': neither model.{k} of "
                              f"the construction model nor task.{k} of {where}")
+    # local_match3 is built for the task's window: w given for the task sets model.window too.
+    if task == "match3_local" and "w" in task_params and "window" not in params:
+        model_params["window"] = task_params["w"]
     m = model("construction", seed=seed, **model_params)
     m._core.fit_empty(task or "", norm_params("task", task_params), norm_params("train", train),
                       [int(s) for s in shape] if shape is not None else [])

@@ -31,9 +31,11 @@ struct Precision {
   bool bits_scores = false;
 };
 
-// What one sequence needs besides X: the dataset's modulus M (Match tasks; 0 otherwise).
+// What one sequence needs besides X: the dataset's modulus M (Match tasks; 0 otherwise) and
+// window w (match3_local; 0 when the data does not say).
 struct SequenceContext {
   int64_t M = 0;
+  int64_t window = 0;
 };
 
 // Diagnostics accumulated over evaluated rows (a "row" is one query token of one head).

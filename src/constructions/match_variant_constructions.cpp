@@ -11,7 +11,7 @@
 //                    outside [0, N) are ignored). m = 2 + m', H = 2w + 1.
 //   adjacent_match3  (task match3_adjacent) two layers: a retrieval head brings x_{j+1} to token
 //                    j, which forms s_j = x_j + x_{j+1} mod M (s_{N−1}: none); layer 2 is the
-//                    match2_trig head between x_i and the s_j. m = max(2 + m', 3), H = 1.
+//                    match2_trig head between x_i and the s_j. m = max(2 + m', 4), H = 1.
 //   pointer_match3   (task match3_pointer) token i carries S_i (|S_i| = s); s retrieval heads
 //                    fetch x_p for p ∈ S_i (φ holds the s query codes); ψ checks every pair of
 //                    S_i. m = 2 + (s + 1)m', H = s.
@@ -112,6 +112,10 @@ class LocalMatch3 final : public Construction {
   void forward(const double* x, const SequenceContext& ctx, const Precision& p, double* y,
                std::vector<LayerProbs>* probs, ConstructionStats* stats) const override {
     const int64_t N = layout_.N(), M = ctx.M;
+    ATTN_CHECK(ctx.window == 0 || ctx.window == w_,
+               "construction local_match3: model.window = " + std::to_string(w_) +
+                   " but the data's task.w = " + std::to_string(ctx.window) + "; set model.window = " +
+                   std::to_string(ctx.window));
     const auto tokens = layout_.decode(x, M);
     const auto circle = circle_points(tokens, M, 1.0);
     // window[i] collects the fetched tokens of i's in-range offsets.
@@ -138,7 +142,7 @@ class LocalMatch3 final : public Construction {
 
  private:
   MatchLayout layout_;
-  const Params& model_;
+  Params model_;  // a copy: the construction does not depend on its owner's lifetime
   int64_t w_, m_prime_;
   std::vector<double> U_;
 };
@@ -161,7 +165,7 @@ class AdjacentMatch3 final : public Construction {
     const auto next = fetch_tokens(U_, m_prime_, target, circle_points(tokens, M, 1.0), M, model_,
                                    p, probs, stats);
     // Layer 2: match2_trig between x_i and s_j = x_j + x_{j+1}; token N−1 has no s_j: zero key
-    // and the value (0, 0), which is ≥ g from every target and never outscores a match.
+    // and the value (0, 0), at distance 1 > g/2 from every target, which never outscores a match.
     const double g = match_gap(M), beta = temp_.beta(static_cast<double>(N), g);
     std::vector<double> q(2 * N), k(2 * N, 0.0), v(2 * N, 0.0), a(2 * N);
     for (int64_t j = 0; j < N; ++j) {
@@ -183,14 +187,14 @@ class AdjacentMatch3 final : public Construction {
     if (probs) probs->push_back(std::move(layer));
   }
   std::vector<std::pair<std::string, double>> sizes() const override {
-    return {{"m", static_cast<double>(std::max<int64_t>(2 + m_prime_, 3))},
+    return {{"m", static_cast<double>(std::max<int64_t>(2 + m_prime_, 4))},
             {"m_prime", static_cast<double>(m_prime_)}, {"heads", 1}, {"layers", 2}};
   }
   void weights(ModelTensors& out) const override { out.add("codes", {layout_.N(), m_prime_}, U_); }
 
  private:
   MatchLayout layout_;
-  const Params& model_;
+  Params model_;  // a copy: the construction does not depend on its owner's lifetime
   MatchTemperature temp_;
   int64_t m_prime_;
   std::vector<double> U_;
@@ -242,7 +246,7 @@ class PointerMatch3 final : public Construction {
 
  private:
   MatchLayout layout_;
-  const Params& model_;
+  Params model_;  // a copy: the construction does not depend on its owner's lifetime
   int64_t m_prime_;
   std::vector<double> U_;
   mutable std::atomic<int64_t> s_seen_{0};

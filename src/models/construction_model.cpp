@@ -31,6 +31,7 @@ SequenceContext sequence_context(const Batch& data) {
   SequenceContext ctx;
   for (const auto& c : data.constants)
     if (c.spec.name == "modulus" && c.spec.integer && !c.i64.empty()) ctx.M = c.i64[0];
+    else if (c.spec.name == "window" && c.spec.integer && !c.i64.empty()) ctx.window = c.i64[0];
   return ctx;
 }
 
@@ -102,6 +103,14 @@ class ConstructionModel final : public Model {
     std::vector<ModelTensor> out;
     if (n == 0) return out;
     const int64_t N = shape_.T;
+    for (int64_t b = 1; b < n; ++b) {
+      bool same = per_sample[b].size() == per_sample[0].size();
+      for (size_t h = 0; same && h < per_sample[0].size(); ++h)
+        same = per_sample[b][h].size() == per_sample[0][h].size();
+      ATTN_CHECK(same, "construction " + params_.get_string("construction") + ": sequence " +
+                           std::to_string(b) + " has other heads than sequence 0 (e.g. another "
+                           "number of pointers); attention maps need the same heads in every sequence");
+    }
     for (size_t h = 0; h < per_sample[0].size(); ++h) {
       const int64_t cols = static_cast<int64_t>(per_sample[0][h].size()) / N;
       ModelTensor t{"head" + std::to_string(h), {n, N, cols}, {}};
@@ -189,7 +198,8 @@ std::vector<ParamSpec> construction_schema() {
       param_choice("code_dist", "sign", {"sign", "gaussian"},
                    "qsa_random_codes code entries: ±1/√m' or N(0, 1/m')"),
       param_choice("query_code", "dual", {"dual", "sum"},
-                   "qsa_random_codes query: dual certificate (exact ties) or the sum of the codes"),
+                   "qsa_random_codes query: dual certificate (exact ties) or the sum of the codes "
+                   "(no ties: the temperature rule's epsilon is not guaranteed)"),
       param_int("window", 2, "local_match3: the task's window w", 1, 1 << 16),
       param_bool("bits_search", true, "evaluate: find the fewest bits that still succeed"),
       param_int("bits_search_n", 64, "test sequences the bits search uses", 1, 1 << 20),

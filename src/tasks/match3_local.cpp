@@ -9,7 +9,14 @@ namespace {
 
 class Match3LocalTask final : public MatchTask {
  public:
-  Match3LocalTask(MatchConfig config, int64_t w) : MatchTask(std::move(config)), w_(w) {}
+  Match3LocalTask(MatchConfig config, int64_t w) : MatchTask(std::move(config)), w_(w) {
+    // The window as a dataset constant, so that a model built for another w can refuse it.
+    shape_.constants.push_back({"window", {}, true});
+  }
+  void fill_constants(uint64_t seed, Batch& out) const override {
+    MatchTask::fill_constants(seed, out);
+    out.constants[1].i64[0] = w_;
+  }
 
  protected:
   // The witnesses are near each other, so they usually become positive too.

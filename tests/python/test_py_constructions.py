@@ -25,6 +25,18 @@ def test_task_inferred_from_the_construction_name():
 
 
 @needs_construction
+def test_local_match3_takes_the_tasks_window():
+    c = attnlab.construct("local_match3", N=16, M=61, w=3, m_prime=32)
+    assert c.params["window"] == 3
+    d = attnlab.sample("match3_local", n=10, seed=5, N=16, M=61, w=3)
+    assert attnlab.metrics(c.predict(d), d)["exact_match"] == 1.0
+    # A model built for another window refuses data that says w = 3.
+    other = attnlab.construct("local_match3", N=16, M=61, w=3, window=2, m_prime=32)
+    with pytest.raises(ValueError, match="model.window = 2 but the data's task.w = 3"):
+        other.predict(d)
+
+
+@needs_construction
 def test_every_match3_variant_construction_is_exact_on_its_task():
     for name, task, M in [("smallm_match3", "match3", 11), ("local_match3", "match3_local", 61),
                           ("adjacent_match3", "match3_adjacent", 61),
