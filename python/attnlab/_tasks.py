@@ -57,16 +57,20 @@ def metrics(pred, Y, success_threshold=None):
     Returns:
         dict name -> float, in order: mse, nmse, max_abs_err, mean_max_pos_err, max_pos_err,
         success_rate (with a threshold), and for 0/1 targets accuracy, balanced_accuracy,
-        exact_match.
+        exact_match, and disj_accuracy for a sample dict of DISJ instances (task.instances = "disj").
 
     Raises:
         ValueError: shapes differ, no samples, or non-finite predictions.
     """
+    extra = {}
     if isinstance(Y, dict):
         if success_threshold is None and "success_threshold" in Y:
             success_threshold = float(Y["success_threshold"])
+        # DISJ hard instances (task.instances = "disj"): disj_accuracy, as `attnlab predict`.
+        extra = {k: Y[k] for k in ("disjoint", "query_position", "disj_threshold") if k in Y}
         Y = Y["Y"]
-    return _attnlab.metrics(pred, Y, None if success_threshold is None else float(success_threshold))
+    return _attnlab.metrics(pred, Y, None if success_threshold is None else float(success_threshold),
+                            extra)
 
 
 def _sample_doc():

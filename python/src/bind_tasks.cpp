@@ -67,7 +67,36 @@ py::dict list_tasks() {
   return out;
 }
 
-py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object threshold) {
+// Dataset arrays some metrics read (e.g. disj_accuracy: the raw 'disjoint' (n,) and the
+// constants query_position, disj_threshold): 0-d arrays become constants, 1-d integer
+// arrays of length n raw per-sample arrays.
+void add_metric_arrays(attn::Batch& b, const py::dict& extra) {
+  for (const auto& [key, value] : extra) {
+    const std::string name = py::str(key);
+    const py::array a = py::array::ensure(value);
+    ATTN_CHECK(a, "metrics: extra array '" + name + "' is not an array");
+    const bool integer = a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b';
+    attn::RawArray r;
+    if (a.ndim() == 0) {
+      r.spec = {name, {}, integer};
+      if (integer) r.i64 = {py::cast<int64_t>(a.attr("item")())};
+      else r.f64 = {py::cast<double>(a.attr("item")())};
+      b.shape.constants.push_back(r.spec);
+      b.constants.push_back(std::move(r));
+    } else {
+      ATTN_CHECK(a.ndim() == 1 && a.shape(0) == b.n && integer,
+                 "metrics: extra array '" + name + "' must be 0-d or (n,) integers");
+      r.spec = {name, {}, true};
+      const py::array_t<int64_t, py::array::c_style | py::array::forcecast> v(a);
+      r.i64.assign(v.data(), v.data() + v.size());
+      b.shape.raw.push_back(r.spec);
+      b.raw.push_back(std::move(r));
+    }
+  }
+}
+
+py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object threshold,
+                 py::dict extra) {
   const auto Y = as_f64(y_obj, "Y", 3, "(n, T_out, d_out)");
   const auto P = as_f64(pred_obj, "pred", 3, "(n, T_out, d_out)");
   ATTN_CHECK(P.shape(0) == Y.shape(0) && P.shape(1) == Y.shape(1) && P.shape(2) == Y.shape(2),
@@ -85,6 +114,7 @@ py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object
     b.shape.constants.push_back(c.spec);
     b.constants.push_back(std::move(c));
   }
+  add_metric_arrays(b, extra);
   const std::vector<double> p(P.data(), P.data() + P.size());
   py::dict out;
   for (const auto& [name, value] : attn::metrics_compute(b, p)) out[py::str(name)] = value;
@@ -98,6 +128,7 @@ void register_tasks(py::module_& m) {
         py::arg("params"), "Samples first..first+n-1 of a task: (dict of arrays, meta JSON).");
   m.def("list_tasks", &list_tasks, "Every task: description and parameter schema.");
   m.def("metrics", &metrics, py::arg("pred"), py::arg("Y"), py::arg("success_threshold"),
+        py::arg("extra"),
         "train/metrics.h on (n, T_out, d_out) arrays.");
 }
 

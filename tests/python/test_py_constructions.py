@@ -104,3 +104,17 @@ def test_construct_match2_is_exact():
     assert scalars["m"] == 3
     heads = c.attention(d["X"][:2])
     assert heads and all(a.shape[0] == 2 for a in heads.values())
+
+
+def test_metrics_report_disj_accuracy_for_disj_instances_like_the_cli():
+    d = attnlab.sample("qsa", n=40, seed=2, N=9, q=4, instances="disj")
+    # A prediction that is exactly the target decides every instance.
+    m = attnlab.metrics(d["Y"].copy(), d)
+    assert m["disj_accuracy"] == 1.0
+    # Predicting -e1 at the query says "disjoint" everywhere: right on the disjoint ones only.
+    pred = d["Y"].copy()
+    pred[:, 8, :] = 0.0
+    pred[:, 8, 0] = -1.0
+    expected = float(np.mean(d["disjoint"] == 1))
+    assert abs(attnlab.metrics(pred, d)["disj_accuracy"] - expected) < 1e-12
+    assert "disj_accuracy" not in attnlab.metrics(pred, d["Y"])
