@@ -17,6 +17,7 @@
 #include "constructions/qsa_codes.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/threads.h"
 #include "cli_helpers.h"
 #include "io/npy.h"
 #include "models/model.h"
@@ -430,6 +431,23 @@ TEST(ConstructionModel, UserErrors) {
     for (int64_t j = 0; j < 8; ++j) b.x(1)[i * b.shape.d_in + (b.shape.d_in - 8) + j] = 0;
   EXPECT_NO_THROW(ptr.model->predict(b));
   EXPECT_THROW(ptr.model->attention(b), UserError);
+}
+
+TEST(ConstructionModel, PredictionsDoNotDependOnTheThreadCount) {
+  for (const char* name : {"qsa_random_codes", "qsa_neighbourly"}) {
+    auto f = make("qsa", {{"N", "32"}, {"q", "3"}}, {{"construction", name}, {"bits", "9"}}, 9);
+    threads_configure(1);
+    const auto one = f.model->predict(f.data);
+    threads_configure(2);
+    const auto two = f.model->predict(f.data);
+    threads_configure(1);
+    EXPECT_EQ(one, two) << name;
+  }
+  auto m = make("match3", {{"N", "12"}, {"M", "61"}}, {{"construction", "match3_third_order"}}, 9);
+  threads_configure(2);
+  const auto two = m.model->predict(m.data);
+  threads_configure(1);
+  EXPECT_EQ(m.model->predict(m.data), two);
 }
 
 TEST(ConstructionModel, FitSavePredictThroughTheCli) {
