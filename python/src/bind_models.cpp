@@ -53,7 +53,10 @@ void constants_set(const Core& c, const py::dict& given, attn::Batch& b) {
       attn::RawArray r;
       r.spec.name = py::str(k);
       const py::array a = py::array::ensure(v);
-      ATTN_CHECK(a, "constant " + r.spec.name + " is not an array");
+      if (!a) {
+        PyErr_Clear();  // ensure() left a Python error set; the UserError replaces it
+        throw attn::UserError("constant " + r.spec.name + " is not an array");
+      }
       for (py::ssize_t d = 0; d < a.ndim(); ++d) r.spec.sample_shape.push_back(a.shape(d));
       if (a.dtype().kind() == 'i' || a.dtype().kind() == 'u') {
         r.spec.integer = true;

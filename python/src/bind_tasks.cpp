@@ -74,7 +74,10 @@ void add_metric_arrays(attn::Batch& b, const py::dict& extra) {
   for (const auto& [key, value] : extra) {
     const std::string name = py::str(key);
     const py::array a = py::array::ensure(value);
-    ATTN_CHECK(a, "metrics: extra array '" + name + "' is not an array");
+    if (!a) {
+      PyErr_Clear();  // ensure() left a Python error set; the UserError replaces it
+      throw attn::UserError("metrics: extra array '" + name + "' is not an array");
+    }
     const bool integer = a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b';
     attn::RawArray r;
     if (a.ndim() == 0) {
