@@ -37,26 +37,33 @@ void vmath_blocks(T* out, const T* in, int64_t n, F f) {
 // Branch-free with integer masks on the bits: a float compare or a conditional float multiply
 // may trap, which keeps GCC from if-converting and vectorising the loop under the default
 // -ftrapping-math.
-void sigmoid_block_float(float* out, const float* in) {
-  constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
+constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
+
+// exp(−min(|x|, 87)) from the bits of |x| (ab = bits & kAbsMask): Cody–Waite range reduction
+// and the degree-7 polynomial. Inlined into the block loops, which the compiler vectorises.
+inline float exp_neg_abs(int32_t ab) {
   constexpr int32_t kClamp = std::bit_cast<int32_t>(87.0f);
+  const float a = -std::bit_cast<float>(ab < kClamp ? ab : kClamp);  // −min(|x|, 87)
+  const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
+  float r = a - n * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
+  r = r + n * 2.12194440e-4f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // exp(a)
+}
+
+void sigmoid_block_float(float* out, const float* in) {
   int32_t bits[kBlock];  // copy first: out may alias in
   for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
   for (int k = 0; k < kBlock; ++k) {
-    const int32_t ab = bits[k] & kAbsMask;                        // |x|, NaN > kInf
-    const float a = -std::bit_cast<float>(ab < kClamp ? ab : kClamp);  // −min(|x|, 87)
-    const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
-    float r = a - n * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
-    r = r + n * 2.12194440e-4f;
-    float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    const float e = p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // exp(a)
+    const int32_t ab = bits[k] & kAbsMask;  // |x|, NaN > kInf
+    const float e = exp_neg_abs(ab);
     const float s = 1.0f / (1.0f + e);  // σ(|x|)
     const float es = e * s;             // σ(−|x|)
     // Blend on the bits: σ(x) = es for x < 0, s otherwise; a NaN x is passed through.
@@ -67,29 +74,15 @@ void sigmoid_block_float(float* out, const float* in) {
   }
 }
 
-// exp(x) for x <= 0 (see vmath.h): the kernel of sigmoid_block_float without the division.
+// exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
 void exp_nonpositive_block_float(float* out, const float* in) {
-  constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
-  constexpr int32_t kClamp = std::bit_cast<int32_t>(87.0f);
   constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
   int32_t bits[kBlock];  // copy first: out may alias in
   for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
   for (int k = 0; k < kBlock; ++k) {
     const int32_t ab = bits[k] & kAbsMask;
-    const float a = -std::bit_cast<float>(ab < kClamp ? ab : kClamp);  // max(x, −87) for x <= 0
-    const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = a - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    const int32_t e = std::bit_cast<int32_t>(p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23));
-    const int32_t nan = (kInf - ab) >> 31;                   // all ones when x is a NaN
+    const int32_t e = std::bit_cast<int32_t>(exp_neg_abs(ab));
+    const int32_t nan = (kInf - ab) >> 31;                           // all ones when x is a NaN
     const int32_t zero = -static_cast<int32_t>(bits[k] == kNegInf);  // all ones for −inf
     out[k] = std::bit_cast<float>(((bits[k] & nan) | (e & ~nan)) & ~zero);
   }
