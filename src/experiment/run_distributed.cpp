@@ -5,7 +5,6 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <cmath>
 
 #include "core/error.h"
 #include "mpi/mpi_session.h"
@@ -73,16 +72,7 @@ void distributed_body(const RunPoint& p, const Comm& comm, RunOutcome& out) {
   comm.gather(pred.data(), (hi - lo) * K, all_pred.data());
   comm.gather(train.Y.data(), (hi - lo) * K, all.Y.data());
   comm_phase(comm, [&] {
-    if (!comm.is_root()) return;
-    for (const auto& [name, value] : metrics_compute(all, all_pred))
-      if (name == "mse" || name == "nmse" || name == "accuracy")
-        out.metrics.emplace_back("train_" + name, value);
-    for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
-    out.metrics.emplace_back("fit_seconds", fit_seconds);
-    out.series = log.points;
-    for (const auto& [name, value] : out.metrics)
-      ATTN_CHECK(std::isfinite(value) || name == "fit_seconds",
-                 "metric " + name + " is " + std::to_string(value) + " (NaN or inf)");
+    if (comm.is_root()) run_outcome_add_fit(metrics_compute(all, all_pred), log, fit_seconds, out);
   });
 }
 

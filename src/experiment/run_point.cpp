@@ -46,10 +46,18 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
     out.metrics.emplace_back("test_" + name, value);
   model->evaluate(test, log);  // right after predict(test): models may reuse its work
-  if (n_train > 0)
-    for (const auto& [name, value] : metrics_compute(train, model->predict(train)))
-      if (name == "mse" || name == "nmse" || name == "accuracy")
-        out.metrics.emplace_back("train_" + name, value);
+  run_outcome_add_fit(n_train > 0 ? metrics_compute(train, model->predict(train))
+                                  : std::vector<std::pair<std::string, double>>{},
+                      log, fit_seconds, out);
+}
+
+}  // namespace
+
+void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
+                         const FitLog& log, double fit_seconds, RunOutcome& out) {
+  for (const auto& [name, value] : train_metrics)
+    if (name == "mse" || name == "nmse" || name == "accuracy")
+      out.metrics.emplace_back("train_" + name, value);
   for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
   out.metrics.emplace_back("fit_seconds", fit_seconds);
   out.series = log.points;
@@ -57,8 +65,6 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
     ATTN_CHECK(std::isfinite(value) || name == "fit_seconds",
                "metric " + name + " is " + std::to_string(value) + " (NaN or inf)");
 }
-
-}  // namespace
 
 RunOutcome run_point_execute(const RunPoint& point) {
   RunOutcome out;

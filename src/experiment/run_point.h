@@ -28,6 +28,12 @@ struct RunOutcome {
 
 RunOutcome run_point_execute(const RunPoint& point);
 
+// The end of a run, after the test metrics: the train metrics worth keeping (mse, nmse,
+// accuracy of `train_metrics`, stored as train_*; pass {} when there was no training set),
+// the fit's scalars and series, fit_seconds; UserError if a metric is NaN or inf.
+void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
+                         const FitLog& log, double fit_seconds, RunOutcome& out);
+
 // Lossless text form, for passing an outcome from a worker process to the parent.
 std::string run_outcome_encode(const RunOutcome& outcome);
 RunOutcome run_outcome_decode(const std::string& text);  // ATTN_ASSERTs on malformed input
