@@ -156,14 +156,13 @@ RidgeModel::RidgeModel(std::unique_ptr<KernelFunction> kernel, RidgeOptions opti
 
 RidgeModel::~RidgeModel() = default;
 
-void RidgeModel::fit(const Batch& train, FitLog& log) {
+std::unique_ptr<RidgeModel::State> RidgeModel::state_begin(const TaskShape& shape, int64_t n) const {
   auto s = std::make_unique<State>();
-  s->x_size = train.shape.x_size();
-  s->T_out = train.shape.T_out;
-  s->d_out = train.shape.d_out;
+  s->x_size = shape.x_size();
+  s->T_out = shape.T_out;
+  s->d_out = shape.d_out;
   s->K = s->T_out * s->d_out;
   s->lambdas = options_.lambdas;
-  const int64_t n = train.n;
   s->n_val = options_.lambdas.size() > 1 || options_.val_fraction > 0
                  ? std::llround(options_.val_fraction * static_cast<double>(n))
                  : 0;
@@ -176,6 +175,13 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   s->P = is_kernel ? 0 : features_->dim();
   s->primal = !is_kernel && (options_.solver == "primal" ||
                              (options_.solver == "auto" && s->P <= s->n_fit));
+  return s;
+}
+
+void RidgeModel::fit(const Batch& train, FitLog& log) {
+  const int64_t n = train.n;
+  auto s = state_begin(train.shape, n);
+  const bool is_kernel = kernel_ != nullptr;
   const int64_t D = s->primal ? s->P : s->n_fit;  // size of the eigenproblem
   const int64_t B = std::max<int64_t>(1, options_.block);
   const int64_t K = s->K;

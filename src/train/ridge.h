@@ -105,6 +105,11 @@ class RidgeModel final : public Model {
   struct State;  // the fitted state, opaque outside src/train/ridge*.cpp
 
  private:
+  // A state with the data shapes, the λ grid, the fit/validation split of n samples and the
+  // primal/dual choice filled in (fit and fit_distributed); UserError if the split leaves too
+  // few samples.
+  std::unique_ptr<State> state_begin(const TaskShape& shape, int64_t n) const;
+
   std::unique_ptr<FeatureMap> features_;
   std::unique_ptr<KernelFunction> kernel_;
   RidgeOptions options_;

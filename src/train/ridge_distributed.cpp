@@ -167,24 +167,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
     comm_block(n, r, comm.size(), &a, &b);
     ATTN_ASSERT(a == first && b - a == local.n, "fit_distributed: this rank's samples are not its block");
   }
-  auto s = std::make_unique<State>();
-  s->x_size = local.shape.x_size();
-  s->T_out = local.shape.T_out;
-  s->d_out = local.shape.d_out;
-  s->K = s->T_out * s->d_out;
-  s->lambdas = options_.lambdas;
-  s->n_val = options_.lambdas.size() > 1 || options_.val_fraction > 0
-                 ? std::llround(options_.val_fraction * static_cast<double>(n))
-                 : 0;
-  s->n_fit = n - s->n_val;
-  ATTN_CHECK(s->n_fit >= 2 && (options_.val_fraction == 0 || s->n_val >= 1),
-             "train.n = " + std::to_string(n) + " with train.val_fraction = " +
-                 std::to_string(options_.val_fraction) +
-                 " leaves too few samples to fit and validate; raise train.n");
+  auto s = state_begin(local.shape, n);
   const bool is_kernel = kernel_ != nullptr;
-  s->P = is_kernel ? 0 : features_->dim();
-  s->primal = !is_kernel && (options_.solver == "primal" ||
-                             (options_.solver == "auto" && s->P <= s->n_fit));
   const bool dual_features = !is_kernel && !s->primal;
   const int64_t P = s->P, K = s->K, n_fit = s->n_fit, n_val = s->n_val;
   const int64_t D = s->primal ? P : n_fit;
