@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "ops/gradcheck.h"
 #include "ops/lstm.h"
+#include "gradcheck_test_helpers.h"
 #include "ops_basic_test_helpers.h"
 
 namespace attn {
@@ -339,17 +340,7 @@ TEST(OpsLstm, GradcheckRowsPass) {
   std::vector<GradcheckRow> rows;
   gradcheck_rows_lstm(rows);
   ASSERT_GE(rows.size(), 2u);
-  for (const auto& row : rows) {
-    for (const auto& r : gradcheck_run(row, 20240605)) {
-      std::printf("  gradcheck %-14s %-3s probes %3lld skipped %lld max error %.2e\n",
-                  r.row.c_str(), r.tensor.c_str(), static_cast<long long>(r.probes),
-                  static_cast<long long>(r.skipped), r.max_error);
-      EXPECT_TRUE(r.pass) << r.row << " / " << r.tensor << ": max error " << r.max_error
-                          << ", skipped " << r.skipped;
-      EXPECT_EQ(r.skipped, 0) << r.row << " / " << r.tensor;
-      EXPECT_GT(r.probes, 0);
-    }
-  }
+  for (const auto& row : rows) test::gradcheck_expect_pass(row, 20240605);
 }
 
 }  // namespace
