@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/temperature.h"
 #include "nn/token_outputs.h"
 #include "ops/attention.h"
 #include "ops/blas.h"
@@ -75,9 +76,8 @@ void AttentionNet<T>::init(uint64_t seed) {
 
 template <class T>
 T AttentionNet<T>::scale() const {
-  if (c_.temperature == "learned") return std::exp(this->params_.value(tau_)[0]);
-  if (c_.temperature == "inv_sqrt_dk") return static_cast<T>(1.0 / std::sqrt(double(dk_)));
-  return static_cast<T>(c_.temperature_init);
+  return temperature_scale<T>(c_.temperature, tau_ >= 0 ? this->params_.value(tau_) : nullptr,
+                              c_.temperature_init, dk_);
 }
 
 template <class T>

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/temperature.h"
 #include "nn/token_outputs.h"
 #include "ops/attention.h"
 #include "ops/layernorm.h"
@@ -71,9 +72,8 @@ void TransformerNet<T>::init(uint64_t seed) {
 
 template <class T>
 T TransformerNet<T>::scale(const Layer& layer) const {
-  if (c_.temperature == "learned") return std::exp(this->params_.value(layer.tau)[0]);
-  if (c_.temperature == "inv_sqrt_dk") return static_cast<T>(1.0 / std::sqrt(double(c_.m)));
-  return static_cast<T>(c_.temperature_init);
+  return temperature_scale<T>(c_.temperature, layer.tau >= 0 ? this->params_.value(layer.tau) : nullptr,
+                              c_.temperature_init, c_.m);
 }
 
 template <class T>
