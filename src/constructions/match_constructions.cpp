@@ -33,21 +33,8 @@ class Match2Trig final : public Construction {
                std::vector<LayerProbs>* probs, ConstructionStats* stats) const override {
     const int64_t N = layout_.N(), M = ctx.M;
     const auto tokens = layout_.decode(x, M);
-    const double g = match_gap(M), beta = temp_.beta(static_cast<double>(N), g);
-    std::vector<double> q(2 * N), k(2 * N), v(2 * N), a(2 * N);
-    for (int64_t j = 0; j < N; ++j) {
-      const double t = match_angle(tokens[j], M);
-      q[2 * j] = beta * std::cos(t), q[2 * j + 1] = -beta * std::sin(t);
-      k[2 * j] = std::cos(t), k[2 * j + 1] = std::sin(t);
-      v[2 * j] = std::cos(t), v[2 * j + 1] = -std::sin(t);
-      if (stats) stats->row(g, beta);
-    }
-    LayerProbs layer(probs ? static_cast<size_t>(N * N) : 0);
-    construction_attend<double>(N, 2, 2, std::move(q), std::move(k), std::move(v), p, a.data(),
-                                probs ? layer.data() : nullptr);
-    for (int64_t i = 0; i < N; ++i)
-      y[i] = readout_distance(match_angle(tokens[i], M), a[2 * i], a[2 * i + 1]) < g / 2 ? 1.0 : 0.0;
-    if (probs) probs->push_back(std::move(layer));
+    match2_head(tokens, tokens, M, temp_.beta(static_cast<double>(N), match_gap(M)), p, y, probs,
+                stats);
   }
   std::vector<std::pair<std::string, double>> sizes() const override {
     return {{"m", 3}, {"heads", 1}, {"layers", 1}};

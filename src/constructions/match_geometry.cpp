@@ -44,6 +44,31 @@ std::vector<int64_t> MatchLayout::decode(const double* x, int64_t M) const {
   return tokens;
 }
 
+void match2_head(const std::vector<int64_t>& queries, const std::vector<int64_t>& keys, int64_t M,
+                 double beta, const Precision& p, double* y, std::vector<LayerProbs>* probs,
+                 ConstructionStats* stats) {
+  const int64_t N = static_cast<int64_t>(queries.size());
+  const double g = match_gap(M);
+  std::vector<double> q(2 * N), k(2 * N, 0.0), v(2 * N, 0.0), a(2 * N);
+  for (int64_t j = 0; j < N; ++j) {
+    const double ti = match_angle(queries[j], M);
+    q[2 * j] = beta * std::cos(ti), q[2 * j + 1] = -beta * std::sin(ti);
+    if (keys[j] < 0) continue;
+    const double ts = match_angle(keys[j], M);
+    k[2 * j] = std::cos(ts), k[2 * j + 1] = std::sin(ts);
+    v[2 * j] = std::cos(ts), v[2 * j + 1] = -std::sin(ts);
+  }
+  LayerProbs layer(probs ? static_cast<size_t>(N * N) : 0);
+  construction_attend<double>(N, 2, 2, std::move(q), std::move(k), std::move(v), p, a.data(),
+                              probs ? layer.data() : nullptr);
+  for (int64_t i = 0; i < N; ++i) {
+    const double t = match_angle(queries[i], M);
+    y[i] = std::hypot(std::cos(t) - a[2 * i], std::sin(t) - a[2 * i + 1]) < g / 2 ? 1.0 : 0.0;
+    if (stats) stats->row(g, beta);
+  }
+  if (probs) probs->push_back(std::move(layer));
+}
+
 void match_retrieve(const std::vector<double>& U, int64_t m_prime, const std::vector<int64_t>& target,
                     const std::vector<double>& values, int64_t M, const Params& model,
                     const Precision& p, double* out, LayerProbs* probs, ConstructionStats* stats) {

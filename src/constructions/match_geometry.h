@@ -50,6 +50,14 @@ struct MatchTemperature {
   }
 };
 
+// The Match2 head of §3.3 (match2_trig; layer 2 of adjacent_match3): query token x_i against
+// key tokens s_j (−1: none — zero key, value (0, 0), at distance 1 > g/2 from every target, and
+// never outscoring a match). Scores β cos(θ_{x_i} + θ_{s_j}), values the points of −s_j; y_i = 1
+// iff the read-out lies within g/2 of the point of x_i. Adds one row (g, β) per query to stats.
+void match2_head(const std::vector<int64_t>& queries, const std::vector<int64_t>& keys, int64_t M,
+                 double beta, const Precision& p, double* y, std::vector<LayerProbs>* probs,
+                 ConstructionStats* stats);
+
 // Retrieval head: row i receives ≈ values[target[i]] (values (N, 2), circle points) through
 // softmax attention with position codes U (N, m', by position) and dual-certificate queries
 // (q = 1); target −1 gives a zero query (uniform row; callers ignore it). β per row from the

@@ -164,27 +164,12 @@ class AdjacentMatch3 final : public Construction {
     for (int64_t j = 0; j < N; ++j) target[j] = j + 1 < N ? j + 1 : -1;
     const auto next = fetch_tokens(U_, m_prime_, target, circle_points(tokens, M, 1.0), M, model_,
                                    p, probs, stats);
-    // Layer 2: match2_trig between x_i and s_j = x_j + x_{j+1}; token N−1 has no s_j: zero key
-    // and the value (0, 0), at distance 1 > g/2 from every target, which never outscores a match.
-    const double g = match_gap(M), beta = temp_.beta(static_cast<double>(N), g);
-    std::vector<double> q(2 * N), k(2 * N, 0.0), v(2 * N, 0.0), a(2 * N);
-    for (int64_t j = 0; j < N; ++j) {
-      const double ti = match_angle(tokens[j], M);
-      q[2 * j] = beta * std::cos(ti), q[2 * j + 1] = -beta * std::sin(ti);
-      if (next[j] < 0) continue;
-      const double ts = match_angle(tokens[j] + next[j], M);
-      k[2 * j] = std::cos(ts), k[2 * j + 1] = std::sin(ts);
-      v[2 * j] = std::cos(ts), v[2 * j + 1] = -std::sin(ts);
-    }
-    LayerProbs layer(probs ? static_cast<size_t>(N * N) : 0);
-    construction_attend<double>(N, 2, 2, std::move(q), std::move(k), std::move(v), p, a.data(),
-                                probs ? layer.data() : nullptr);
-    for (int64_t i = 0; i < N; ++i) {
-      const double t = match_angle(tokens[i], M);
-      y[i] = std::hypot(std::cos(t) - a[2 * i], std::sin(t) - a[2 * i + 1]) < g / 2 ? 1.0 : 0.0;
-      if (stats) stats->row(g, beta);
-    }
-    if (probs) probs->push_back(std::move(layer));
+    // Layer 2: the Match2 head between x_i and s_j = x_j + x_{j+1} (token N−1 has none).
+    std::vector<int64_t> sums(static_cast<size_t>(N), -1);
+    for (int64_t j = 0; j < N; ++j)
+      if (next[j] >= 0) sums[j] = (tokens[j] + next[j]) % M;
+    match2_head(tokens, sums, M, temp_.beta(static_cast<double>(N), match_gap(M)), p, y, probs,
+                stats);
   }
   std::vector<std::pair<std::string, double>> sizes() const override {
     return {{"m", static_cast<double>(std::max<int64_t>(2 + m_prime_, 4))},
