@@ -50,22 +50,8 @@ void constants_set(const Core& c, const py::dict& given, attn::Batch& b) {
     b.constants = c.constants;
   } else {
     for (const auto& [k, v] : given) {
-      attn::RawArray r;
+      attn::RawArray r = raw_array_from("constant " + std::string(py::str(k)), v);
       r.spec.name = py::str(k);
-      const py::array a = py::array::ensure(v);
-      if (!a) {
-        PyErr_Clear();  // ensure() left a Python error set; the UserError replaces it
-        throw attn::UserError("constant " + r.spec.name + " is not an array");
-      }
-      for (py::ssize_t d = 0; d < a.ndim(); ++d) r.spec.sample_shape.push_back(a.shape(d));
-      if (a.dtype().kind() == 'i' || a.dtype().kind() == 'u') {
-        r.spec.integer = true;
-        const auto i = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-        r.i64.assign(i.data(), i.data() + i.size());
-      } else {
-        const auto f = as_f64(a, "constant " + r.spec.name, static_cast<int>(a.ndim()), "numeric");
-        r.f64.assign(f.data(), f.data() + f.size());
-      }
       b.constants.push_back(std::move(r));
     }
   }

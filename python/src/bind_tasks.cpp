@@ -73,25 +73,15 @@ py::dict list_tasks() {
 void add_metric_arrays(attn::Batch& b, const py::dict& extra) {
   for (const auto& [key, value] : extra) {
     const std::string name = py::str(key);
-    const py::array a = py::array::ensure(value);
-    if (!a) {
-      PyErr_Clear();  // ensure() left a Python error set; the UserError replaces it
-      throw attn::UserError("metrics: extra array '" + name + "' is not an array");
-    }
-    const bool integer = a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b';
-    attn::RawArray r;
-    if (a.ndim() == 0) {
-      r.spec = {name, {}, integer};
-      if (integer) r.i64 = {py::cast<int64_t>(a.attr("item")())};
-      else r.f64 = {py::cast<double>(a.attr("item")())};
+    attn::RawArray r = raw_array_from("metrics: extra array '" + name + "'", value);
+    r.spec.name = name;
+    if (r.spec.sample_shape.empty()) {
       b.shape.constants.push_back(r.spec);
       b.constants.push_back(std::move(r));
     } else {
-      ATTN_CHECK(a.ndim() == 1 && a.shape(0) == b.n && integer,
+      ATTN_CHECK(r.spec.sample_shape == std::vector<int64_t>{b.n} && r.spec.integer,
                  "metrics: extra array '" + name + "' must be 0-d or (n,) integers");
-      r.spec = {name, {}, true};
-      const py::array_t<int64_t, py::array::c_style | py::array::forcecast> v(a);
-      r.i64.assign(v.data(), v.data() + v.size());
+      r.spec.sample_shape.clear();  // one value per sample
       b.shape.raw.push_back(r.spec);
       b.raw.push_back(std::move(r));
     }

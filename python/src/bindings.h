@@ -40,6 +40,11 @@ py::array to_array(std::vector<int64_t>&& data, const std::vector<int64_t>& shap
 // "(2, 3, 4)"
 std::string shape_text(const py::array& a);
 
+// A dataset array named `name` from any numpy-convertible value: int64 for integer or bool
+// dtypes, else float64 (as_f64's rules); sample_shape is the array's whole shape. ValueError
+// if it is not an array.
+attn::RawArray raw_array_from(const std::string& name, const py::handle& value);
+
 // Sets each key of `values` (Python bool, int, float, str or list of numbers, already
 // normalised by the Python layer) on `params`; the Params setters validate and throw
 // attn::UserError naming "<section>.<key>".

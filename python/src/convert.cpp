@@ -45,6 +45,27 @@ py::array wrap(std::vector<T>&& data, const std::vector<int64_t>& shape) {
 }
 }  // namespace
 
+attn::RawArray raw_array_from(const std::string& name, const py::handle& value) {
+  attn::RawArray r;
+  r.spec.name = name;
+  const py::array a = py::array::ensure(value);
+  if (!a) {
+    PyErr_Clear();  // ensure() left a Python error set; the UserError replaces it
+    throw attn::UserError(name + " is not an array");
+  }
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) r.spec.sample_shape.push_back(a.shape(d));
+  const char kind = a.dtype().kind();
+  if (kind == 'i' || kind == 'u' || kind == 'b') {
+    r.spec.integer = true;
+    const auto i = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    r.i64.assign(i.data(), i.data() + i.size());
+  } else {
+    const auto f = as_f64(a, name, static_cast<int>(a.ndim()), "numeric");
+    r.f64.assign(f.data(), f.data() + f.size());
+  }
+  return r;
+}
+
 py::array to_array(std::vector<double>&& data, const std::vector<int64_t>& shape) {
   return wrap(std::move(data), shape);
 }
