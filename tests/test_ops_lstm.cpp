@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "ops/gradcheck.h"
+#include "ops/isa.h"
 #include "ops/lstm.h"
 #include "gradcheck_test_helpers.h"
 #include "ops_basic_test_helpers.h"
@@ -190,6 +191,26 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
         EXPECT_LE(rel_err(fast32.db, want.db), 1e-5);
       }
     }
+  }
+}
+
+TEST(OpsLstm, AvxAndGenericCopiesGiveTheSameBits) {
+  // The float cell loops and vmath run in an AVX2 copy and a generic one (ops/isa.h): same bits.
+  if (!isa_cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true)}) {
+    const auto p = make_problem(s, 3);
+    isa_force_generic(true);
+    const auto st_generic = run_forward<float>(p, true, false);
+    const auto g_generic = run_backward<float>(p, true, 0.5);
+    isa_force_generic(false);
+    const auto st = run_forward<float>(p, true, false);
+    const auto g = run_backward<float>(p, true, 0.5);
+    EXPECT_EQ(st.h, st_generic.h);
+    EXPECT_EQ(st.c, st_generic.c);
+    EXPECT_EQ(g.dx, g_generic.dx);
+    EXPECT_EQ(g.dwx, g_generic.dwx);
+    EXPECT_EQ(g.dwh, g_generic.dwh);
+    EXPECT_EQ(g.db, g_generic.db);
   }
 }
 

@@ -15,10 +15,12 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
 #include "ops/blas.h"
+#include "ops/isa.h"
 #include "ops/vmath.h"
 
 namespace attn {
@@ -41,6 +43,70 @@ template <class T>
 LstmScratch<T>& lstm_scratch() {
   thread_local LstmScratch<T> s;
   return s;
+}
+
+// One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
+// (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb, t] and dc for the previous step.
+// Row pointers are at bb = 0; rows of gates/da advance by L·4Hd, of tanh_c/dh by L·Hd, of c_prev by
+// cp_stride (0 for the zeros before the first step), of dhrec/dc by Hd.
+template <class T>
+struct CellBackwardStep {
+  const T* gates;
+  const T* tanh_c;
+  const T* c_prev;
+  const T* dh;
+  const T* dhrec;
+  T* dc;
+  T* da;
+  int64_t cp_stride;
+};
+
+// One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
+template <class T>
+[[gnu::always_inline]] inline void cell_backward_row(
+    int64_t H, const T* __restrict ig, const T* __restrict fg, const T* __restrict gg,
+    const T* __restrict og, const T* __restrict tc, const T* __restrict cp,
+    const T* __restrict dht, const T* __restrict dhr, T* __restrict dcb, T* __restrict di,
+    T* __restrict df, T* __restrict dg, T* __restrict dout) {
+  for (int64_t k = 0; k < H; ++k) {
+    const T dhk = dht[k] + dhr[k];
+    const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
+    di[k] = dck * gg[k] * ig[k] * (T(1) - ig[k]);
+    df[k] = dck * cp[k] * fg[k] * (T(1) - fg[k]);
+    dg[k] = dck * ig[k] * (T(1) - gg[k] * gg[k]);
+    dout[k] = dhk * tc[k] * og[k] * (T(1) - og[k]);
+    dcb[k] = dck * fg[k];
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
+                                                      int64_t L, int64_t H) {
+  const int64_t G = 4 * H;
+  for (int64_t bb = 0; bb < B; ++bb) {
+    const T* a = s.gates + bb * L * G;
+    T* d = s.da + bb * L * G;
+    cell_backward_row(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * L * H,
+                      s.c_prev + bb * s.cp_stride, s.dh + bb * L * H, s.dhrec + bb * H,
+                      s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H);
+  }
+}
+
+#if ATTN_HAVE_AVX2_COPY
+[[gnu::target("avx2")]] void cell_backward_loop_avx2(const CellBackwardStep<float>& s, int64_t B,
+                                                     int64_t L, int64_t H) {
+  cell_backward_loop(s, B, L, H);
+}
+#endif
+
+template <class T>
+void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t L, int64_t H) {
+#if ATTN_HAVE_AVX2_COPY
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa_use_avx2()) return cell_backward_loop_avx2(s, B, L, H);
+  }
+#endif
+  cell_backward_loop(s, B, L, H);
 }
 
 }  // namespace
@@ -113,28 +179,15 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
-    for (int64_t bb = 0; bb < B; ++bb) {
-      const int64_t row = bb * L + t;
-      const T* ig = gates + row * G;
-      const T* fg = ig + H;
-      const T* gg = ig + 2 * H;
-      const T* og = ig + 3 * H;
-      const T* tc = tanh_c.data() + row * H;
-      const T* cp = step > 0 ? c + (bb * L + tp) * H : zeros.data();
-      const T* dht = dh + row * H;
-      const T* dhr = dhrec.data() + bb * H;
-      T* dcb = dc.data() + bb * H;
-      T* d = da.data() + row * G;
-      for (int64_t k = 0; k < H; ++k) {
-        const T dhk = dht[k] + dhr[k];
-        const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
-        d[k] = dck * gg[k] * ig[k] * (T(1) - ig[k]);
-        d[H + k] = dck * cp[k] * fg[k] * (T(1) - fg[k]);
-        d[2 * H + k] = dck * ig[k] * (T(1) - gg[k] * gg[k]);
-        d[3 * H + k] = dhk * tc[k] * og[k] * (T(1) - og[k]);
-        dcb[k] = dck * fg[k];
-      }
-    }
+    CellBackwardStep<T> cs{gates + t * G,
+                           tanh_c.data() + t * H,
+                           step > 0 ? c + tp * H : zeros.data(),
+                           dh + t * H,
+                           dhrec.data(),
+                           dc.data(),
+                           da.data() + t * G,
+                           step > 0 ? L * H : 0};
+    cell_backward_step(cs, B, L, H);
     if (step > 0) {
       // ∂/∂h at step tp through the recurrence: da[:, t] · whᵀ over the batch.
       gemm<T>(false, true, B, H, G, T(1), da.data() + t * G, L * G, wh, G, T(0), dhrec.data(), H);

@@ -1,0 +1,28 @@
+// Which vector instruction set the hot float loops run with.
+//
+// A few element-wise kernels (ops/vmath.cpp, the LSTM cell loops) are compiled twice on x86-64:
+// for any x86-64 (SSE2) and with [[gnu::target("avx2")]] (twice the width). FMA is deliberately
+// left out of the AVX2 copy, so no multiply-add is contracted and both copies give the same bits:
+// results never depend on the machine. isa_use_avx2() says which copy runs: the AVX2 one when the
+// CPU has AVX2, unless the environment sets ATTNLAB_ISA=generic (for A/B measurements). Decided
+// once per process.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ATTN_HAVE_AVX2_COPY 1
+#else
+#define ATTN_HAVE_AVX2_COPY 0
+#endif
+
+namespace attn {
+
+bool isa_use_avx2();
+
+// Whether the CPU could run the AVX2 copy at all (false off x86-64).
+bool isa_cpu_has_avx2();
+
+// For tests: force the generic copy (true) or go back to the automatic choice (false). Not for use
+// while other threads run kernels.
+void isa_force_generic(bool generic);
+
+}  // namespace attn
