@@ -19,6 +19,7 @@ bool automatic() {
 
 bool isa_cpu_has_avx2() {
 #if ATTN_HAVE_AVX2_COPY
+  __builtin_cpu_init();  // in case this runs before libgcc's own initialisation
   return __builtin_cpu_supports("avx2");
 #else
   return false;

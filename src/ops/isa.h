@@ -8,7 +8,9 @@
 // once per process.
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// A build for this CPU (-march=native, ATTNLAB_NATIVE) already compiles everything for it, FMA
+// contraction included: there the generic copy is the only one.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__)
 #define ATTN_HAVE_AVX2_COPY 1
 #else
 #define ATTN_HAVE_AVX2_COPY 0
@@ -18,7 +20,7 @@ namespace attn {
 
 bool isa_use_avx2();
 
-// Whether the CPU could run the AVX2 copy at all (false off x86-64).
+// Whether this build has an AVX2 copy and the CPU can run it (false off x86-64 and in native builds).
 bool isa_cpu_has_avx2();
 
 // For tests: force the generic copy (true) or go back to the automatic choice (false). Not for use
