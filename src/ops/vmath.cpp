@@ -2,7 +2,7 @@
 //
 // exp(a) for a = −min(|x|, 87): Cody–Waite range reduction a = n·ln2 + r with |r| <= ln2/2 (n
 // rounded with the 1.5·2^23 trick, exact in round-to-nearest), exp(r) − 1 by its degree-8 Taylor
-// polynomial (truncation < 1e-10 relative), times 2^n built in the exponent bits. tanh uses the
+// polynomial (truncation < 7e-10 relative), times 2^n built in the exponent bits. tanh uses the
 // same reduction for expm1(−2|x|) = 2^n·(e^r − 1) + (2^n − 1), which keeps full relative accuracy
 // near 0, and tanh|x| = −expm1/(2 + expm1). Plain float arithmetic the compiler vectorises; the
 // rounding trick needs IEEE semantics, i.e. no fast-math, as everywhere here.
@@ -33,7 +33,7 @@ constexpr int kBlock = 16;
 // -ftrapping-math.
 constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
 
-// For ab = the bits of |x|: a = −min(|x|, 87) = n·ln2 + r; returns e^r − 1 and sets *scale = 2^n.
+// For a = −min(k·|x|, 87) = n·ln2 + r (see neg_clamped): returns e^r − 1 and sets *scale = 2^n.
 ATTN_INLINE float expm1_reduced(float a, float* scale) {
   const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
   float r = a - n * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
