@@ -147,3 +147,111 @@ TEST(Claims, NothingToCheckFails) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// A size sweep: error of model.width w at task.N = N, two seeds (±0.01 around the value).
+//   N = 4:  w = 16 → 0.8, 64 → 0.3, 256 → 0.1      smallest w with mean < 0.5: 64
+//   N = 8:  w = 16 → 0.9, 64 → 0.6, 256 → 0.2      256
+//   N = 16: w = 16 → 1.0, 64 → 0.9, 256 → 0.7      none up to 256
+std::vector<StoredRun> size_table(double n16_w256 = 0.7) {
+  const int64_t Ns[] = {4, 8, 16}, widths[] = {16, 64, 256};
+  const double err[3][3] = {{0.8, 0.3, 0.1}, {0.9, 0.6, 0.2}, {1.0, 0.9, n16_w256}};
+  std::vector<StoredRun> runs;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (uint64_t s = 0; s < 2; ++s) {
+        StoredRun r;
+        r.run_id = std::to_string(i) + std::to_string(j) + std::to_string(s);
+        r.seed = s;
+        r.status = "ok";
+        r.params = {{"task.N", std::to_string(Ns[i])}, {"model.width", std::to_string(widths[j])}};
+        r.metrics = {{"err", err[i][j] + (s ? 0.01 : -0.01)}};
+        runs.push_back(r);
+      }
+  return runs;
+}
+
+ClaimSpec size_claim(const std::string& type, double threshold) {
+  ClaimSpec c;
+  c.id = "s";
+  c.text = "t";
+  c.type = type;
+  c.metric = "err";
+  c.size = "model.width";
+  c.along = "task.N";
+  c.threshold = threshold;
+  return c;
+}
+
+TEST(Claims, SizeIncreasingFindsTheSmallestSizeReachingTheGoal) {
+  ClaimSpec c = size_claim("size_increasing", 0.5);
+  ClaimResult r = claim_evaluate(c, size_table());
+  EXPECT_TRUE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("task.N=4: 64, task.N=8: 256, task.N=16: none up to 256"),
+            std::string::npos)
+      << r.detail;
+  // A bar every width reaches at every N: the needed size is 16 throughout, not increasing.
+  r = claim_evaluate(size_claim("size_increasing", 2.0), size_table());
+  EXPECT_FALSE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("task.N=4: 16, task.N=8: 16, task.N=16: 16"), std::string::npos) << r.detail;
+  // N = 16 reaching the bar at 256, like N = 8: 64, 256, 256 — never smaller, larger at the end.
+  r = claim_evaluate(c, size_table(0.4));
+  EXPECT_TRUE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("task.N=16: 256"), std::string::npos) << r.detail;
+  // Nothing reached at the first value: fails (the growth cannot be seen).
+  r = claim_evaluate(size_claim("size_increasing", 0.05), size_table());
+  EXPECT_FALSE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("none up to 256"), std::string::npos) << r.detail;
+}
+
+TEST(Claims, SizeIncreasingFailsWhenTheNeededSizeDrops) {
+  // N = 4 needs 64, N = 8 needs 256, N = 16 (restricted to widths 16 and 64 where 64 reaches the
+  // bar) needs 64: drops, so FAIL.
+  auto runs = size_table();
+  for (auto& r : runs)
+    if (r.param("task.N") == "16" && r.param("model.width") == "64") r.metrics = {{"err", 0.35}};
+  ClaimResult res = claim_evaluate(size_claim("size_increasing", 0.5), runs);
+  EXPECT_FALSE(res.pass) << res.detail;
+  EXPECT_NE(res.detail.find("task.N=16: 64"), std::string::npos) << res.detail;
+}
+
+TEST(Claims, SizeGoalAboveAndMeansOverSeeds) {
+  // Goal "above": the smallest width whose mean error is above 0.85 — none at N = 4 (0.8, 0.3,
+  // 0.1), 16 at N = 8 (0.9).
+  ClaimSpec c = size_claim("size_increasing", 0.85);
+  c.goal = "above";
+  ClaimResult r = claim_evaluate(c, size_table());
+  EXPECT_FALSE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("task.N=4: none up to 256, task.N=8: 16"), std::string::npos) << r.detail;
+  // The mean decides, not one seed: at N = 4, width 64 has seeds 0.29 and 0.31; a bar of 0.3 is
+  // reached by neither mean (0.3 is not < 0.3) but width 256 (0.1) reaches it.
+  r = claim_evaluate(size_claim("size_increasing", 0.3), size_table());
+  EXPECT_NE(r.detail.find("task.N=4: 256"), std::string::npos) << r.detail;
+}
+
+TEST(Claims, SizeFlatNeedsEveryValueReachedWithinTheFactor) {
+  ClaimSpec c = size_claim("size_flat", 0.65);
+  c.factor = 4;
+  auto runs = size_table(0.62);  // N = 16 reaches 0.65 at 256
+  ClaimResult r = claim_evaluate(c, runs);
+  // N = 4: 64 (0.3), N = 8: 64 (0.6), N = 16: 256 (0.62): largest / smallest = 4 <= 4.
+  EXPECT_TRUE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("varies by a factor 4 <= 4"), std::string::npos) << r.detail;
+  c.factor = 2;
+  EXPECT_FALSE(claim_evaluate(c, runs).pass);
+  // N = 16 not reached at all: fails whatever the factor.
+  c.factor = 100;
+  r = claim_evaluate(c, size_table());
+  EXPECT_FALSE(r.pass) << r.detail;
+  EXPECT_NE(r.detail.find("not reached at every value"), std::string::npos) << r.detail;
+  // One value of `along` only: nothing to compare.
+  c.where = {{"task.N", {int64_t{4}}}};
+  r = claim_evaluate(c, size_table(0.62));
+  EXPECT_FALSE(r.pass);
+  EXPECT_NE(r.detail.find("two or more values of task.N"), std::string::npos) << r.detail;
+}
+
+}  // namespace
+}  // namespace attn

@@ -165,6 +165,20 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
       {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\ntext = \"t\"\n", "needs threshold"},
       {base + "[[claim]]\ntype = \"decreasing\"\nmetric = \"m\"\ntext = \"t\"\n", "needs along"},
       {base + "[[claim]]\ntype = \"below\"\nmetric = \"m\"\nthreshold = 1\n", "needs text"},
+      {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nthreshold = 1\n",
+       "(size_increasing) needs size = \"dotted.key\" (the swept model size) and threshold"},
+      {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = \"task.q\"\n",
+       "and threshold = NUMBER"},
+      {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nsize = \"task.q\"\nthreshold = 1\n",
+       "(size_increasing) needs along"},
+      {base + "[[claim]]\ntype = \"size_flat\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = \"task.q\"\nthreshold = 1\n",
+       "(size_flat) needs factor = NUMBER >= 1"},
+      {base + "[[claim]]\ntype = \"size_flat\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = \"task.q\"\nthreshold = 1\nfactor = 0.5\n",
+       "(size_flat) needs factor = NUMBER >= 1"},
+      {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = \"task.q\"\nthreshold = 1\ngoal = \"less\"\n",
+       "claim.goal must be \"below\" or \"above\""},
+      {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = \"model.widht\"\nthreshold = 1\n",
+       "claim 'claim1' size refers to 'model.widht'"},
       {base + "[quick.plot]\nx = 1\n", "[quick] may override"},
       {base + "[task.rf_target]\ndd = 3\n", "[task.rf_target]: unknown parameter 'task.dd'"},
       {base + "[experiment]\n", ""},
@@ -243,7 +257,8 @@ TEST_F(SpecTest, PlotKindErrorsNameTheFileLineAndKey) {
   };
   const std::vector<Case> cases = {
       {"name = \"h\"\nkind = \"heatmp\"\n", 2,
-       "plot 'h': kind = 'heatmp' is not one of line, heatmap, curve, matrix (did you mean 'heatmap'?)"},
+       "plot 'h': kind = 'heatmp' is not one of line, heatmap, curve, matrix, size_needed (did you "
+       "mean 'heatmap'?)"},
       {"kind = \"curv\"\nseries = \"val_loss\"\n", 1, "(did you mean 'curve'?)"},
       {"kind = 3\n", 1, "plot.kind must be a string"},
       {"kind = \"heatmap\"\nmetric = \"test_mse\"\nx = \"train.n\"\n", 0,
@@ -252,7 +267,7 @@ TEST_F(SpecTest, PlotKindErrorsNameTheFileLineAndKey) {
       {"kind = \"heatmap\"\ny = \"task.q\"\nx = \"train.n\"\n", 0, "needs metric"},
       {"kind = \"heatmap\"\nmetric = \"m\"\nx = \"train.n\"\ny = \"task.q\"\nline = \"task.N\"\n", 5,
        "plot 'plot1' (kind = \"heatmap\") does not use line; remove it, or set kind to one "
-       "that does (line or curve); a heatmap plot takes metric, x, y, logx, logy, product_boundary, where"},
+       "that does (line or curve or size_needed); a heatmap plot takes metric, x, y, logx, logy, product_boundary, where"},
       {"kind = \"heatmap\"\nmetric = \"m\"\nx = \"train.n\"\ny = \"task.q\"\nproduct_boundary = 0\n", 5,
        "plot.product_boundary must be > 0"},
       {"kind = \"heatmap\"\nmetric = \"m\"\nx = \"train.n\"\ny = \"task.q\"\nproduct_boundary = \"a\"\n", 5,
@@ -278,6 +293,18 @@ TEST_F(SpecTest, PlotKindErrorsNameTheFileLineAndKey) {
        "plot 'plot1' where refers to 'task.qq', which is not a key"},
       {"kind = \"curve\"\nseries = \"val_loss\"\nline = \"task.NN\"\n", -1,
        "plot 'plot1' line refers to 'task.NN'"},
+      {"kind = \"size_needed\"\nmetric = \"m\"\nx = \"task.N\"\nthreshold = 0.5\n", 0,
+       "(kind = \"size_needed\") needs metric = \"...\", x = \"dotted.key\", size = \"dotted.key\""},
+      {"kind = \"size_needed\"\nmetric = \"m\"\nx = \"task.N\"\nsize = \"task.q\"\n", 0,
+       "and threshold = NUMBER"},
+      {"kind = \"size_needed\"\nmetric = \"m\"\nx = \"task.N\"\nsize = \"task.q\"\nthreshold = \"a\"\n", 5,
+       "plot.threshold must be a number"},
+      {"kind = \"size_needed\"\nmetric = \"m\"\nx = \"task.N\"\nsize = \"task.q\"\nthreshold = 1\ngoal = \"under\"\n", 6,
+       "plot.goal must be \"below\" or \"above\" (got \"under\")"},
+      {"kind = \"size_needed\"\nmetric = \"m\"\nx = \"task.N\"\nsize = \"task.qq\"\nthreshold = 1\n", -1,
+       "plot 'plot1' size refers to 'task.qq'"},
+      {"metric = \"m\"\nx = \"train.n\"\nsize = \"task.q\"\n", 3,
+       "(kind = \"line\") does not use size"},
   };
   for (const auto& c : cases) {
     const std::string text = base + "[[plot]]\n" + c.plot;

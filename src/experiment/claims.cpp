@@ -59,6 +59,100 @@ Mean mean_over(const std::vector<StoredRun>& runs, const RunFilter& filter,
   return {count ? sum / count : NAN, count};
 }
 
+// The smallest value of the size key whose mean metric reaches the goal, per value of `along`
+// (both numeric), over ok runs matching `filter`. not_reached: no size tried at that value
+// reaches it; largest: the largest size tried there.
+struct SizeNeeded {
+  bool reached = false;
+  double size = NAN, largest = NAN;
+};
+
+std::map<double, SizeNeeded> size_needed_along(const std::vector<StoredRun>& runs,
+                                               const ClaimSpec& c) {
+  // along value -> size -> (sum, count)
+  std::map<double, std::map<double, std::pair<double, int>>> cells;
+  for (const auto& run : runs) {
+    if (run.status != "ok" || !run_matches(run, c.where)) continue;
+    double x, size;
+    const double v = run.metric(c.metric);
+    if (!as_number(run.param(c.along), &x) || !as_number(run.param(c.size), &size) ||
+        std::isnan(v))
+      continue;
+    auto& cell = cells[x][size];
+    cell.first += v;
+    cell.second += 1;
+  }
+  std::map<double, SizeNeeded> out;
+  for (const auto& [x, by_size] : cells) {
+    SizeNeeded n;
+    n.largest = by_size.rbegin()->first;
+    for (const auto& [size, sc] : by_size) {  // increasing size
+      const double mean = sc.first / sc.second;
+      if (c.goal == "above" ? mean > c.threshold : mean < c.threshold) {
+        n.reached = true;
+        n.size = size;
+        break;
+      }
+    }
+    out[x] = n;
+  }
+  return out;
+}
+
+std::string size_text(const SizeNeeded& n) {
+  return n.reached ? fmt_num(n.size) : "none up to " + fmt_num(n.largest);
+}
+
+// size_increasing / size_flat (see claims.h).
+ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  ClaimResult r{c.id, c.text, false, ""};
+  const auto needed = size_needed_along(runs, c);
+  const std::string what = "smallest " + c.size + " with mean " + c.metric +
+                           (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
+                           filter_text(c.where) + "}";
+  if (needed.size() < 2) {
+    r.detail = "needs finished runs at two or more values of " + c.along + " (numeric " + c.size +
+               ", " + c.metric + ") matching " + filter_text(c.where) + "; found " +
+               std::to_string(needed.size());
+    return r;
+  }
+  std::string seq;
+  for (const auto& [x, n] : needed)
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + size_text(n);
+  std::vector<SizeNeeded> v;
+  for (const auto& [x, n] : needed) v.push_back(n);
+  if (c.type == "size_flat") {
+    // Every value reached, and largest / smallest needed size <= factor.
+    bool all = true;
+    double lo = INFINITY, hi = 0;
+    for (const auto& n : v) {
+      all = all && n.reached;
+      if (n.reached) {
+        lo = std::min(lo, n.size);
+        hi = std::max(hi, n.size);
+      }
+    }
+    r.pass = all && hi <= c.factor * lo;
+    r.detail = what + (all ? " varies by a factor " + fmt_num(hi / lo) + (r.pass ? " <= " : " > ") +
+                                 fmt_num(c.factor)
+                           : " is not reached at every value") +
+               " along " + c.along + ": " + seq;
+    return r;
+  }
+  // size_increasing: never smaller than at the previous value (an unreached value counts as
+  // larger than every size tried), and larger at the last value than at the first, which must
+  // be reached.
+  auto rank = [](const SizeNeeded& n) { return n.reached ? n.size : INFINITY; };
+  bool pass = v.front().reached && rank(v.back()) > rank(v.front());
+  for (size_t k = 1; k < v.size(); ++k) {
+    if (!v[k - 1].reached && !v[k].reached) continue;  // both beyond the sizes tried
+    if (rank(v[k]) < rank(v[k - 1])) pass = false;
+  }
+  r.pass = pass;
+  r.detail = what + (pass ? " increases" : " does not increase") + " along " + c.along + ": " + seq;
+  return r;
+}
+
 }  // namespace
 
 bool run_matches(const StoredRun& run, const RunFilter& filter) {
@@ -72,6 +166,7 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
 }
 
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  if (c.type == "size_increasing" || c.type == "size_flat") return size_claim(c, runs);
   ClaimResult r{c.id, c.text, false, ""};
   if (c.type == "less_than") {
     // `where` restricts both sides.

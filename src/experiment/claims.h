@@ -11,6 +11,13 @@
 //   ratio_increasing  the ratio mean(a) / mean(b) per value of `along` (runs also matching
 //               where) increases: each >= previous * (1 - tolerance), and last > first
 //   flat        the means per value of `along` spread by at most threshold (max - min)
+//   size_increasing  per value of `along`, the smallest value of the swept key `size` whose
+//               mean metric reaches the goal (< threshold for goal "below", > for "above");
+//               PASS when it is reached at the first value, never smaller at a later value,
+//               and larger at the last (a value where no size reaches the goal counts as
+//               larger than every size tried)
+//   size_flat   the same smallest sizes are reached at every value of `along` and
+//               largest / smallest <= factor
 // A claim with no matching runs fails (it cannot be checked).
 #pragma once
 

@@ -232,6 +232,7 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
     check(plot.x, "plot '" + plot.name + "' x");
     check(plot.line, "plot '" + plot.name + "' line");
     check(plot.y, "plot '" + plot.name + "' y");
+    check(plot.size, "plot '" + plot.name + "' size");
     for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");
   }
   // [task.<name>] / [model.<name>] tables are checked even for names no run uses.
@@ -249,6 +250,7 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   }
   for (const auto& claim : spec.claims) {
     check(claim.along, "claim '" + claim.id + "' along");
+    check(claim.size, "claim '" + claim.id + "' size");
     for (const auto* f : {&claim.a, &claim.b, &claim.where})
       for (const auto& [k, v] : *f) check(k, "claim '" + claim.id + "' filter");
   }

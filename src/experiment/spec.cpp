@@ -357,14 +357,16 @@ std::string spec_to_json(const Spec& spec) {
     plots.push_back({{"name", p.name}, {"title", p.title}, {"kind", p.kind},
                      {"metric", p.metric}, {"x", p.x}, {"y", p.y}, {"series", p.series},
                      {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
-                     {"product_boundary", p.product_boundary}, {"where", filter_json(p.where)}});
+                     {"product_boundary", p.product_boundary}, {"size", p.size},
+                     {"threshold", p.threshold}, {"goal", p.goal}, {"where", filter_json(p.where)}});
   j["plots"] = plots;
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& c : spec.claims)
     claims.push_back({{"id", c.id}, {"text", c.text}, {"type", c.type}, {"metric", c.metric},
                       {"a", filter_json(c.a)}, {"b", filter_json(c.b)},
                       {"where", filter_json(c.where)}, {"factor", c.factor},
-                      {"threshold", c.threshold}, {"along", c.along}, {"tolerance", c.tolerance}});
+                      {"threshold", c.threshold}, {"along", c.along}, {"tolerance", c.tolerance},
+                      {"size", c.size}, {"goal", c.goal}});
   j["claims"] = claims;
   return j.dump(2);
 }

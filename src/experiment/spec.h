@@ -49,17 +49,24 @@ struct PlotSpec {
   // heatmap: > 0 overlays the curve x·y = c, c the smallest x·y over the cells whose mean
   // reaches this level (the fitted boundary of a product law such as m·p = c·q); 0 = none.
   double product_boundary = 0;
+  // size_needed: per x (and line), the smallest value of the swept key `size` whose mean
+  // metric is below (goal "below") or above ("above") threshold.
+  std::string size;
+  double threshold = 0;
+  std::string goal = "below";
   RunFilter where;     // only runs matching this
 };
 
 struct ClaimSpec {
-  std::string id, text, type;  // type: less_than, below, above, decreasing, increasing
+  std::string id, text, type;  // type: see experiment/claims.h
   std::string metric;
   RunFilter a, b, where;       // less_than: mean(a) < factor * mean(b); others use `where`
-  double factor = 1.0;
-  double threshold = 0.0;      // below / above
-  std::string along;           // decreasing / increasing: dotted key ordering the means
+  double factor = 1.0;         // less_than; size_flat: largest / smallest needed size
+  double threshold = 0.0;      // below / above / flat; size_*: the goal's level
+  std::string along;           // decreasing / increasing / ...: dotted key ordering the means
   double tolerance = 0.0;      // decreasing: next <= previous * (1 + tolerance)
+  std::string size;            // size_increasing / size_flat: the swept size key
+  std::string goal = "below";  // size_*: a size reaches the goal when its mean is below/above
 };
 
 struct Spec {

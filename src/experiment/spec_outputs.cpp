@@ -23,8 +23,27 @@ const std::vector<PlotKind>& plot_kinds() {
        "needs series = \"...\" (a series name such as \"val_loss\"; the x axis is its step)"},
       {"matrix", {"series"}, {},
        "needs series = \"...\" (a series of S*S points, such as \"attention_sample0\")"},
+      {"size_needed", {"metric", "x", "size", "threshold"}, {"line", "goal", "logx", "logy"},
+       "needs metric = \"...\", x = \"dotted.key\", size = \"dotted.key\" (the swept model "
+       "size) and threshold = NUMBER (the goal's level)"},
   };
   return kinds;
+}
+
+// A number (integer or float) at v, or a user error naming `what`.
+double number_of(const Loader& L, const SpecTree& v, const std::string& what) {
+  const ParamValue x = L.value_of(v, what);
+  if (auto* i = std::get_if<int64_t>(&x)) return static_cast<double>(*i);
+  if (auto* d = std::get_if<double>(&x)) return *d;
+  L.fail(v.line, what + " must be a number");
+  return 0;
+}
+
+std::string goal_of(const Loader& L, const SpecTree& v, const std::string& s,
+                    const std::string& what) {
+  if (s != "below" && s != "above")
+    L.fail(v.line, what + " must be \"below\" or \"above\" (got \"" + s + "\")");
+  return s;
 }
 
 }  // namespace
@@ -37,9 +56,11 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
   for (const auto& p : plots->items) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
     L.check_keys(p, "[[plot]]", {"name", "title", "kind", "metric", "x", "y", "series", "line",
-                                 "logx", "logy", "where", "product_boundary"});
+                                 "logx", "logy", "where", "product_boundary", "size",
+                                 "threshold", "goal"});
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
+    bool has_threshold = false;
     for (const auto& [key, v] : p.entries) {
       if (key == "logx" || key == "logy") {
         if (v.kind != Kind::Value || !std::holds_alternative<bool>(v.value))
@@ -48,13 +69,12 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
       } else if (key == "where") {
         plot.where = L.filter_of(v, "plot.where");
       } else if (key == "product_boundary") {
-        const ParamValue x = L.value_of(v, "plot." + key);
-        double number = 0;
-        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
-        else if (auto* d = std::get_if<double>(&x)) number = *d;
-        else L.fail(v.line, "plot.product_boundary must be a number (the success level)");
+        const double number = number_of(L, v, "plot.product_boundary");
         if (!(number > 0)) L.fail(v.line, "plot.product_boundary must be > 0 (the success level)");
         plot.product_boundary = number;
+      } else if (key == "threshold") {
+        plot.threshold = number_of(L, v, "plot.threshold");
+        has_threshold = true;
       } else {
         const std::string s = L.string_of(v, "plot." + key);
         if (key == "name") plot.name = s;
@@ -65,6 +85,8 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
         if (key == "y") plot.y = s;
         if (key == "series") plot.series = s;
         if (key == "line") plot.line = s;
+        if (key == "size") plot.size = s;
+        if (key == "goal") plot.goal = goal_of(L, v, s, "plot.goal");
       }
     }
     const PlotKind* kind = nullptr;
@@ -96,9 +118,14 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
       }
     }
     for (const auto& key : kind->required) {
+      if (key == "threshold") {
+        if (!has_threshold) L.fail(p.line, "[[plot]] '" + plot.name + "' (kind = \"" + kind->name + "\") " + kind->needs);
+        continue;
+      }
       const std::string& value = key == "metric" ? plot.metric
                                  : key == "x"    ? plot.x
                                  : key == "y"    ? plot.y
+                                 : key == "size" ? plot.size
                                                  : plot.series;
       if (!value.empty()) continue;
       L.fail(p.line, kind->name == "line"
@@ -112,25 +139,22 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
 void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   if (claims == nullptr) return;
   if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
-  const std::vector<std::string> types = {"less_than", "below", "above", "decreasing",
-                                          "increasing", "ratio_increasing", "flat"};
+  const std::vector<std::string> types = {"less_than",  "below",           "above",
+                                          "decreasing", "increasing",      "ratio_increasing",
+                                          "flat",       "size_increasing", "size_flat"};
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
-                                  "threshold", "along", "tolerance"});
+                                  "threshold", "along", "tolerance", "size", "goal"});
     ClaimSpec claim;
     claim.id = "claim" + std::to_string(spec.claims.size() + 1);
-    bool has_threshold = false;
+    bool has_threshold = false, has_factor = false;
     for (const auto& [key, v] : c.entries) {
       if (key == "a" || key == "b" || key == "where") {
         (key == "a" ? claim.a : key == "b" ? claim.b : claim.where) = L.filter_of(v, "claim." + key);
       } else if (key == "factor" || key == "threshold" || key == "tolerance") {
-        const ParamValue x = L.value_of(v, "claim." + key);
-        double number = 0;
-        if (auto* i = std::get_if<int64_t>(&x)) number = static_cast<double>(*i);
-        else if (auto* d = std::get_if<double>(&x)) number = *d;
-        else L.fail(v.line, "claim." + key + " must be a number");
-        if (key == "factor") claim.factor = number;
+        const double number = number_of(L, v, "claim." + key);
+        if (key == "factor") { claim.factor = number; has_factor = true; }
         if (key == "threshold") { claim.threshold = number; has_threshold = true; }
         if (key == "tolerance") claim.tolerance = number;
       } else {
@@ -140,14 +164,15 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
         if (key == "type") claim.type = s;
         if (key == "metric") claim.metric = s;
         if (key == "along") claim.along = s;
+        if (key == "size") claim.size = s;
+        if (key == "goal") claim.goal = goal_of(L, v, s, "claim.goal");
       }
     }
     bool known = false;
     for (const auto& t : types) known = known || t == claim.type;
     if (!known)
-      L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of "
-                     "less_than, below, above, decreasing, increasing, ratio_increasing, flat" +
-                     did_you_mean(claim.type, types));
+      L.fail(c.line, "claim '" + claim.id + "': type = '" + claim.type + "' is not one of " +
+                         join_names(types) + did_you_mean(claim.type, types));
     if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
     if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
     if ((claim.type == "less_than" || claim.type == "ratio_increasing") &&
@@ -159,9 +184,17 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
                      "spread (max - min) of the means");
     if ((claim.type == "below" || claim.type == "above") && !has_threshold)
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
+    const bool size_type = claim.type == "size_increasing" || claim.type == "size_flat";
     if ((claim.type == "decreasing" || claim.type == "increasing" ||
-         claim.type == "ratio_increasing" || claim.type == "flat") && claim.along.empty())
+         claim.type == "ratio_increasing" || claim.type == "flat" || size_type) &&
+        claim.along.empty())
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
+    if (size_type && (claim.size.empty() || !has_threshold))
+      L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs size = \"dotted.key\" "
+                     "(the swept model size) and threshold = NUMBER (the goal's level)");
+    if (claim.type == "size_flat" && !(has_factor && claim.factor >= 1))
+      L.fail(c.line, "claim '" + claim.id + "' (size_flat) needs factor = NUMBER >= 1, the largest "
+                     "allowed ratio of the largest to the smallest needed size");
     spec.claims.push_back(claim);
   }
 }

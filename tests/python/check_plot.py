@@ -3,12 +3,15 @@
 
 Usage: check_plot.py SCRATCH_DIR. Builds a fake `attnlab run` output directory (results.csv,
 series.csv and spec.json written by hand), runs the script with this interpreter, and checks
-exit codes, the figures of every plot kind (line, heatmap, curve, matrix), index.json's
-runs_used counts and titles, the matrix layout, and the error paths.
+exit codes, the figures of every plot kind (line, heatmap, curve, matrix, size_needed),
+index.json's runs_used counts and titles, the matrix layout, the smallest sizes of
+size_needed (from a second directory of its own), and the error paths.
 Exits 77 (ctest: skipped) if numpy or matplotlib is missing.
 """
+import contextlib
 import csv
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -141,18 +144,24 @@ spec = {"name": "fake", "description": "hand-written check data", "path": "fake.
         "swept": ["task.N", "train.n", "model.name", "train.lrs"], "plots": plots,
         "claims": []}
 
-good = os.path.join(scratch, "good")
-os.makedirs(good)
-with open(os.path.join(good, "results.csv"), "w", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(header)
-    writer.writerows(rows)
-with open(os.path.join(good, "series.csv"), "w", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(series_header)
-    writer.writerows(series_rows)
-with open(os.path.join(good, "spec.json"), "w") as f:
-    json.dump(spec, f, indent=2)
+def write_fixture(name, csv_header, csv_rows, spec_json, series=None):
+    """A results directory under scratch: results.csv, spec.json and (given) series.csv."""
+    path = os.path.join(scratch, name)
+    os.makedirs(path)
+    tables = [("results.csv", csv_header, csv_rows)]
+    if series:
+        tables.append(("series.csv",) + series)
+    for file_name, table_header, table_rows in tables:
+        with open(os.path.join(path, file_name), "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(table_header)
+            writer.writerows(table_rows)
+    with open(os.path.join(path, "spec.json"), "w") as f:
+        json.dump(spec_json, f, indent=2)
+    return path
+
+
+good = write_fixture("good", header, rows, spec, (series_header, series_rows))
 
 r = run(good)
 check(r.returncode == 0, f"good dir: exit {r.returncode}, stderr {r.stderr!r}")
@@ -219,6 +228,100 @@ with open(os.path.join(figs, "nmse_vs_n.svg"), "rb") as f:
     check(f.read() == first_svg, "SVG differs between two runs on the same data")
 
 
+# size_needed, in a directory of its own: test_loss of model.width at task.N, 3 seeds with
+# mean exactly MEANS[...] (seed spread +-min(0.125, mean / 2), dyadic: the means are exact);
+# test_acc = 1 - test_loss. Threshold 0.25 (goal below; test_acc > 0.75 is the same goal):
+#   att N=4   0.5 0.3 0.2 0.125 0.3 0.0625  -> 64 (32 is not: seed 0 alone is below; 256 is
+#                                              above again, the smallest still counts)
+#   att N=8   0.75 0.5 0.375 0.25 0.125 ..  -> 256 (128's mean is equal: not below); seed 0
+#                                              of 256 has no test_loss (left out, still 256)
+#   att N=16  1 .75 .5 .375 .3, 512 failed  -> none reached, largest tried 256
+#   mlp N=4   0.125 0.0625 0.5 (16..64)      -> 16, the smallest tried
+#   mlp N=8   0.5 0.125 0.375                -> 32
+WIDTHS = (16, 32, 64, 128, 256, 512)
+MEANS = {("att", 4): (0.5, 0.3, 0.2, 0.125, 0.3, 0.0625),
+         ("att", 8): (0.75, 0.5, 0.375, 0.25, 0.125, 0.0625),
+         ("att", 16): (1.0, 0.75, 0.5, 0.375, 0.3, 0.25),
+         ("mlp", 4): (0.125, 0.0625, 0.5), ("mlp", 8): (0.5, 0.125, 0.375)}
+sized_header = ["run_id", "seed", "status", "task.N", "model.width", "model.name", "train.lr",
+                "test_loss", "test_acc", "wall_seconds", "peak_rss_mb", "error"]
+sized_rows = []
+for (model, N), means in MEANS.items():
+    for width, mean in zip(WIDTHS, means):
+        for seed in (0, 1, 2):
+            loss = mean + min(0.125, mean / 2) * (seed - 1)
+            row = [f"{len(sized_rows):016x}", seed, "ok", N, width, model, 0.01, loss, 1 - loss,
+                   0.5, 12.0, ""]
+            if (model, N, width) == ("att", 16, 512):
+                row[2], row[7:9], row[-1] = "failed", ["", ""], "out of memory"
+            if (model, N, width, seed) == ("att", 8, 256, 0):
+                row[7] = ""
+            sized_rows.append(row)
+size_plots = [
+    # att: 54 runs - 3 failed - 1 without test_loss = 50; mlp: 18 -> 68.
+    {"name": "width_needed", "kind": "size_needed", "title": "", "metric": "test_loss",
+     "x": "task.N", "y": "", "series": "", "line": "model.name", "size": "model.width",
+     "threshold": 0.25, "goal": "below", "logx": True, "logy": True, "where": {}},
+    # att only, goal above on test_acc: 54 - 3 failed = 51.
+    {"name": "width_above", "kind": "size_needed", "title": "acc", "metric": "test_acc",
+     "x": "task.N", "y": "", "series": "", "line": "", "size": "model.width",
+     "threshold": 0.75, "goal": "above", "logx": False, "logy": False,
+     "where": {"model.name": ["att"]}},
+]
+att_expected = [{"x": 4, "line": "att", "size": 64, "largest_tried": 512},
+                {"x": 8, "line": "att", "size": 256, "largest_tried": 512},
+                {"x": 16, "line": "att", "size": None, "largest_tried": 256}]
+mlp_expected = [{"x": 4, "line": "mlp", "size": 16, "largest_tried": 64},
+                {"x": 8, "line": "mlp", "size": 32, "largest_tried": 64}]
+sized = write_fixture("sized", sized_header, sized_rows,
+                      dict(spec, swept=["task.N", "model.width", "model.name"], plots=size_plots))
+r = run(sized)
+check(r.returncode == 0, f"size_needed dir: exit {r.returncode}, stderr {r.stderr!r}")
+written = r.stdout.split()
+for name in ("width_needed", "width_above"):
+    for fmt in ("png", "svg"):
+        path = os.path.join(sized, "figures", f"{name}.{fmt}")
+        check(path in written and os.path.getsize(path) > 1000, f"{path}: not written")
+with open(os.path.join(sized, "figures", "index.json")) as f:
+    sized_index = {e["name"]: e for e in json.load(f)}
+needed = sized_index.get("width_needed", {})
+check(needed.get("runs_used") == 68, f"width_needed runs_used {needed.get('runs_used')}")
+check(needed.get("title") == "model.width needed for mean test_loss < 0.25", f"title {needed}")
+check(needed.get("size_needed") == att_expected + mlp_expected,
+      f"width_needed sizes {needed.get('size_needed')}")
+above = sized_index.get("width_above", {})
+check(above.get("runs_used") == 51, f"width_above runs_used {above.get('runs_used')}")
+check(above.get("size_needed") == [dict(e, line=None) for e in att_expected],
+      f"width_above sizes {above.get('size_needed')}")
+
+# The figure: log axes ticked at the values tried, plain labels; the "none reached" marker
+# is a hollow triangle at (16, 256), not on the line (which has a gap there).
+import matplotlib.pyplot as plt  # noqa: E402
+with open(os.path.join(sized, "results.csv"), newline="") as f:
+    sized_csv = list(csv.DictReader(f))
+figures, saved = [], plot_results.save
+plot_results.save = lambda fig, *args: figures.append(fig) or {}
+with contextlib.redirect_stderr(io.StringIO()):  # the warning about the run without test_loss
+    picked = plot_results.select(sized_csv, size_plots[0])
+plot_results.draw_size_needed(size_plots[0], picked, {"swept": []}, [], scratch, plt, numpy)
+plot_results.save = saved
+ax = figures[0].axes[0]
+check(ax.get_yscale() == "log" and list(ax.get_yticks()) == list(WIDTHS) and
+      [t.get_text() for t in ax.get_yticklabels()] == [str(w) for w in WIDTHS],
+      f"y ticks {list(ax.get_yticks())}")
+check([t.get_text() for t in ax.get_xticklabels()] == ["4", "8", "16"], "x tick labels")
+check(ax.get_ylabel() == "smallest model.width with mean test_loss < 0.25", ax.get_ylabel())
+hollow = [(list(l.get_xdata()), list(l.get_ydata())) for l in ax.get_lines()
+          if l.get_marker() == "^" and len(l.get_xdata())]
+check(hollow == [([16.0], [256.0])], f"none-reached markers {hollow}")
+att_line = [l for l in ax.get_lines() if l.get_label() == "att"]
+check(len(att_line) == 1 and list(att_line[0].get_xdata()) == [4.0, 8.0, 16.0] and
+      list(att_line[0].get_ydata())[:2] == [64.0, 256.0] and
+      numpy.isnan(att_line[0].get_ydata()[2]), "the att line")
+check("none reached (marker at largest size tried)" in ax.get_legend_handles_labels()[1],
+      f"legend {ax.get_legend_handles_labels()[1]}")
+
+
 # Errors: one line "plot_results: error: ..." on stderr, exit 2.
 def expect_error(what, args, needle):
     r = run(*args)
@@ -275,6 +378,24 @@ expect_error("matrix missing step",
              "steps 0 .. 3")
 check(not os.path.exists(os.path.join(scratch, "matrix_bad", "figures")),
       "a matrix error left a figures directory")
+size_needed = {"kind": "size_needed", "size": "task.N", "threshold": 0.05}
+for what, name, change, needle in [
+        ("without size", "size_no_size", dict(size_needed, size=""), "'size' is missing"),
+        ("size not a column", "size_bad_size", dict(size_needed, size="model.width"),
+         "size key 'model.width' is not a column"),
+        ("non-numeric size", "size_text_size", dict(size_needed, size="model.name"),
+         "size key 'model.name' has the non-numeric value 'rfa'"),
+        ("non-numeric x", "size_text_x", dict(size_needed, x="model.name"),
+         "x key 'model.name' has the non-numeric value 'rfa'"),
+        ("without threshold", "size_no_threshold", {"kind": "size_needed", "size": "task.N"},
+         "'threshold' is missing"),
+        ("text threshold", "size_text_threshold", dict(size_needed, threshold="0.05"),
+         "'threshold' '0.05' is not a finite number"),
+        ("bad goal", "size_bad_goal", dict(size_needed, goal="under"),
+         "goal 'under' is not below or above")]:
+    expect_error("size_needed " + what, [broken(name, plot_change=change)], needle)
+check(not os.path.exists(os.path.join(scratch, "size_text_size", "figures")),
+      "a size_needed error left a figures directory")
 
 # An older output directory without series.csv still draws its line and heatmap plots.
 old_dir = broken("old_dir", drop="series.csv")
