@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_helpers.h"
+#include "spec_test_helpers.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -523,33 +524,7 @@ TEST(HardInstances, ImpossibleParametersAreUserErrors) {
 
 // ------------------------------------------------------------------------ eval.instances
 
-class HardInstancesSpec : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("attnlab_hard_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string write(const std::string& text) {
-    test::file_write(path("spec.toml"), text);
-    return path("spec.toml");
-  }
-  std::vector<RunPoint> plan(const std::string& text) {
-    return plan_make(spec_load(write(text), {}, false));
-  }
-  std::string error(const std::string& text) {
-    try {
-      plan(text);
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    return "";
-  }
-  fs::path dir_;
-};
+using HardInstancesSpec = test::SpecFileTest;
 
 const char* kQsaSpec = R"(
 [experiment]

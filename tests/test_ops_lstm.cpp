@@ -197,16 +197,16 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
 TEST(OpsLstm, AvxAndGenericCopiesGiveTheSameBits) {
   // The float cell-backward loop and vmath run in an AVX2 copy and a generic one (ops/isa.h): same
   // bits.
-  if (!isa_cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!isa_cpu_has_avx2()) GTEST_SKIP() << "no AVX2 copy to compare (CPU without AVX2, or a native build)";
   for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true)}) {
     const auto p = make_problem(s, 3);
-    isa_force_generic(true);
+    isa_force(IsaCopy::generic);
     const auto st_generic = run_forward<float>(p, true, false);
     const auto g_generic = run_backward<float>(p, true, 0.5);
-    isa_force_generic(false);
-    if (!isa_use_avx2()) GTEST_SKIP() << "the AVX2 copy is not in use (ATTNLAB_ISA=generic?)";
+    isa_force(IsaCopy::avx2);
     const auto st = run_forward<float>(p, true, false);
     const auto g = run_backward<float>(p, true, 0.5);
+    isa_force(IsaCopy::automatic);
     EXPECT_EQ(st.h, st_generic.h);
     EXPECT_EQ(st.c, st_generic.c);
     EXPECT_EQ(g.dx, g_generic.dx);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli_helpers.h"
+#include "spec_test_helpers.h"
 #include "core/error.h"
 #include "experiment/plan.h"
 #include "experiment/spec.h"
@@ -17,34 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class SpecTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnlab_spec_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& text) {
-    const std::string path = (dir_ / "spec.toml").string();
-    test::file_write(path, text);
-    return path;
-  }
-  Spec load(const std::string& text, const std::vector<std::string>& sets = {}, bool quick = false) {
-    return spec_load(write(text), sets, quick);
-  }
-  // The message of the UserError that loading + planning throws ("" if none).
-  std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
-    try {
-      plan_make(load(text, sets));
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    return "";
-  }
-
-  fs::path dir_;
-};
+using SpecTest = test::SpecFileTest;
 
 const char* kBase = R"(
 [experiment]

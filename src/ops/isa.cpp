@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/error.h"
+
 namespace attn {
 
 namespace {
-std::atomic<bool> g_force_generic{false};
+std::atomic<IsaCopy> g_forced{IsaCopy::automatic};
 
 bool automatic() {
   const char* forced = std::getenv("ATTNLAB_ISA");
@@ -28,9 +30,14 @@ bool isa_cpu_has_avx2() {
 
 bool isa_use_avx2() {
   static const bool use = automatic();
-  return use && !g_force_generic.load(std::memory_order_relaxed);
+  const IsaCopy forced = g_forced.load(std::memory_order_relaxed);
+  return forced == IsaCopy::automatic ? use : forced == IsaCopy::avx2;
 }
 
-void isa_force_generic(bool generic) { g_force_generic.store(generic, std::memory_order_relaxed); }
+void isa_force(IsaCopy copy) {
+  ATTN_ASSERT(copy != IsaCopy::avx2 || isa_cpu_has_avx2(),
+              "isa_force(avx2) on a CPU or build without the AVX2 copy");
+  g_forced.store(copy, std::memory_order_relaxed);
+}
 
 }  // namespace attn

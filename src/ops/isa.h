@@ -18,6 +18,9 @@
 #define ATTN_HAVE_AVX2_COPY 0
 #endif
 
+// A kernel body both copies inline, so that each copy compiles it for its own target.
+#define ATTN_COPY_BODY [[gnu::always_inline]] inline
+
 namespace attn {
 
 bool isa_use_avx2();
@@ -25,8 +28,9 @@ bool isa_use_avx2();
 // Whether this build has an AVX2 copy and the CPU can run it (false off x86-64 and in native builds).
 bool isa_cpu_has_avx2();
 
-// For tests: force the generic copy (true) or go back to the automatic choice (false). Not for use
-// while other threads run kernels.
-void isa_force_generic(bool generic);
+// For tests: run one copy whatever the CPU and ATTNLAB_ISA say (avx2 only where isa_cpu_has_avx2()),
+// or go back to the automatic choice. Not for use while other threads run kernels.
+enum class IsaCopy { automatic, generic, avx2 };
+void isa_force(IsaCopy copy);
 
 }  // namespace attn

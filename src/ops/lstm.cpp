@@ -63,7 +63,7 @@ struct CellBackwardStep {
 
 // One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
 template <class T>
-[[gnu::always_inline]] inline void cell_backward_row(
+ATTN_COPY_BODY void cell_backward_row(
     int64_t H, const T* __restrict ig, const T* __restrict fg, const T* __restrict gg,
     const T* __restrict og, const T* __restrict tc, const T* __restrict cp,
     const T* __restrict dht, const T* __restrict dhr, T* __restrict dcb, T* __restrict di,
@@ -80,7 +80,7 @@ template <class T>
 }
 
 template <class T>
-[[gnu::always_inline]] inline void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
+ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
                                                       int64_t L, int64_t H) {
   const int64_t G = 4 * H;
   for (int64_t bb = 0; bb < B; ++bb) {

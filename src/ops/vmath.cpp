@@ -26,15 +26,13 @@ namespace {
 
 constexpr int kBlock = 16;
 
-#define ATTN_INLINE [[gnu::always_inline]] inline
-
 // Branch-free with integer masks on the bits: a float compare or a conditional float multiply
 // may trap, which keeps GCC from if-converting and vectorising the loop under the default
 // -ftrapping-math.
 constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
 
 // For a = −min(k·|x|, 87) = n·ln2 + r (see neg_clamped): returns e^r − 1 and sets *scale = 2^n.
-ATTN_INLINE float expm1_reduced(float a, float* scale) {
+ATTN_COPY_BODY float expm1_reduced(float a, float* scale) {
   const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
   float r = a - n * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
   r = r + n * 2.12194440e-4f;
@@ -50,27 +48,27 @@ ATTN_INLINE float expm1_reduced(float a, float* scale) {
   return p * r;  // e^r − 1
 }
 
-ATTN_INLINE float neg_clamped(int32_t ab, float factor) {  // −min(factor·|x|, 87)
+ATTN_COPY_BODY float neg_clamped(int32_t ab, float factor) {  // −min(factor·|x|, 87)
   constexpr int32_t kClamp = std::bit_cast<int32_t>(87.0f);
   const float a = std::bit_cast<float>(ab) * factor;
   const int32_t aa = std::bit_cast<int32_t>(a);
   return -std::bit_cast<float>(aa < kClamp ? aa : kClamp);
 }
 
-ATTN_INLINE float exp_neg_abs(int32_t ab) {  // exp(−min(|x|, 87))
+ATTN_COPY_BODY float exp_neg_abs(int32_t ab) {  // exp(−min(|x|, 87))
   float s;
   const float em1 = expm1_reduced(neg_clamped(ab, 1.0f), &s);
   return s * em1 + s;
 }
 
 // NaN in, NaN out: picks the input's bits where |x| is a NaN.
-ATTN_INLINE float keep_nan(int32_t bits, int32_t y) {
+ATTN_COPY_BODY float keep_nan(int32_t bits, int32_t y) {
   const int32_t nan = (kInf - (bits & kAbsMask)) >> 31;  // all ones when |x| is a NaN
   return std::bit_cast<float>((bits & nan) | (y & ~nan));
 }
 
 struct SigmoidBlock {
-  ATTN_INLINE static void run(float* out, const float* in) {
+  ATTN_COPY_BODY static void run(float* out, const float* in) {
     int32_t bits[kBlock];  // copy first: out may alias in
     for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
     for (int k = 0; k < kBlock; ++k) {
@@ -85,7 +83,7 @@ struct SigmoidBlock {
 };
 
 struct TanhBlock {
-  ATTN_INLINE static void run(float* out, const float* in) {
+  ATTN_COPY_BODY static void run(float* out, const float* in) {
     int32_t bits[kBlock];
     for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
     for (int k = 0; k < kBlock; ++k) {
@@ -101,7 +99,7 @@ struct TanhBlock {
 
 // exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
 struct ExpNonpositiveBlock {
-  ATTN_INLINE static void run(float* out, const float* in) {
+  ATTN_COPY_BODY static void run(float* out, const float* in) {
     constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
     int32_t bits[kBlock];
     for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
@@ -115,7 +113,7 @@ struct ExpNonpositiveBlock {
 
 // Every full block, then the tail padded with zeros: an element's result depends on its value only.
 template <class Block>
-ATTN_INLINE void blocks(float* out, const float* in, int64_t n) {
+ATTN_COPY_BODY void blocks(float* out, const float* in, int64_t n) {
   int64_t k = 0;
   for (; k + kBlock <= n; k += kBlock) Block::run(out + k, in + k);
   if (k < n) {
