@@ -225,6 +225,57 @@ TEST(NeuralModel, SameSeedGivesIdenticalPredictions) {
   EXPECT_EQ(fit_predict(), fit_predict());
 }
 
+TEST(NeuralModel, LstmGradientsDoNotDependOnEarlierSteps) {
+  // The LSTM keeps buffers between steps (the final read-out's state gradient rows, the
+  // layers' outputs, the sparse-input rows): a backward after other batches, of other sizes,
+  // gives the same gradients as on a fresh network. Dense and one-hot inputs.
+  TaskShape shape;
+  shape.T = 5;
+  shape.d_in = 9;
+  shape.T_out = 5;
+  shape.d_out = 2;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> configs = {
+      {{"hidden", "4"}},
+      {{"hidden", "4"}, {"layers", "3"}},
+      {{"hidden", "3"}, {"layers", "2"}, {"bidirectional", "true"}, {"head_width", "5"}},
+      {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}};
+  auto batch = [&](int64_t B, uint64_t seed, bool one_hot) {
+    Rng rng(seed, "test.lstm_steps", 0);
+    std::vector<double> x(static_cast<size_t>(B * shape.T * shape.d_in), 0.0);
+    std::vector<double> dy(static_cast<size_t>(B * shape.T * shape.d_out));
+    for (int64_t r = 0; r < B * shape.T; ++r) {
+      const auto hot = static_cast<int64_t>(rng.uniform() * static_cast<double>(shape.d_in));
+      for (int64_t k = 0; k < shape.d_in; ++k)
+        if (!one_hot || k == hot) x[r * shape.d_in + k] = 2 * rng.uniform() - 1;
+    }
+    for (auto& v : dy) v = 2 * rng.uniform() - 1;
+    return std::make_pair(x, dy);
+  };
+  for (const auto& set : configs) {
+    Params params = neural_default_params("lstm");
+    for (const auto& [k, v] : set) params.set_text(k, v);
+    SCOPED_TRACE(params.to_json());
+    for (bool one_hot : {false, true}) {
+      auto grads_after = [&](const std::vector<std::pair<int64_t, uint64_t>>& steps) {
+        auto net = neural_net_make<double>("lstm", params, shape);
+        net->init(3);
+        std::vector<double> y;
+        for (const auto& [B, seed] : steps) {
+          const auto [x, dy] = batch(B, seed, one_hot);
+          y.resize(dy.size());
+          net->forward(x.data(), B, y.data());
+          net->params().zero_grad();
+          net->backward(dy.data());
+        }
+        return net->params().grads();
+      };
+      const auto fresh = grads_after({{3, 7}});
+      EXPECT_EQ(grads_after({{3, 5}, {2, 6}, {3, 7}}), fresh) << "one-hot " << one_hot;
+      EXPECT_EQ(grads_after({{3, 5}, {3, 7}}), fresh) << "one-hot " << one_hot;
+    }
+  }
+}
+
 TEST(NeuralModel, TwoThreadsMatchOneUpToRoundingAndRepeatExactly) {
   auto fit_predict = [](int threads) {
     threads_configure(threads);

@@ -14,6 +14,7 @@
 #include "ops/gradcheck.h"
 #include "ops/isa.h"
 #include "ops/lstm.h"
+#include "ops/sparse_rows.h"
 #include "gradcheck_test_helpers.h"
 #include "ops_basic_test_helpers.h"
 
@@ -56,7 +57,7 @@ Problem make_problem(const LstmShape& s, uint64_t seed) {
 
 template <class T>
 struct State {
-  std::vector<T> h, c, gates;
+  std::vector<T> h, c, tanh_c, gates;
 };
 
 template <class T>
@@ -67,15 +68,16 @@ struct Grads {
 template <class T>
 State<T> run_forward(const Problem& p, bool bias, bool ref) {
   const auto& s = p.s;
-  State<T> st{std::vector<T>(p.dh.size()), std::vector<T>(p.dh.size()),
+  State<T> st{std::vector<T>(p.dh.size()), std::vector<T>(p.dh.size()), std::vector<T>(p.dh.size()),
               std::vector<T>(static_cast<size_t>(s.B * s.T * 4 * s.Hd))};
   const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), b = cast<T>(p.b);
   const T* bp = bias ? b.data() : nullptr;
   if (ref) {
-    lstm_forward_ref<T>(st.h.data(), st.c.data(), st.gates.data(), x.data(), wx.data(), wh.data(),
-                        bp, s);
+    lstm_forward_ref<T>(st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(), x.data(),
+                        wx.data(), wh.data(), bp, s);
   } else {
-    lstm_forward<T>(st.h.data(), st.c.data(), st.gates.data(), x.data(), wx.data(), wh.data(), bp, s);
+    lstm_forward<T>(st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(), x.data(), wx.data(),
+                    wh.data(), bp, s);
   }
   return st;
 }
@@ -96,7 +98,8 @@ Grads<T> run_backward(const Problem& p, bool bias, double fill) {
   auto g = grads_filled<T>(p.s, fill);
   const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), dh = cast<T>(p.dh);
   lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), g.db.data(), dh.data(), x.data(),
-                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.gates.data(), p.s);
+                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(),
+                   p.s);
   return g;
 }
 
@@ -150,6 +153,22 @@ std::string describe(const LstmShape& s, bool bias) {
          (bias ? " bias" : " no bias");
 }
 
+// Every gradient of the fast path against the naive backward: double ≤ 1e-12, float ≤ 1e-5
+// (relative to the largest entry).
+void expect_backward_matches_naive(const Problem& p, bool bias) {
+  const auto want = naive_backward(p, bias, 0.5);
+  const auto fast = run_backward<double>(p, bias, 0.5);
+  const auto fast32 = run_backward<float>(p, bias, 0.5);
+  EXPECT_LE(rel_err(fast.dx, want.dx), 1e-12);
+  EXPECT_LE(rel_err(fast.dwx, want.dwx), 1e-12);
+  EXPECT_LE(rel_err(fast.dwh, want.dwh), 1e-12);
+  EXPECT_LE(rel_err(fast.db, want.db), 1e-12);
+  EXPECT_LE(rel_err(fast32.dx, want.dx), 1e-5);
+  EXPECT_LE(rel_err(fast32.dwx, want.dwx), 1e-5);
+  EXPECT_LE(rel_err(fast32.dwh, want.dwh), 1e-5);
+  EXPECT_LE(rel_err(fast32.db, want.db), 1e-5);
+}
+
 TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
   for (LstmShape s : kShapes) {
     for (bool reverse : {false, true}) {
@@ -162,9 +181,11 @@ TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
         const auto fast32 = run_forward<float>(p, bias, false);
         EXPECT_LE(rel_err(fast.h, ref.h), 1e-12);
         EXPECT_LE(rel_err(fast.c, ref.c), 1e-12);
+        EXPECT_LE(rel_err(fast.tanh_c, ref.tanh_c), 1e-12);
         EXPECT_LE(rel_err(fast.gates, ref.gates), 1e-12);
         EXPECT_LE(rel_err(fast32.h, ref.h), 1e-5);
         EXPECT_LE(rel_err(fast32.c, ref.c), 1e-5);
+        EXPECT_LE(rel_err(fast32.tanh_c, ref.tanh_c), 1e-5);
         EXPECT_LE(rel_err(fast32.gates, ref.gates), 1e-5);
       }
     }
@@ -177,18 +198,7 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
       for (bool bias : {true, false}) {
         s.reverse = reverse;
         SCOPED_TRACE(describe(s, bias));
-        const auto p = make_problem(s, 2);
-        const auto want = naive_backward(p, bias, 0.5);
-        const auto fast = run_backward<double>(p, bias, 0.5);
-        const auto fast32 = run_backward<float>(p, bias, 0.5);
-        EXPECT_LE(rel_err(fast.dx, want.dx), 1e-12);
-        EXPECT_LE(rel_err(fast.dwx, want.dwx), 1e-12);
-        EXPECT_LE(rel_err(fast.dwh, want.dwh), 1e-12);
-        EXPECT_LE(rel_err(fast.db, want.db), 1e-12);
-        EXPECT_LE(rel_err(fast32.dx, want.dx), 1e-5);
-        EXPECT_LE(rel_err(fast32.dwx, want.dwx), 1e-5);
-        EXPECT_LE(rel_err(fast32.dwh, want.dwh), 1e-5);
-        EXPECT_LE(rel_err(fast32.db, want.db), 1e-5);
+        expect_backward_matches_naive(make_problem(s, 2), bias);
       }
     }
   }
@@ -213,6 +223,34 @@ TEST(OpsLstm, AvxAndGenericCopiesGiveTheSameBits) {
     EXPECT_EQ(g.dwx, g_generic.dwx);
     EXPECT_EQ(g.dwh, g_generic.dwh);
     EXPECT_EQ(g.db, g_generic.db);
+  }
+}
+
+TEST(OpsLstm, OneHotInputsTakeTheSparsePathAndAgree) {
+  // One-hot tokens (with an all-zero token at t = 1): the input products run on the non-zeros
+  // (ops/sparse_rows.h); same values as the naive references, and same bits in both copies.
+  for (bool reverse : {false, true}) {
+    const LstmShape s = shape(3, 5, 9, 6, reverse);
+    SCOPED_TRACE(describe(s, true));
+    Problem p = make_problem(s, 8);
+    for (int64_t r = 0; r < s.B * s.T; ++r)
+      for (int64_t k = 0; k < s.C; ++k)
+        p.x[r * s.C + k] = (r % s.T != 1 && k == (r * 5) % s.C) ? 1.0 : 0.0;
+    SparseRows<double> probe;
+    ASSERT_TRUE(sparse_rows_build(probe, p.x.data(), s.B * s.T, s.C));
+    const auto ref = run_forward<double>(p, true, true);
+    EXPECT_LE(rel_err(run_forward<double>(p, true, false).h, ref.h), 1e-12);
+    EXPECT_LE(rel_err(run_forward<float>(p, true, false).h, ref.h), 1e-5);
+    expect_backward_matches_naive(p, true);
+    if (isa_cpu_has_avx2()) {
+      isa_force(IsaCopy::generic);
+      const auto g_generic = run_backward<float>(p, true, 0.5);
+      isa_force(IsaCopy::avx2);
+      const auto g_avx = run_backward<float>(p, true, 0.5);
+      isa_force(IsaCopy::automatic);
+      EXPECT_EQ(g_avx.dwx, g_generic.dwx);
+      EXPECT_EQ(g_avx.dwh, g_generic.dwh);
+    }
   }
 }
 
@@ -267,7 +305,7 @@ TEST(OpsLstm, BackwardAccumulatesAndSkipsNullBuffers) {
     lstm_backward<double>(which == 0 ? g.dx.data() : nullptr, which == 1 ? g.dwx.data() : nullptr,
                           which == 2 ? g.dwh.data() : nullptr, which == 3 ? g.db.data() : nullptr,
                           p.dh.data(), p.x.data(), p.wx.data(), p.wh.data(), st.h.data(),
-                          st.c.data(), st.gates.data(), s);
+                          st.c.data(), st.tanh_c.data(), st.gates.data(), s);
     const std::vector<double>* mine[] = {&g.dx, &g.dwx, &g.dwh, &g.db};
     const std::vector<double>* all[] = {&g0.dx, &g0.dwx, &g0.dwh, &g0.db};
     for (int k = 0; k < 4; ++k) {
@@ -336,26 +374,16 @@ TEST(OpsLstm, BatchRowsAreIndependent) {
 
 TEST(OpsLstm, EmptyBatchOrSequenceIsANoOpAndBadShapesAreUserErrors) {
   std::vector<double> buf(64, 3.0);
-  lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                       nullptr, shape(0, 4, 2, 2, false));
-  lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                       nullptr, shape(2, 0, 2, 2, true));
-  lstm_backward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                        buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                        shape(0, 3, 2, 2, false));
+  double* p = buf.data();
+  lstm_forward<double>(p, p, p, p, p, p, p, nullptr, shape(0, 4, 2, 2, false));
+  lstm_forward<double>(p, p, p, p, p, p, p, nullptr, shape(2, 0, 2, 2, true));
+  lstm_backward<double>(p, p, p, p, p, p, p, p, p, p, p, p, shape(0, 3, 2, 2, false));
   EXPECT_EQ(buf, std::vector<double>(64, 3.0));
   for (const LstmShape& bad : {shape(1, 2, 2, 0, false), shape(1, 2, 0, 2, false),
                                shape(-1, 2, 2, 2, false), shape(1, -2, 2, 2, true)}) {
-    EXPECT_THROW(lstm_forward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                                      buf.data(), nullptr, bad),
-                 UserError);
-    EXPECT_THROW(lstm_forward_ref<double>(buf.data(), buf.data(), buf.data(), buf.data(),
-                                          buf.data(), buf.data(), nullptr, bad),
-                 UserError);
-    EXPECT_THROW(lstm_backward<double>(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                                       buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
-                                       buf.data(), bad),
-                 UserError);
+    EXPECT_THROW(lstm_forward<double>(p, p, p, p, p, p, p, nullptr, bad), UserError);
+    EXPECT_THROW(lstm_forward_ref<double>(p, p, p, p, p, p, p, nullptr, bad), UserError);
+    EXPECT_THROW(lstm_backward<double>(p, p, p, p, p, p, p, p, p, p, p, p, bad), UserError);
   }
 }
 

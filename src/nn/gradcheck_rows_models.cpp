@@ -79,6 +79,7 @@ void gradcheck_rows_models(std::vector<GradcheckRow>& table) {
       {"model/mlp", "mlp", {{"hidden", "[6, 5]"}, {"activation", "tanh"}}},
       {"model/mlp/relu", "mlp", {{"hidden", "[7]"}}},
       {"model/lstm", "lstm", {{"hidden", "3"}}},
+      {"model/lstm/three_layers", "lstm", {{"hidden", "3"}, {"layers", "3"}}},
       {"model/lstm/bidirectional", "lstm",
        {{"hidden", "3"}, {"layers", "2"}, {"bidirectional", "true"}, {"head_width", "4"},
         {"activation", "tanh"}}},

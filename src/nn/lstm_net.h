@@ -43,19 +43,25 @@ class LstmNet : public Net<T> {
  private:
   struct Direction {
     int wx = -1, wh = -1, b = -1;
-    std::vector<T> h, c, gates;
+    std::vector<T> h, c, tanh_c, gates;
   };
   int64_t dirs() const { return c_.bidirectional ? 2 : 1; }
   int64_t features() const { return dirs() * c_.hidden; }
+  // Layer l's output (B, T, features): its h when it has one direction (no copy), else both
+  // directions' h side by side in layer_out_[l].
+  const T* layer_output(int64_t l) const {
+    return dirs() == 1 ? layer_[l][0].h.data() : layer_out_[l].data();
+  }
   LstmNetConfig c_;
   std::vector<std::vector<Direction>> layer_;  // [layer][direction]
-  std::vector<std::vector<T>> layer_out_;      // [layer] (B, T, features)
+  std::vector<std::vector<T>> layer_out_;      // [layer] (B, T, features); bidirectional only
   MlpBlock<T> head_;
   int64_t head_in_ = 0, B_ = 0;
   const T* x_ = nullptr;
   std::vector<T> head_in_buf_, head_out_;
+  void final_state_backward(const T* d_head_out);
   // Backward scratch, reused across steps.
-  std::vector<T> d_head_out_, d_head_in_, d_out_, dh_, d_inp_;
+  std::vector<T> d_head_out_, d_head_in_, d_out_, dh_, d_below_[2], d_state_sum_, d_state_;
 };
 
 }  // namespace attn

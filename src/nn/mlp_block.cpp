@@ -83,7 +83,10 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
     }
     linear_backward(da, ps.grad(w_[l]), ps.grad(b_[l]), g, a, ps.value(w_[l]), rows_, dims_[l],
                     dims_[l + 1]);
-    if (l == 0) break;
+    if (l == 0) {
+      first_dout_ = g;
+      break;
+    }
     // Through layer l − 1's activation (g no longer read, so grad_b_ may be reused).
     grad_b_.assign(grad_a_.size(), T(0));
     activation_backward(grad_b_.data(), grad_a_.data(), pre_[l - 1].data(), post_[l - 1].data(),

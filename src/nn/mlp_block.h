@@ -28,6 +28,11 @@ class MlpBlock {
   void forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out);
   // Accumulates parameter gradients, and dinp (rows, in) += ∂L/∂inp unless dinp is null.
   void backward(ParamSet<T>& ps, const T* dout, T* dinp);
+  // After backward(): ∂L/∂(first linear layer's output) (rows, dims[1]), i.e. dout itself for
+  // one layer. With the first layer's weight it gives any linear function of ∂L/∂inp, e.g.
+  // sums over rows of some input columns, without forming ∂L/∂inp. Needs layers() >= 1.
+  const T* first_layer_dout() const { return first_dout_; }
+  int weight_id(int l) const { return w_[l]; }
 
   int64_t in_dim() const { return dims_.front(); }
   int64_t out_dim() const { return dims_.back(); }
@@ -42,6 +47,7 @@ class MlpBlock {
   int64_t rows_ = 0;
   std::vector<std::vector<T>> pre_, post_;  // per layer: pre-activation, activation output
   std::vector<T> grad_a_, grad_b_;           // scratch for backward
+  const T* first_dout_ = nullptr;
 };
 
 // Draws U(−bound, bound) into count values (bound = 1/√fan_in for a layer), from the

@@ -40,21 +40,22 @@ GradcheckRow lstm_row(const std::string& name, bool reverse, bool with_bias) {
     p.inputs.push_back(gradcheck_uniform("wh", {s.Hd, G}, seed, -0.8, 0.8));
     if (with_bias) p.inputs.push_back(gradcheck_uniform("b", {G}, seed, -0.5, 0.5));
     p.forward = [=](const GradInputs& in) {
-      std::vector<double> h(nh), c(nh), gates(ng);
-      lstm_forward<double>(h.data(), c.data(), gates.data(), in[0].data.data(), in[1].data.data(),
-                           in[2].data.data(), with_bias ? in[3].data.data() : nullptr, s);
+      std::vector<double> h(nh), c(nh), tc(nh), gates(ng);
+      lstm_forward<double>(h.data(), c.data(), tc.data(), gates.data(), in[0].data.data(),
+                           in[1].data.data(), in[2].data.data(),
+                           with_bias ? in[3].data.data() : nullptr, s);
       return h;
     };
     p.backward = [=](const GradInputs& in, const std::vector<double>& dout) {
-      std::vector<double> h(nh), c(nh), gates(ng);
+      std::vector<double> h(nh), c(nh), tc(nh), gates(ng);
       const double* b = with_bias ? in[3].data.data() : nullptr;
-      lstm_forward<double>(h.data(), c.data(), gates.data(), in[0].data.data(), in[1].data.data(),
-                           in[2].data.data(), b, s);
+      lstm_forward<double>(h.data(), c.data(), tc.data(), gates.data(), in[0].data.data(),
+                           in[1].data.data(), in[2].data.data(), b, s);
       std::vector<std::vector<double>> g;
       for (const auto& t : in) g.emplace_back(t.data.size(), 0.0);
       lstm_backward<double>(g[0].data(), g[1].data(), g[2].data(), with_bias ? g[3].data() : nullptr,
                             dout.data(), in[0].data.data(), in[1].data.data(), in[2].data.data(),
-                            h.data(), c.data(), gates.data(), s);
+                            h.data(), c.data(), tc.data(), gates.data(), s);
       return g;
     };
     return p;

@@ -1,15 +1,18 @@
 // One LSTM layer over whole sequences: forward and backward through time on GEMMs.
 //
 // Shapes (row-major, see lstm.h): x (B, T, C), wx (C, 4Hd), wh (Hd, 4Hd), b (4Hd),
-// h, c (B, T, Hd), gates (B, T, 4Hd) holding [σ(i) | σ(f) | tanh(g) | σ(o)].
-// Forward: gates = x · wx + b for all B·T rows in one GEMM, then per step (in reading order)
+// h, c, tanh_c (B, T, Hd), gates (B, T, 4Hd) holding [σ(i) | σ(f) | tanh(g) | σ(o)].
+// Forward: gates = x · wx + b for all B·T rows in one GEMM (or, when x is mostly zeros, as in
+// one- and multi-hot encodings, by its non-zeros step by step: ops/sparse_rows.h), then per step
+// (in reading order)
 // gates[:, t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (strided
 // rows, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
 // A null b is a zero bias.
 // Backward: per step (reverse reading order) the element-wise gate gradients into da (B, T, 4Hd)
 // and dh_rec = da[:, t] · whᵀ for the previous step; after the loop one GEMM each for
-// dwx += xᵀ·da, dx += da·wxᵀ, dwh += h_prevᵀ·da (h_prev = h shifted one step, 0 at the start),
-// and db += Σ da.
+// dwx += xᵀ·da (for a sparse x: step by step inside the loop), dx += da·wxᵀ, dwh += h_prevᵀ·da
+// (h_prev = h shifted one step, 0 at the start; done in place on h, see below); db += Σ da per
+// step.
 #include "ops/lstm.h"
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include "core/error.h"
 #include "ops/blas.h"
 #include "ops/isa.h"
+#include "ops/sparse_rows.h"
 #include "ops/vmath.h"
 
 namespace attn {
@@ -37,7 +41,8 @@ void lstm_check(const LstmShape& s) {
 // MB, above malloc's mmap threshold, so fresh vectors cost page faults on every call.
 template <class T>
 struct LstmScratch {
-  std::vector<T> da, dc, dhrec, tanh_c, hprev;
+  std::vector<T> da, dc, dhrec;
+  SparseRows<T> x_sparse;
 };
 template <class T>
 LstmScratch<T>& lstm_scratch() {
@@ -112,25 +117,38 @@ void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t L, int6
 }  // namespace
 
 template <class T>
-void lstm_forward(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
-                  const LstmShape& s) {
+void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
+                  const T* b, const LstmShape& s) {
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
-  // Input products of every timestep at once: gates = x · wx + b.
-  for (int64_t r = 0; r < rows; ++r) {
+  // Input products: gates = x · wx + b, for every step at once by one GEMM, or, when x is mostly
+  // zeros, by its non-zeros one step at a time (the step's gate rows are then hot for the
+  // recurrent product and the cell update).
+  auto init_bias = [&](int64_t r) {
     T* a = gates + r * G;
     if (b) {
       std::copy(b, b + G, a);
     } else {
       std::fill(a, a + G, T(0));
     }
+  };
+  SparseRows<T>& xs = lstm_scratch<T>().x_sparse;  // rows b·L + t; step t: rows t, t + L, …
+  const bool sparse = sparse_rows_build(xs, x, rows, C);
+  if (!sparse) {
+    for (int64_t r = 0; r < rows; ++r) init_bias(r);
+    gemm<T>(false, false, rows, G, C, T(1), x, C, wx, G, T(1), gates, G);
   }
-  gemm<T>(false, false, rows, G, C, T(1), x, C, wx, G, T(1), gates, G);
 
   for (int64_t step = 0; step < L; ++step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
+    if (sparse) {
+      if (!b) {
+        for (int64_t bb = 0; bb < B; ++bb) init_bias(bb * L + t);
+      }
+      sparse_rows_times(gates + t * G, L * G, xs, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
+    }
     if (step > 0) {
       // gates[:, t] += h[:, tp] · wh over the batch (row stride L·Hd and L·4Hd).
       gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gates + t * G, L * G);
@@ -146,21 +164,23 @@ void lstm_forward(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, co
       const T* og = a + 3 * H;
       T* ct = c + (bb * L + t) * H;
       T* ht = h + (bb * L + t) * H;
+      T* tc = tanh_c + (bb * L + t) * H;
       if (step > 0) {
         const T* cp = c + (bb * L + tp) * H;
         for (int64_t k = 0; k < H; ++k) ct[k] = fg[k] * cp[k] + ig[k] * gg[k];
       } else {
         for (int64_t k = 0; k < H; ++k) ct[k] = ig[k] * gg[k];
       }
-      vmath_tanh(ht, ct, H);
-      for (int64_t k = 0; k < H; ++k) ht[k] *= og[k];
+      vmath_tanh(tc, ct, H);
+      for (int64_t k = 0; k < H; ++k) ht[k] = og[k] * tc[k];
     }
   }
 }
 
 template <class T>
 void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
-                   const T* wh, const T* h, const T* c, const T* gates, const LstmShape& s) {
+                   const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
+                   const LstmShape& s) {
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
@@ -168,19 +188,17 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   std::vector<T>& da = sc.da;        // ∂/∂ gate pre-activations (every entry written below)
   std::vector<T>& dc = sc.dc;        // ∂/∂c_t arriving from later steps
   std::vector<T>& dhrec = sc.dhrec;  // ∂/∂h_t arriving from step t+1
-  std::vector<T>& tanh_c = sc.tanh_c;  // tanh(c), bit-equal to the forward's
   da.resize(static_cast<size_t>(rows * G));
   dc.assign(static_cast<size_t>(B * H), T(0));
   dhrec.assign(static_cast<size_t>(B * H), T(0));
-  tanh_c.resize(static_cast<size_t>(rows * H));
   const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
-  vmath_tanh(tanh_c.data(), c, rows * H);
+  const bool sparse_dwx = dwx && sparse_rows_build(sc.x_sparse, x, rows, C);
 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
     CellBackwardStep<T> cs{gates + t * G,
-                           tanh_c.data() + t * H,
+                           tanh_c + t * H,
                            step > 0 ? c + tp * H : zeros.data(),
                            dh + t * H,
                            dhrec.data(),
@@ -188,44 +206,42 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                            da.data() + t * G,
                            step > 0 ? L * H : 0};
     cell_backward_step(cs, B, L, H);
+    // dwx += x[:, t]ᵀ · da[:, t] while the step's da rows are hot (sparse x only).
+    if (sparse_dwx) sparse_rows_t_times(dwx, sc.x_sparse, da.data() + t * G, L * G, G, SparseRowSet{t, B, L});
+    if (db) {
+      for (int64_t bb = 0; bb < B; ++bb) {
+        const T* d = da.data() + (bb * L + t) * G;
+        for (int64_t k = 0; k < G; ++k) db[k] += d[k];
+      }
+    }
     if (step > 0) {
       // ∂/∂h at step tp through the recurrence: da[:, t] · whᵀ over the batch.
       gemm<T>(false, true, B, H, G, T(1), da.data() + t * G, L * G, wh, G, T(0), dhrec.data(), H);
     }
   }
 
-  if (db) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* d = da.data() + r * G;
-      for (int64_t k = 0; k < G; ++k) db[k] += d[k];
-    }
-  }
-  if (dwx) gemm<T>(true, false, C, G, rows, T(1), x, C, da.data(), G, T(1), dwx, G);
+  if (dwx && !sparse_dwx) gemm<T>(true, false, C, G, rows, T(1), x, C, da.data(), G, T(1), dwx, G);
   if (dx) gemm<T>(false, true, rows, C, G, T(1), da.data(), G, wx, G, T(1), dx, C);
   if (dwh && L > 1) {
-    // h_prev (B, T, Hd): the state each step read, zero at the first step of each sequence.
-    std::vector<T>& hprev = sc.hprev;
-    hprev.resize(static_cast<size_t>(rows * H));
-    for (int64_t bb = 0; bb < B; ++bb) {
-      const T* src = h + bb * L * H;
-      T* dst = hprev.data() + bb * L * H;
-      if (s.reverse) {
-        std::copy(src + H, src + L * H, dst);  // hprev[t] = h[t + 1]
-        std::fill(dst + (L - 1) * H, dst + L * H, T(0));
-      } else {
-        std::copy(src, src + (L - 1) * H, dst + H);  // hprev[t] = h[t − 1]
-        std::fill(dst, dst + H, T(0));
-      }
-    }
-    gemm<T>(true, false, H, G, rows, T(1), hprev.data(), H, da.data(), G, T(1), dwh, G);
+    // dwh += Σ h[:, tp]ᵀ · da[:, t] over the steps with a previous state. With h and da both
+    // (B, T, ·), the pairs are rows (r, r + 1) of the two (forward direction; (r + 1, r)
+    // reversed) for r = 0 … B·T − 2: one GEMM without copying h, after zeroing the da rows of
+    // each sequence's first step in reading order, which pair with the previous sequence's last
+    // state (those rows have no previous state; da is not used below).
+    const int64_t first = s.reverse ? L - 1 : 0;
+    for (int64_t bb = 0; bb < B; ++bb)
+      std::fill_n(da.data() + (bb * L + first) * G, G, T(0));
+    const T* hp = s.reverse ? h + H : h;
+    const T* dap = s.reverse ? da.data() : da.data() + G;
+    gemm<T>(true, false, H, G, rows - 1, T(1), hp, H, dap, G, T(1), dwh, G);
   }
 }
 
 // Reference: every pre-activation summed from scratch with plain loops, no GEMM, no cache
 // reuse beyond the previous h and c.
 template <class T>
-void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
-                      const LstmShape& s) {
+void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
+                      const T* b, const LstmShape& s) {
   lstm_check(s);
   const int64_t L = s.T, C = s.C, H = s.Hd, G = 4 * H;
   std::vector<T> pre(static_cast<size_t>(G));
@@ -250,6 +266,7 @@ void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh
         const T cprev = first ? T(0) : c[(bb * L + tp) * H + k];
         const T cnew = f * cprev + i * g;
         c[(bb * L + t) * H + k] = cnew;
+        tanh_c[(bb * L + t) * H + k] = std::tanh(cnew);
         h[(bb * L + t) * H + k] = o * std::tanh(cnew);
         T* a = gates + (bb * L + t) * G;
         a[k] = i;
@@ -261,19 +278,15 @@ void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh
   }
 }
 
-template void lstm_forward<float>(float*, float*, float*, const float*, const float*,
-                                  const float*, const float*, const LstmShape&);
-template void lstm_forward<double>(double*, double*, double*, const double*, const double*,
-                                   const double*, const double*, const LstmShape&);
-template void lstm_backward<float>(float*, float*, float*, float*, const float*, const float*,
-                                   const float*, const float*, const float*, const float*,
-                                   const float*, const LstmShape&);
-template void lstm_backward<double>(double*, double*, double*, double*, const double*,
-                                    const double*, const double*, const double*, const double*,
-                                    const double*, const double*, const LstmShape&);
-template void lstm_forward_ref<float>(float*, float*, float*, const float*, const float*,
-                                      const float*, const float*, const LstmShape&);
-template void lstm_forward_ref<double>(double*, double*, double*, const double*, const double*,
-                                       const double*, const double*, const LstmShape&);
+#define ATTN_LSTM_INSTANTIATE(T)                                                                  \
+  template void lstm_forward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,          \
+                                const LstmShape&);                                               \
+  template void lstm_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,         \
+                                 const T*, const T*, const T*, const T*, const LstmShape&);      \
+  template void lstm_forward_ref<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,      \
+                                    const LstmShape&);
+ATTN_LSTM_INSTANTIATE(float)
+ATTN_LSTM_INSTANTIATE(double)
+#undef ATTN_LSTM_INSTANTIATE
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 //   wh     (Hd, 4·Hd)      recurrent weights
 //   b      (4·Hd)
 //   h, c   (B, T, Hd)      hidden and cell states (c is cache for backward)
+//   tanh_c (B, T, Hd)      cache: tanh(c)
 //   gates  (B, T, 4·Hd)    cache: post-activation gates [σ(i) | σ(f) | tanh(g) | σ(o)]
 // c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
 // Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
@@ -26,14 +27,15 @@ struct LstmShape {
 };
 
 template <class T>
-void lstm_forward(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
-                  const LstmShape& s);
+void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
+                  const T* b, const LstmShape& s);
 template <class T>
 void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
-                   const T* wh, const T* h, const T* c, const T* gates, const LstmShape& s);
+                   const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
+                   const LstmShape& s);
 
 template <class T>
-void lstm_forward_ref(T* h, T* c, T* gates, const T* x, const T* wx, const T* wh, const T* b,
-                      const LstmShape& s);
+void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
+                      const T* b, const LstmShape& s);
 
 }  // namespace attn

@@ -1,0 +1,312 @@
+// Compressed rows of a mostly-zero matrix and its two products (see sparse_rows.h).
+//
+// sparse_rows_times (float) keeps 32 outputs of one row in registers while it adds v · w[k, slice]
+// for each non-zero (k, v) of the row, so out is read and written once per row.
+// sparse_rows_t_times (float) works on blocks of rows; within a block, on one 32-column slice of
+// dw (cols × 32 floats, in L1) at a time: each row's slice of d is loaded once into registers and
+// added, scaled, to the slices of its non-zeros' columns.
+// The float loops are compiled twice (generic x86-64 and AVX2 without FMA, ops/isa.h); this file
+// is built with -ffp-contract=off so that both copies round alike.
+#include "ops/sparse_rows.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "core/error.h"
+#include "ops/isa.h"
+
+#if ATTN_HAVE_AVX2_COPY
+#include <immintrin.h>
+#endif
+
+namespace attn {
+namespace {
+
+// Rows q_k = first + k·step, k < count, of s; row k of out and d belongs to q_k.
+template <class T>
+struct Range {
+  const SparseRows<T>& s;
+  int64_t first, count, step;
+  int64_t q(int64_t k) const { return first + k * step; }
+};
+
+// Plain loops over columns [c0, n) (double, and the float tails).
+template <class T>
+ATTN_COPY_BODY void times_cols(T* out, int64_t ldo, const Range<T>& g, const T* w, int64_t n,
+                               const T* init, int64_t c0) {
+  for (int64_t k = 0; k < g.count; ++k) {
+    const int64_t q = g.q(k);
+    T* o = out + k * ldo;
+    if (init) std::copy(init + c0, init + n, o + c0);
+    for (int64_t e = g.s.start[q]; e < g.s.start[q + 1]; ++e) {
+      const T v = g.s.val[e];
+      const T* wr = w + g.s.col[e] * n;
+      for (int64_t j = c0; j < n; ++j) o[j] += v * wr[j];
+    }
+  }
+}
+
+template <class T>
+ATTN_COPY_BODY void t_times_cols(T* dw, const Range<T>& g, const T* d, int64_t ldd, int64_t n,
+                                 int64_t c0) {
+  for (int64_t k = 0; k < g.count; ++k) {
+    const int64_t q = g.q(k);
+    const T* __restrict dr = d + k * ldd;
+    for (int64_t e = g.s.start[q]; e < g.s.start[q + 1]; ++e) {
+      const T v = g.s.val[e];
+      T* __restrict gw = dw + g.s.col[e] * n;
+      for (int64_t j = c0; j < n; ++j) gw[j] += v * dr[j];
+    }
+  }
+}
+
+template <class T>
+ATTN_COPY_BODY void times(T* out, int64_t ldo, const Range<T>& g, const T* w, int64_t n,
+                          const T* init) {
+  times_cols(out, ldo, g, w, n, init, 0);
+}
+
+template <class T>
+ATTN_COPY_BODY void t_times(T* dw, const Range<T>& g, const T* d, int64_t ldd, int64_t n) {
+  t_times_cols(dw, g, d, ldd, n, 0);
+}
+
+// float: 32-float slices as four 8-float vectors (GCC's vector extension: one AVX2 register each,
+// or two SSE registers in the generic copy).
+using f8 = float __attribute__((vector_size(32)));
+constexpr int64_t kSlice = 32;
+constexpr int64_t kRowBlock = 64;
+
+// By reference: a 32-byte vector passed or returned by value would change the ABI between the
+// generic and AVX2 copies (GCC's -Wpsabi).
+ATTN_COPY_BODY void load8(f8& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+ATTN_COPY_BODY void store8(float* p, const f8& v) { std::memcpy(p, &v, sizeof v); }
+ATTN_COPY_BODY void add_scaled8(f8& acc, const f8& v, const float* p) {  // acc += v · p[0..8)
+  f8 x;
+  load8(x, p);
+  acc += v * x;
+}
+
+template <>
+ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g, const float* w,
+                                 int64_t n, const float* init) {
+  const int64_t* start = g.s.start.data();
+  const int32_t* col = g.s.col.data();
+  const float* val = g.s.val.data();
+  const int64_t n_full = n - n % kSlice;
+  for (int64_t k = 0; k < g.count; ++k) {
+    const int64_t q = g.q(k);
+    float* o = out + k * ldo;
+    for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
+      const float* a = init ? init : o;  // the sum starts from init's row, or from out's
+      f8 a0, a1, a2, a3;
+      load8(a0, a + c0);
+      load8(a1, a + c0 + 8);
+      load8(a2, a + c0 + 16);
+      load8(a3, a + c0 + 24);
+      for (int64_t e = start[q]; e < start[q + 1]; ++e) {
+        const f8 v = f8{} + val[e];  // val[e] is never 0, so 0 + v is v
+        const float* wr = w + col[e] * n + c0;
+        add_scaled8(a0, v, wr);
+        add_scaled8(a1, v, wr + 8);
+        add_scaled8(a2, v, wr + 16);
+        add_scaled8(a3, v, wr + 24);
+      }
+      store8(o + c0, a0);
+      store8(o + c0 + 8, a1);
+      store8(o + c0 + 16, a2);
+      store8(o + c0 + 24, a3);
+    }
+  }
+  if (n_full < n) times_cols(out, ldo, g, w, n, init, n_full);
+}
+
+ATTN_COPY_BODY void add_scaled_to8(float* p, const f8& v, const f8& x) {  // p[0..8) += v · x
+  f8 acc;
+  load8(acc, p);
+  acc += v * x;
+  store8(p, acc);
+}
+
+template <>
+ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float* d, int64_t ldd,
+                                   int64_t n) {
+  const int64_t* start = g.s.start.data();
+  const int32_t* col = g.s.col.data();
+  const float* val = g.s.val.data();
+  const int64_t n_full = n - n % kSlice;
+  for (int64_t k0 = 0; k0 < g.count; k0 += kRowBlock) {
+    const int64_t k1 = std::min(g.count, k0 + kRowBlock);
+    for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t q = g.q(k);
+        const float* dr = d + k * ldd + c0;
+        f8 d0, d1, d2, d3;
+        load8(d0, dr);
+        load8(d1, dr + 8);
+        load8(d2, dr + 16);
+        load8(d3, dr + 24);
+        for (int64_t e = start[q]; e < start[q + 1]; ++e) {
+          const f8 v = f8{} + val[e];
+          float* gw = dw + col[e] * n + c0;
+          add_scaled_to8(gw, v, d0);
+          add_scaled_to8(gw + 8, v, d1);
+          add_scaled_to8(gw + 16, v, d2);
+          add_scaled_to8(gw + 24, v, d3);
+        }
+      }
+    }
+  }
+  if (n_full < n) t_times_cols(dw, g, d, ldd, n, n_full);
+}
+
+#if ATTN_HAVE_AVX2_COPY
+[[gnu::target("avx2")]] void times_avx2(float* out, int64_t ldo, const Range<float>& g,
+                                        const float* w, int64_t n, const float* init) {
+  times(out, ldo, g, w, n, init);
+}
+[[gnu::target("avx2")]] void t_times_avx2(float* dw, const Range<float>& g, const float* d,
+                                          int64_t ldd, int64_t n) {
+  t_times(dw, g, d, ldd, n);
+}
+#endif
+
+template <class T>
+Range<T> range_of(const SparseRows<T>& s, int64_t n, int64_t ld, SparseRowSet r, const char* what) {
+  const bool ok_set = r.first >= 0 && r.step >= 1 && r.first <= s.rows;
+  if (ok_set && r.count < 0) r.count = (s.rows - r.first + r.step - 1) / r.step;
+  ATTN_CHECK(n >= 0 && ld >= n && static_cast<int64_t>(s.start.size()) == s.rows + 1 && ok_set &&
+                 (r.count == 0 || r.first + (r.count - 1) * r.step < s.rows),
+             std::string("sparse_rows: ") + what + ": bad shape (n " + std::to_string(n) +
+                 ", row stride " + std::to_string(ld) + ", rows " + std::to_string(r.first) +
+                 " + k*" + std::to_string(r.step) + " for " + std::to_string(r.count) + " k, of " +
+                 std::to_string(s.rows) + ")");
+  return Range<T>{s, r.first, r.count, r.step};
+}
+
+// Appends the non-zeros of one row xr[0, cols) at slot nnz (room for cols more), branch-free
+// (the positions of the non-zeros are data, not predictable): every entry is written at the next
+// free slot, which advances only past a non-zero. Returns the new count.
+template <class T>
+ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t cols) {
+  for (int64_t k = 0; k < cols; ++k) {
+    c[nnz] = static_cast<int32_t>(k);
+    v[nnz] = xr[k];
+    nnz += xr[k] != T(0);
+  }
+  return nnz;
+}
+
+#if ATTN_HAVE_AVX2_COPY
+// The same with AVX2 compares: 8 entries at a time, a loop over the set bits of their mask only.
+// Data movement, so the same result as compact_row.
+[[gnu::target("avx2")]] int64_t compact_row_avx2(int32_t* c, float* v, int64_t nnz, const float* xr,
+                                                 int64_t cols) {
+  const __m256 zero = _mm256_setzero_ps();
+  int64_t k0 = 0;
+  for (; k0 + 8 <= cols; k0 += 8) {
+    // Unordered-or-unequal: NaN counts as non-zero, ±0 as zero, as in compact_row.
+    unsigned mask = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(xr + k0), zero, _CMP_NEQ_UQ)));
+    while (mask != 0) {
+      const int k = __builtin_ctz(mask);
+      c[nnz] = static_cast<int32_t>(k0 + k);
+      v[nnz] = xr[k0 + k];
+      ++nnz;
+      mask &= mask - 1;
+    }
+  }
+  for (; k0 < cols; ++k0) {
+    c[nnz] = static_cast<int32_t>(k0);
+    v[nnz] = xr[k0];
+    nnz += xr[k0] != 0.0f;
+  }
+  return nnz;
+}
+#endif
+
+// Compacts the rows row(q), q < rows.
+template <class T, class RowAt>
+bool build(SparseRows<T>& s, int64_t rows, int64_t cols, double max_density, RowAt row) {
+  ATTN_CHECK(rows >= 0 && cols >= 1 && cols <= INT32_MAX,
+             "sparse_rows: need rows >= 0 and 1 <= cols < 2^31");
+  const int64_t limit = static_cast<int64_t>(max_density * static_cast<double>(rows * cols));
+  s.rows = rows;
+  s.cols = cols;
+  s.start.resize(static_cast<size_t>(rows + 1));
+  s.start[0] = 0;
+  s.col.resize(static_cast<size_t>(limit + cols));
+  s.val.resize(static_cast<size_t>(limit + cols));
+  int32_t* c = s.col.data();
+  T* v = s.val.data();
+  int64_t nnz = 0;
+#if ATTN_HAVE_AVX2_COPY
+  const bool avx2 = std::is_same_v<T, float> && isa_use_avx2();
+#endif
+  for (int64_t q = 0; q < rows; ++q) {
+#if ATTN_HAVE_AVX2_COPY
+    if constexpr (std::is_same_v<T, float>) {
+      if (avx2) {
+        nnz = compact_row_avx2(c, v, nnz, row(q), cols);
+      } else {
+        nnz = compact_row(c, v, nnz, row(q), cols);
+      }
+    } else {
+      nnz = compact_row(c, v, nnz, row(q), cols);
+    }
+#else
+    nnz = compact_row(c, v, nnz, row(q), cols);
+#endif
+    if (nnz > limit) return false;
+    s.start[q + 1] = nnz;
+  }
+  s.col.resize(static_cast<size_t>(nnz));
+  s.val.resize(static_cast<size_t>(nnz));
+  return true;
+}
+
+}  // namespace
+
+template <class T>
+bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols, double max_density) {
+  return build(s, rows, cols, max_density, [=](int64_t q) { return x + q * cols; });
+}
+
+template <class T>
+void sparse_rows_times(T* out, int64_t ldo, const SparseRows<T>& s, const T* w, int64_t n,
+                       SparseRowSet rows, const T* init) {
+  const Range<T> g = range_of(s, n, ldo, rows, "times");
+#if ATTN_HAVE_AVX2_COPY
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa_use_avx2()) return times_avx2(out, ldo, g, w, n, init);
+  }
+#endif
+  times(out, ldo, g, w, n, init);
+}
+
+template <class T>
+void sparse_rows_t_times(T* dw, const SparseRows<T>& s, const T* d, int64_t ldd, int64_t n,
+                         SparseRowSet rows) {
+  const Range<T> g = range_of(s, n, ldd, rows, "t_times");
+#if ATTN_HAVE_AVX2_COPY
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa_use_avx2()) return t_times_avx2(dw, g, d, ldd, n);
+  }
+#endif
+  t_times(dw, g, d, ldd, n);
+}
+
+#define ATTN_SPARSE_ROWS_INSTANTIATE(T)                                                          \
+  template struct SparseRows<T>;                                                                 \
+  template bool sparse_rows_build<T>(SparseRows<T>&, const T*, int64_t, int64_t, double);        \
+  template void sparse_rows_times<T>(T*, int64_t, const SparseRows<T>&, const T*, int64_t,       \
+                                     SparseRowSet, const T*);                                    \
+  template void sparse_rows_t_times<T>(T*, const SparseRows<T>&, const T*, int64_t, int64_t,     \
+                                       SparseRowSet);
+ATTN_SPARSE_ROWS_INSTANTIATE(float)
+ATTN_SPARSE_ROWS_INSTANTIATE(double)
+#undef ATTN_SPARSE_ROWS_INSTANTIATE
+
+}  // namespace attn
