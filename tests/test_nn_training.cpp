@@ -272,6 +272,9 @@ TEST(NeuralModel, LstmGradientsDoNotDependOnEarlierSteps) {
       const auto fresh = grads_after({{3, 7}});
       EXPECT_EQ(grads_after({{3, 5}, {2, 6}, {3, 7}}), fresh) << "one-hot " << one_hot;
       EXPECT_EQ(grads_after({{3, 5}, {3, 7}}), fresh) << "one-hot " << one_hot;
+      EXPECT_EQ(grads_after({{0, 4}, {3, 7}}), fresh) << "one-hot " << one_hot;  // an empty batch
+      const auto empty = grads_after({{3, 5}, {0, 4}});
+      EXPECT_EQ(empty, std::vector<double>(empty.size(), 0.0)) << "one-hot " << one_hot;
     }
   }
 }

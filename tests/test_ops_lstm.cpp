@@ -230,7 +230,7 @@ TEST(OpsLstm, OneHotInputsTakeTheSparsePathAndAgree) {
   // One-hot tokens (with an all-zero token at t = 1): the input products run on the non-zeros
   // (ops/sparse_rows.h); same values as the naive references, and same bits in both copies.
   for (bool reverse : {false, true}) {
-    const LstmShape s = shape(3, 5, 9, 6, reverse);
+    const LstmShape s = shape(70, 5, 9, 9, reverse);  // 36 gate columns: a full 32-wide slice and a tail
     SCOPED_TRACE(describe(s, true));
     Problem p = make_problem(s, 8);
     for (int64_t r = 0; r < s.B * s.T; ++r)

@@ -61,6 +61,8 @@ TEST(SparseRows, BuildKeepsNonZerosInOrderAndRefusesDenseInputs) {
   ASSERT_TRUE(sparse_rows_build(s, x.data(), 0, 4, 0.1));    // no rows: nothing to refuse
   EXPECT_EQ(s.nnz(), 0);
   EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 0, 0.5), UserError);
+  EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 4, -0.01), UserError);
+  EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 4, std::numeric_limits<double>::quiet_NaN()), UserError);
 }
 
 // out += x·w and dw += xᵀ·d with plain loops over every entry of x.
@@ -106,11 +108,12 @@ double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 TEST(SparseRows, ProductsEqualDenseLoops) {
-  // Widths below, at and between multiples of the 64-wide chunk; a row stride above the width.
+  // Widths below, at and between multiples of the 32-wide slice; more rows than a 64-row block of
+  // t_times; a row stride above the width.
   for (int64_t n : {1, 5, 64, 130, 512}) {
     for (int64_t extra : {0, 3}) {
       SCOPED_TRACE("n " + std::to_string(n) + " row stride n + " + std::to_string(extra));
-      const int64_t rows = 9, cols = 13, ld = n + extra;
+      const int64_t rows = 70, cols = 13, ld = n + extra;
       const auto x = sparse_matrix(rows, cols, 0.2, static_cast<uint64_t>(n));
       const auto w = dense(cols * n, 1, "w"), d = dense(rows * ld, 2, "d");
       const auto out0 = dense(rows * ld, 3, "out0"), dw0 = dense(cols * n, 4, "dw0");

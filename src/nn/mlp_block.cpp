@@ -72,6 +72,8 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
       for (int64_t i = 0; i < rows_ * dims_[0]; ++i) dinp[i] += dout[i];
     return;
   }
+  first_dout_ = dout;
+  if (rows_ == 0) return;  // no rows: nothing to add (and no activations to read)
   // g: gradient w.r.t. layer l's output (its pre-activation for hidden layers).
   const T* g = dout;
   for (int l = layers() - 1; l >= 0; --l) {

@@ -28,9 +28,11 @@ class MlpBlock {
   void forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out);
   // Accumulates parameter gradients, and dinp (rows, in) += ∂L/∂inp unless dinp is null.
   void backward(ParamSet<T>& ps, const T* dout, T* dinp);
-  // After backward(): ∂L/∂(first linear layer's output) (rows, dims[1]), i.e. dout itself for
-  // one layer. With the first layer's weight it gives any linear function of ∂L/∂inp, e.g.
-  // sums over rows of some input columns, without forming ∂L/∂inp. Needs layers() >= 1.
+  // After backward(): ∂L/∂(first linear layer's output) (rows, dims[1]). With the first layer's
+  // weight it gives any linear function of ∂L/∂inp, e.g. sums over rows of some input columns,
+  // without forming ∂L/∂inp. Needs layers() >= 1. With one layer this is backward()'s dout
+  // itself (valid while the caller keeps it); otherwise internal scratch, valid until the next
+  // backward().
   const T* first_layer_dout() const { return first_dout_; }
   int weight_id(int l) const { return w_[l]; }
 

@@ -11,8 +11,8 @@
 // Backward: per step (reverse reading order) the element-wise gate gradients into da (B, T, 4Hd)
 // and dh_rec = da[:, t] · whᵀ for the previous step; after the loop one GEMM each for
 // dwx += xᵀ·da (for a sparse x: step by step inside the loop), dx += da·wxᵀ, dwh += h_prevᵀ·da
-// (h_prev = h shifted one step, 0 at the start; done in place on h, see below); db += Σ da per
-// step.
+// (h_prev = h shifted one step, 0 at the start; one GEMM on h and da shifted by a row, see below);
+// db += Σ da per step.
 #include "ops/lstm.h"
 
 #include <algorithm>

@@ -232,6 +232,8 @@ template <class T, class RowAt>
 bool build(SparseRows<T>& s, int64_t rows, int64_t cols, double max_density, RowAt row) {
   ATTN_CHECK(rows >= 0 && cols >= 1 && cols <= INT32_MAX,
              "sparse_rows: need rows >= 0 and 1 <= cols < 2^31");
+  ATTN_CHECK(max_density >= 0 && max_density <= 1,
+             "sparse_rows: max_density must be in [0, 1], got " + std::to_string(max_density));
   const int64_t limit = static_cast<int64_t>(max_density * static_cast<double>(rows * cols));
   s.rows = rows;
   s.cols = cols;

@@ -9,8 +9,8 @@
 //   sparse_rows_t_times:  dw (cols × n)           += Σ_k x[q_k]ᵀ · d[k]  (d row stride ldd)
 // Each output element is a sum over the non-zeros in a fixed order (rows in increasing k), so
 // the result does not depend on the vector width (float: generic and AVX2 copies, ops/isa.h, give
-// the same bits). Zeros of x are skipped, so an inf or NaN in w or d meeting a zero of x does not
-// propagate as it would in a dense product.
+// the same bits, NaN sign bits aside). Zeros of x are skipped, so an inf or NaN in w or d meeting
+// a zero of x does not propagate as it would in a dense product.
 // The builder decides whether a matrix is sparse enough to gain against a dense GEMM:
 // at most kSparseRowsMaxDensity of its entries non-zero (docs/performance.md, LSTM section).
 #pragma once
@@ -33,7 +33,7 @@ inline constexpr double kSparseRowsMaxDensity = 0.15;
 
 // Fills s with x (rows × cols) and returns true when at most max_density · rows · cols entries
 // are non-zero; otherwise returns false (s is then unspecified). Stops early once the count is
-// exceeded.
+// exceeded. max_density must be in [0, 1].
 template <class T>
 bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols,
                        double max_density = kSparseRowsMaxDensity);
