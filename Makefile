@@ -40,8 +40,9 @@ reproduce: build
 # Micro-benchmarks (measure, never pass or fail); see docs/performance.md.
 bench: deps
 	cmake --preset default -DATTNLAB_BENCH=ON
-	cmake --build --preset default -j $(JOBS) --target bench_rf_features
+	cmake --build --preset default -j $(JOBS) --target bench_rf_features bench_sparse_rows
 	build/bench/bench_rf_features
+	build/bench/bench_sparse_rows
 
 clean:
 	rm -rf build build-debug build-native

@@ -11,8 +11,9 @@
 // the result does not depend on the vector width (float: generic and AVX2 copies, ops/isa.h, give
 // the same bits, NaN sign bits aside). Zeros of x are skipped, so an inf or NaN in w or d meeting
 // a zero of x does not propagate as it would in a dense product.
-// The builder decides whether a matrix is sparse enough to gain against a dense GEMM:
-// at most kSparseRowsMaxDensity of its entries non-zero (docs/performance.md, LSTM section).
+// The builder decides whether a matrix is sparse enough to gain against a dense GEMM: at most
+// kSparseRowsMaxDensity of its entries non-zero, between the measured crossovers of the two
+// products (bench/bench_sparse_rows.cpp; docs/performance.md, LSTM section).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,104 @@
+// Sparse-row products (ops/sparse_rows.h) against the dense sgemm they replace, across input
+// densities: where the crossover lies that kSparseRowsMaxDensity (15 %) stands for.
+//
+// Workload: the LSTM benchmark's input product for one time step (bench_nn_train config c):
+// x (256 rows × 68 columns, float), w (68 × 512); "times" is out = b + x · w (the forward, with a
+// zero bias row as the LSTM passes its bias),
+// "t_times" is dw += xᵀ · d with d (256 × 512) (the weight gradient). Non-zeros are placed at
+// random with the given density (percent, the benchmark's argument); the dense side is one
+// OpenBLAS sgemm on the same x (zeros included), 1 thread. The sparse side includes building
+// the compressed rows (sparse_rows_build), as the LSTM does on every call.
+// Counter: GFLOP/s of the dense product's work (2·256·68·512), so both rows are comparable.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/threads.h"
+#include "ops/blas.h"
+#include "ops/sparse_rows.h"
+
+namespace attn {
+namespace {
+
+constexpr int64_t kRows = 256, kCols = 68, kOut = 512;
+
+std::vector<float> random_matrix(int64_t n, double density, const char* stream) {
+  Rng rng(1, stream, 0);
+  std::vector<float> v(static_cast<size_t>(n), 0.0f);
+  for (auto& e : v)
+    if (rng.uniform() < density) e = static_cast<float>(2 * rng.uniform() - 1);
+  return v;
+}
+
+void counters(benchmark::State& state) {
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kRows * kCols * kOut * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_TimesSparse(benchmark::State& state) {
+  threads_configure(1);
+  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
+  const auto w = random_matrix(kCols * kOut, 1.0, "w");
+  std::vector<float> out(kRows * kOut), bias(kOut, 0.0f);
+  SparseRows<float> s;
+  for (auto _ : state) {
+    sparse_rows_build(s, x.data(), kRows, kCols, 1.0);
+    sparse_rows_times(out.data(), kOut, s, w.data(), kOut, SparseRowSet{}, bias.data());  // overwrites
+    benchmark::DoNotOptimize(out.data());
+  }
+  counters(state);
+}
+
+void BM_TimesDense(benchmark::State& state) {
+  threads_configure(1);
+  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
+  const auto w = random_matrix(kCols * kOut, 1.0, "w");
+  std::vector<float> out(kRows * kOut);
+  for (auto _ : state) {
+    gemm<float>(false, false, kRows, kOut, kCols, 1.0f, x.data(), kCols, w.data(), kOut, 0.0f,
+                out.data(), kOut);
+    benchmark::DoNotOptimize(out.data());
+  }
+  counters(state);
+}
+
+void BM_TTimesSparse(benchmark::State& state) {
+  threads_configure(1);
+  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
+  const auto d = random_matrix(kRows * kOut, 1.0, "d");
+  std::vector<float> dw(kCols * kOut, 0.0f);
+  SparseRows<float> s;
+  for (auto _ : state) {
+    sparse_rows_build(s, x.data(), kRows, kCols, 1.0);
+    sparse_rows_t_times(dw.data(), s, d.data(), kOut, kOut);
+    benchmark::DoNotOptimize(dw.data());
+  }
+  counters(state);
+}
+
+void BM_TTimesDense(benchmark::State& state) {
+  threads_configure(1);
+  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
+  const auto d = random_matrix(kRows * kOut, 1.0, "d");
+  std::vector<float> dw(kCols * kOut, 0.0f);
+  for (auto _ : state) {
+    gemm<float>(true, false, kCols, kOut, kRows, 1.0f, x.data(), kCols, d.data(), kOut, 1.0f,
+                dw.data(), kOut);
+    benchmark::DoNotOptimize(dw.data());
+  }
+  counters(state);
+}
+
+// Densities in percent; the multi-hot qsa tokens of the LSTM benchmark are 8 of 68 ≈ 12 %.
+#define ATTN_DENSITIES ->Arg(2)->Arg(5)->Arg(10)->Arg(12)->Arg(15)->Arg(20)->Arg(30)->Arg(50)
+BENCHMARK(BM_TimesSparse) ATTN_DENSITIES;
+BENCHMARK(BM_TimesDense) ATTN_DENSITIES;
+BENCHMARK(BM_TTimesSparse) ATTN_DENSITIES;
+BENCHMARK(BM_TTimesDense) ATTN_DENSITIES;
+
+}  // namespace
+}  // namespace attn
+
+BENCHMARK_MAIN();
