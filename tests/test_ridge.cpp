@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -285,6 +286,26 @@ TEST(Ridge, OraclePathIsNoWorseThanTheValidatedChoice) {
     if (p.series == "test_nmse_path" && p.step == chosen_index) chosen = p.value;
   EXPECT_LE(oracle, chosen);
   EXPECT_TRUE(std::isfinite(oracle));
+}
+
+TEST(Ridge, NonFiniteFeaturesAreAClearErrorNotNaNResults) {
+  // An inf in one training sample's inputs (so in its features): primal, dual and kernel fits
+  // stop with the eigendecomposition's message instead of returning NaN read-outs.
+  Batch train = make_batch(40, 3, 0.0, planted());
+  train.X[5] = std::numeric_limits<double>::infinity();
+  for (const char* solver : {"primal", "dual"}) {
+    RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1e-3, solver));
+    FitLog log;
+    try {
+      m.fit(train, log);
+      ADD_FAILURE() << solver << ": no error";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("NaN or inf"), std::string::npos) << e.what();
+    }
+  }
+  RidgeModel k(std::make_unique<TestKernel>(6), one_lambda(1e-3));
+  FitLog log;
+  EXPECT_THROW(k.fit(train, log), UserError);
 }
 
 TEST(Ridge, BadOptionsAreUserErrors) {

@@ -1,4 +1,4 @@
-// Ridge over a λ grid from one eigendecomposition (LAPACK dsyevd), primal or dual: the
+// Ridge over a λ grid from one eigendecomposition (LAPACK dsytrd + dstedc), primal or dual: the
 // options, the spectral helpers and fit(). Prediction, evaluation and save/load are in
 // ridge_predict.cpp.
 #include "train/ridge.h"
@@ -25,16 +25,47 @@ double ridge_shrink(double eig, double lambda, double floor) {
   return 1.0 / (std::max(eig, 0.0) + lambda);
 }
 
-// Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
-Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what) {
+// Symmetric eigendecomposition of the lower triangle of A: dsytrd (A = U T Uᵀ), then dstedc
+// (T = Z Λ Zᵀ), the first two of dsyevd's three stages; the third (forming Q = U Z) is left out.
+Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::string& what) {
   const lapack_int n = static_cast<lapack_int>(A.rows());
-  Eigen::VectorXd w(n);
+  const std::string failed = "the eigendecomposition of the " + what + " failed";
+  const std::string hint = "; the features may contain NaN or inf";
+  Eigen::VectorXd d(n), e(std::max<lapack_int>(1, n - 1));
+  Q.tau.resize(std::max<lapack_int>(1, n - 1));
   // OpenBLAS stays at 1 thread here: a threaded LAPACK call rounds differently with the
   // thread count, and results must be bit-identical on 1 or 2 threads.
-  const int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', n, A.data(), n, w.data());
-  ATTN_CHECK(info == 0, "the eigendecomposition of the " + what + " failed (LAPACK info " +
-                            std::to_string(info) + "); the features may contain NaN or inf");
-  return w;
+  int info = LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, A.data(), n, d.data(), e.data(), Q.tau.data());
+  ATTN_CHECK(info == 0, failed + " (LAPACK dsytrd info " + std::to_string(info) + ")" + hint);
+  ATTN_CHECK(d.allFinite() && e.head(std::max<lapack_int>(0, n - 1)).allFinite(), failed + hint);
+  Q.reflectors = std::move(A);
+  Q.Z.resize(n, n);
+  info = LAPACKE_dstedc(LAPACK_COL_MAJOR, 'I', n, d.data(), e.data(), Q.Z.data(), n);
+  ATTN_CHECK(info == 0, failed + " (LAPACK dstedc info " + std::to_string(info) + ")" + hint);
+  return d;
+}
+
+ColMat RidgeSpectrum::q_times(const ColMat& G) const {
+  ColMat out = Z * G;  // then U · (Z G)
+  const lapack_int n = static_cast<lapack_int>(out.rows()), m = static_cast<lapack_int>(out.cols());
+  if (n == 0 || m == 0) return out;
+  const int info = LAPACKE_dormtr(LAPACK_COL_MAJOR, 'L', 'L', 'N', n, m, reflectors.data(), n,
+                                  tau.data(), out.data(), n);
+  ATTN_CHECK(info == 0, "applying the eigenvectors failed (LAPACK dormtr info " +
+                            std::to_string(info) + ")");
+  return out;
+}
+
+ColMat RidgeSpectrum::qt_times(const ColMat& B) const {
+  ColMat ub = B;  // Uᵀ B, then Zᵀ (Uᵀ B)
+  const lapack_int n = static_cast<lapack_int>(ub.rows()), m = static_cast<lapack_int>(ub.cols());
+  if (n > 0 && m > 0) {
+    const int info = LAPACKE_dormtr(LAPACK_COL_MAJOR, 'L', 'L', 'T', n, m, reflectors.data(), n,
+                                    tau.data(), ub.data(), n);
+    ATTN_CHECK(info == 0, "applying the eigenvectors failed (LAPACK dormtr info " +
+                              std::to_string(info) + ")");
+  }
+  return Z.transpose() * ub;
 }
 
 void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
@@ -57,7 +88,7 @@ ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<do
     for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], lambdas[l], st.floor);
     G.middleCols(l * K, K) = g.asDiagonal() * st.C;
   }
-  return st.Q * G;
+  return st.Q.q_times(G);
 }
 
 ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
@@ -214,9 +245,8 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     }
     A /= static_cast<double>(s->n_fit);
     Bv /= static_cast<double>(s->n_fit);
-    s->eig = ridge_eigen_symmetric(A, "feature Gram");
-    s->Q = std::move(A);
-    s->C = s->Q.transpose() * Bv;
+    s->eig = ridge_eigen_symmetric(std::move(A), s->Q, "feature Gram");
+    s->C = s->Q.qt_times(Bv);
   } else {
     if (is_kernel) {
       s->X_fit.assign(train.X.begin(), train.X.begin() + s->n_fit * s->x_size);
@@ -232,9 +262,8 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       A.selfadjointView<Eigen::Lower>().rankUpdate(s->Phi_fit);
       A /= static_cast<double>(s->n_fit);
     }
-    s->eig = ridge_eigen_symmetric(A, "kernel matrix");
-    s->Q = std::move(A);
-    s->C = s->Q.transpose() * Yc.topRows(s->n_fit);
+    s->eig = ridge_eigen_symmetric(std::move(A), s->Q, "kernel matrix");
+    s->C = s->Q.qt_times(Yc.topRows(s->n_fit));
   }
   const double eig_max = s->eig.size() ? std::max(0.0, s->eig.maxCoeff()) : 0.0;
   s->floor = eig_max * static_cast<double>(D) * std::numeric_limits<double>::epsilon();
@@ -268,7 +297,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   // The read-out at the chosen λ.
   Eigen::VectorXd g(D);
   for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
-  const ColMat coef = st.Q * (g.asDiagonal() * st.C);  // primal: V; dual: α
+  const ColMat coef = st.Q.q_times(g.asDiagonal() * st.C);  // primal: V; dual: α
   if (st.primal) {
     st.V = coef;
   } else if (is_kernel) {

@@ -227,9 +227,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
     if (!comm.is_root()) return;
     A /= static_cast<double>(n_fit);
     if (s->primal) Bv /= static_cast<double>(n_fit);
-    s->eig = ridge_eigen_symmetric(A, s->primal ? "feature Gram" : "kernel matrix");
-    s->Q = std::move(A);
-    s->C = s->primal ? ColMat(s->Q.transpose() * Bv) : ColMat(s->Q.transpose() * Y_fit);
+    s->eig = ridge_eigen_symmetric(std::move(A), s->Q, s->primal ? "feature Gram" : "kernel matrix");
+    s->C = s->primal ? s->Q.qt_times(Bv) : s->Q.qt_times(ColMat(Y_fit));
     const double eig_max = s->eig.size() ? std::max(0.0, s->eig.maxCoeff()) : 0.0;
     s->floor = eig_max * static_cast<double>(D) * std::numeric_limits<double>::epsilon();
     for (double l : s->lambdas) below_floor += (l > 0 && l <= s->floor);
@@ -310,7 +309,7 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
     if (!comm.is_root()) return;
     Eigen::VectorXd g(D);
     for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(s->eig[k], s->lambda, s->floor);
-    coef = s->Q * (g.asDiagonal() * s->C);  // primal: V; dual: α
+    coef = s->Q.q_times(g.asDiagonal() * s->C);  // primal: V; dual: α
   });
   comm.broadcast(0, coef.data(), coef.size());
   if (s->primal) {

@@ -14,14 +14,28 @@ namespace attn {
 using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ColMat = Eigen::MatrixXd;
 
+// The eigenvectors Q of a symmetric D × D matrix, kept factored as Q = U Z: U the Householder
+// reflectors of its tridiagonal reduction (LAPACK dsytrd: below the subdiagonal of
+// `reflectors`, with tau), Z the eigenvectors of the tridiagonal matrix (dstedc). Q itself is
+// never formed: the λ path applies it to a few columns at a time (O(D²) each), while forming Q
+// (dsyevd's back-transformation, 2D³ flops) is about 40 % of a full eigendecomposition.
+struct RidgeSpectrum {
+  ColMat reflectors, Z;
+  Eigen::VectorXd tau;
+  ColMat q_times(const ColMat& G) const;   // Q · G  (D × m)
+  ColMat qt_times(const ColMat& B) const;  // Qᵀ · B (D × m)
+};
+
 struct RidgeModel::State {
   bool primal = true;
   int64_t x_size = 0, P = 0, K = 0, T_out = 0, d_out = 0;
   int64_t n_fit = 0, n_val = 0;
   Eigen::VectorXd y_mean;  // K
-  // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors, C = Qᵀ B.
+  // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors Q (factored),
+  // C = Qᵀ B.
   Eigen::VectorXd eig;
-  ColMat Q, C;
+  RidgeSpectrum Q;
+  ColMat C;
   double floor = 0.0;
   std::vector<double> lambdas;
   int chosen = 0;
@@ -49,8 +63,9 @@ struct RidgeModel::State {
 // pseudo-inverse on the eigenvalues above the floor.
 double ridge_shrink(double eig, double lambda, double floor);
 
-// Symmetric eigendecomposition of the lower triangle of A (overwritten by eigenvectors).
-Eigen::VectorXd ridge_eigen_symmetric(ColMat& A, const std::string& what);
+// Symmetric eigendecomposition of the lower triangle of A (moved into Q's factors); returns the
+// eigenvalues in ascending order.
+Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::string& what);
 
 // Eigen-basis solutions of the fit split at every λ of `lambdas`: D × (L·K), λ_l in
 // columns [l·K, (l+1)·K); primal: read-outs V, dual: coefficients α.
