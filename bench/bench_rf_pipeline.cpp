@@ -14,14 +14,15 @@
 //
 // How the stages are seen without touching ridge.cpp: the model is a RidgeModel over an
 // RfaFeatures wrapped in a FeatureMap that times every features() call — exactly what
-// rfa_make builds — and this program defines dgemm_, dsyrk_ and LAPACKE_dsyevd itself.
+// rfa_make builds — and this program defines dgemm_, dsyrk_, LAPACKE_dsytrd and LAPACKE_dstedc
+// itself (ridge's eigendecomposition: the tridiagonal reduction and the tridiagonal eigenproblem).
 // libattnlab.a's calls (Eigen with EIGEN_USE_BLAS, ridge.cpp) bind to these definitions,
 // which log the call (time, shape, flops) and forward to the real OpenBLAS / LAPACKE
-// function (dlsym RTLD_NEXT). LAPACK's own dgemm_ calls inside dsyevd may come through
+// function (dlsym RTLD_NEXT). LAPACK's own dgemm_ calls inside the eigendecomposition may come through
 // too; they are logged as part of the eigendecomposition. Stages inside fit():
 //   features    the features() time before the eigendecomposition
 //   kernel      the rest of fit() before the eigendecomposition (K = ΦΦᵀ/n: dsyrk)
-//   eig         LAPACKE_dsyevd
+//   eig         LAPACKE_dsytrd + LAPACKE_dstedc
 //   lambda_val  fit() after the eigendecomposition (validation features and products,
 //               the λ loop, the read-out)
 // Output: "stage NAME WALL s  cpu CPU s | details" lines (bench/run_fu2023_pipeline.sh
@@ -88,8 +89,8 @@ constexpr double kLargeFlops = 1e8;
 
 struct CallEvent {
   double t0, t1, c0, c1, flops;  // wall and CPU seconds at start and end
-  std::string what;  // "dgemm 512x6554x17000", "dsyrk 6554x17000", "dsyevd 6554"
-  bool in_eig;       // issued by LAPACK inside dsyevd
+  std::string what;  // "dgemm 512x6554x17000", "dsyrk 6554x17000", "eig dsytrd 6554"
+  bool in_eig;       // issued by LAPACK inside the eigendecomposition
   int blas_threads;  // OpenBLAS's thread count during the call
 };
 
@@ -128,7 +129,9 @@ using DgemmFn = void (*)(const char*, const char*, const int*, const int*, const
                          const double*, double*, const int*);
 using DsyrkFn = void (*)(const char*, const char*, const int*, const int*, const double*,
                          const double*, const int*, const double*, double*, const int*);
-using DsyevdFn = lapack_int (*)(int, char, char, lapack_int, double*, lapack_int, double*);
+using DsytrdFn = lapack_int (*)(int, char, lapack_int, double*, lapack_int, double*, double*,
+                                double*);
+using DstedcFn = lapack_int (*)(int, char, lapack_int, double*, double*, double*, lapack_int);
 
 DgemmFn real_dgemm() {
   static const DgemmFn fn = real_symbol<DgemmFn>("dgemm_");
@@ -171,16 +174,28 @@ extern "C" int dsyrk_(const char* uplo, const char* trans, const int* n, const i
   return 0;
 }
 
-extern "C" lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a,
-                                     lapack_int lda, double* w) {
-  static const DsyevdFn fn = real_symbol<DsyevdFn>("LAPACKE_dsyevd");
+extern "C" lapack_int LAPACKE_dsytrd(int layout, char uplo, lapack_int n, double* a,
+                                     lapack_int lda, double* d, double* e, double* tau) {
+  static const DsytrdFn fn = real_symbol<DsytrdFn>("LAPACKE_dsytrd");
   const double t0 = now_s(), c0 = cpu_s();
   g_in_eig = true;
-  const lapack_int info = fn(layout, jobz, uplo, n, a, lda, w);
+  const lapack_int info = fn(layout, uplo, n, a, lda, d, e, tau);
   g_in_eig = false;
-  // ~ (4/3 + 2)·n³ for tridiagonalisation + back-transformation (nominal, for a rate only).
-  log_call(t0, c0, 10.0 / 3.0 * std::pow(static_cast<double>(n), 3),
-           "dsyevd " + std::to_string(n));
+  // (4/3)·n³ for the tridiagonal reduction (nominal, for a rate only).
+  log_call(t0, c0, 4.0 / 3.0 * std::pow(static_cast<double>(n), 3),
+           "eig dsytrd " + std::to_string(n));
+  return info;
+}
+
+extern "C" lapack_int LAPACKE_dstedc(int layout, char compz, lapack_int n, double* d, double* e,
+                                     double* z, lapack_int ldz) {
+  static const DstedcFn fn = real_symbol<DstedcFn>("LAPACKE_dstedc");
+  const double t0 = now_s(), c0 = cpu_s();
+  g_in_eig = true;
+  const lapack_int info = fn(layout, compz, n, d, e, z, ldz);
+  g_in_eig = false;
+  // Divide and conquer with eigenvectors: of the order of n³ (nominal, for a rate only).
+  log_call(t0, c0, std::pow(static_cast<double>(n), 3), "eig dstedc " + std::to_string(n));
   return info;
 }
 
@@ -302,12 +317,12 @@ struct Products {
   std::map<std::string, Tally> by_shape;
 };
 
-// The logged large products outside dsyevd that started in [t0, t1).
+// The logged large products outside the eigendecomposition that started in [t0, t1).
 Products products_in(double t0, double t1) {
   Products p;
   std::lock_guard<std::mutex> lock(g_log_mutex);
   for (const CallEvent& c : g_calls) {
-    if (c.in_eig || c.what.rfind("dsyevd", 0) == 0 || c.t0 < t0 || c.t0 >= t1) continue;
+    if (c.in_eig || c.what.rfind("eig ", 0) == 0 || c.t0 < t0 || c.t0 >= t1) continue;
     p.all.add(c);
     p.by_shape[c.what].add(c);
   }
@@ -407,7 +422,7 @@ int bench_main(const Options& o) {
   std::fflush(stdout);
 
   // The machine's dgemm rate, first (before the pipeline's allocations): at 1 thread (the
-  // OpenBLAS budget of ridge's products outside dsyevd) and at the run's thread count.
+  // OpenBLAS budget of ridge's products outside the eigendecomposition) and at the run's thread count.
   Rate rate1, rate_k;
   if (o.dgemm > 0) {
     dgemm_rate(std::min<int64_t>(o.dgemm, 1024), 1, 1);  // warm up
@@ -463,13 +478,16 @@ int bench_main(const Options& o) {
   const Stamp t_fit0 = stamp();
   model.fit(train, log);
   const Stamp t_fit1 = stamp();
+  // The eigendecomposition: from the start of dsytrd to the end of dstedc (the first pair).
   Stamp t_eig0 = t_fit1, t_eig1 = t_fit1;
-  for (const CallEvent& c : g_calls)
-    if (c.what.rfind("dsyevd", 0) == 0 && c.t0 >= t_fit0.wall) {
-      t_eig0 = {c.t0, c.c0};
+  for (const CallEvent& c : g_calls) {
+    if (c.t0 < t_fit0.wall) continue;
+    if (c.what.rfind("eig dsytrd", 0) == 0 && t_eig0.wall == t_fit1.wall) t_eig0 = {c.t0, c.c0};
+    if (c.what.rfind("eig dstedc", 0) == 0) {
       t_eig1 = {c.t1, c.c1};
       break;
     }
+  }
 
   // what run_point does next
   const Stamp t_p0 = stamp();
@@ -530,9 +548,9 @@ int bench_main(const Options& o) {
       int eig_threads = 0;
       for (const CallEvent& c : g_calls) {
         if (c.in_eig) inner.add(c);
-        if (c.what.rfind("dsyevd", 0) == 0) eig_threads = c.blas_threads;
+        if (c.what.rfind("eig ", 0) == 0) eig_threads = c.blas_threads;
       }
-      std::snprintf(buf, sizeof buf, " dsyevd n=%lld (%s), OpenBLAS threads %d;",
+      std::snprintf(buf, sizeof buf, " dsytrd + dstedc n=%lld (%s), OpenBLAS threads %d;",
                     (long long)(primal ? P : n_fit), primal ? "primal Gram" : "dual kernel",
                     eig_threads);
       details += buf;
@@ -553,7 +571,7 @@ int bench_main(const Options& o) {
   std::printf("stage %-14s %9.3f s  cpu %9.3f s | end to end (the W draw, %.3f s, excluded)\n",
               "total", total, total_cpu, t_model.wall - t_data.wall);
   if (all.all.calls > 0) {
-    std::printf("products large (>= %.0e flop, outside dsyevd): %lld calls, "
+    std::printf("products large (>= %.0e flop, outside the eigendecomposition): %lld calls, "
                 "%.4g flop in %.2f s (cpu %.2f s) = %s; %.0f%% of the end-to-end wall time\n",
                 kLargeFlops, (long long)all.all.calls, all.all.flops, all.all.wall, all.all.cpu,
                 rate_text(all.all, rate1, rate_k, o.threads).c_str(), 100.0 * all.all.wall / total);
