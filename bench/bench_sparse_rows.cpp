@@ -32,63 +32,66 @@ std::vector<float> random_matrix(int64_t n, double density, const char* stream) 
   return v;
 }
 
-void counters(benchmark::State& state) {
+// The benchmark's operands at state.range(0) percent density: x (kRows × kCols), the dense w
+// (kCols × kOut) of the forward and the dense d (kRows × kOut) of the weight gradient.
+struct Operands {
+  explicit Operands(const benchmark::State& state)
+      : x(random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x")),
+        w(random_matrix(kCols * kOut, 1.0, "w")),
+        d(random_matrix(kRows * kOut, 1.0, "d")) {
+    threads_configure(1);
+  }
+  std::vector<float> x, w, d;
+};
+
+// Runs body once per iteration; the counter: GFLOP/s of the dense product's work.
+template <class Body>
+void timed(benchmark::State& state, Body body) {
+  for (auto _ : state) body();
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kRows * kCols * kOut * 1e-9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_TimesSparse(benchmark::State& state) {
-  threads_configure(1);
-  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
-  const auto w = random_matrix(kCols * kOut, 1.0, "w");
+  const Operands o(state);
   std::vector<float> out(kRows * kOut), bias(kOut, 0.0f);
   SparseRows<float> s;
-  for (auto _ : state) {
-    sparse_rows_build(s, x.data(), kRows, kCols, 1.0);
-    sparse_rows_times(out.data(), kOut, s, w.data(), kOut, SparseRowSet{}, bias.data());  // overwrites
+  timed(state, [&] {
+    sparse_rows_build(s, o.x.data(), kRows, kCols, 1.0);
+    sparse_rows_times(out.data(), kOut, s, o.w.data(), kOut, SparseRowSet{}, bias.data());  // overwrites
     benchmark::DoNotOptimize(out.data());
-  }
-  counters(state);
+  });
 }
 
 void BM_TimesDense(benchmark::State& state) {
-  threads_configure(1);
-  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
-  const auto w = random_matrix(kCols * kOut, 1.0, "w");
+  const Operands o(state);
   std::vector<float> out(kRows * kOut);
-  for (auto _ : state) {
-    gemm<float>(false, false, kRows, kOut, kCols, 1.0f, x.data(), kCols, w.data(), kOut, 0.0f,
+  timed(state, [&] {
+    gemm<float>(false, false, kRows, kOut, kCols, 1.0f, o.x.data(), kCols, o.w.data(), kOut, 0.0f,
                 out.data(), kOut);
     benchmark::DoNotOptimize(out.data());
-  }
-  counters(state);
+  });
 }
 
 void BM_TTimesSparse(benchmark::State& state) {
-  threads_configure(1);
-  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
-  const auto d = random_matrix(kRows * kOut, 1.0, "d");
+  const Operands o(state);
   std::vector<float> dw(kCols * kOut, 0.0f);
   SparseRows<float> s;
-  for (auto _ : state) {
-    sparse_rows_build(s, x.data(), kRows, kCols, 1.0);
-    sparse_rows_t_times(dw.data(), s, d.data(), kOut, kOut);
+  timed(state, [&] {
+    sparse_rows_build(s, o.x.data(), kRows, kCols, 1.0);
+    sparse_rows_t_times(dw.data(), s, o.d.data(), kOut, kOut);
     benchmark::DoNotOptimize(dw.data());
-  }
-  counters(state);
+  });
 }
 
 void BM_TTimesDense(benchmark::State& state) {
-  threads_configure(1);
-  const auto x = random_matrix(kRows * kCols, static_cast<double>(state.range(0)) / 100, "x");
-  const auto d = random_matrix(kRows * kOut, 1.0, "d");
+  const Operands o(state);
   std::vector<float> dw(kCols * kOut, 0.0f);
-  for (auto _ : state) {
-    gemm<float>(true, false, kCols, kOut, kRows, 1.0f, x.data(), kCols, d.data(), kOut, 1.0f,
+  timed(state, [&] {
+    gemm<float>(true, false, kCols, kOut, kRows, 1.0f, o.x.data(), kCols, o.d.data(), kOut, 1.0f,
                 dw.data(), kOut);
     benchmark::DoNotOptimize(dw.data());
-  }
-  counters(state);
+  });
 }
 
 // Densities in percent; the multi-hot qsa tokens of the LSTM benchmark are 8 of 68 ≈ 12 %.

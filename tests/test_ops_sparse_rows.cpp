@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "isa_test_helpers.h"
 #include "ops/isa.h"
 #include "ops/sparse_rows.h"
 
@@ -160,16 +161,14 @@ TEST(SparseRows, StridedRowSetsCoverOneTimeStepEach) {
 }
 
 TEST(SparseRows, AvxAndGenericCopiesGiveTheSameBits) {
-  if (!isa_cpu_has_avx2()) GTEST_SKIP() << "no AVX2 copy to compare (CPU without AVX2, or a native build)";
   const int64_t rows = 40, cols = 37, n = 200;
   const auto x = sparse_matrix(rows, cols, 0.1, 7);
   const auto w = dense(cols * n, 5, "w"), d = dense(rows * n, 6, "d");
   const std::vector<double> out0(rows * n, 0.5), dw0(cols * n, -0.5);
-  isa_force(IsaCopy::generic);
-  const auto generic = run_sparse<float>(x, rows, cols, w, d, n, n, out0, dw0);
-  isa_force(IsaCopy::avx2);
-  const auto avx = run_sparse<float>(x, rows, cols, w, d, n, n, out0, dw0);
-  isa_force(IsaCopy::automatic);
+  const auto both =
+      test::in_both_copies([&] { return run_sparse<float>(x, rows, cols, w, d, n, n, out0, dw0); });
+  if (!both) return;  // one copy only (checked by in_both_copies)
+  const auto& [generic, avx] = *both;
   EXPECT_EQ(avx.out, generic.out);
   EXPECT_EQ(avx.dw, generic.dw);
 }
@@ -186,23 +185,25 @@ TEST(SparseRows, BothCopiesBuildTheSameRowsNaNIncludedZeroSignIgnored) {
   x[21 + 7] = -0.0f;
   x[21 + 8] = 1.0f;
   x[42 + 17] = -3.0f;
-  SparseRows<float> generic, avx;
-  isa_force(IsaCopy::generic);
-  ASSERT_TRUE(sparse_rows_build(generic, x.data(), 3, 21, 0.2));
-  if (isa_cpu_has_avx2()) {
-    isa_force(IsaCopy::avx2);
-    ASSERT_TRUE(sparse_rows_build(avx, x.data(), 3, 21, 0.2));
-  }
-  isa_force(IsaCopy::automatic);
+  auto build = [&] {
+    SparseRows<float> s;
+    EXPECT_TRUE(sparse_rows_build(s, x.data(), 3, 21, 0.2));
+    return s;
+  };
+  const SparseRows<float> generic = [&] {
+    const test::IsaForced forced(IsaCopy::generic);
+    return build();
+  }();
   EXPECT_EQ(generic.start, (std::vector<int64_t>{0, 4, 5, 6}));
   EXPECT_EQ(generic.col, (std::vector<int32_t>{3, 9, 15, 20, 8, 17}));
-  if (isa_cpu_has_avx2()) {
-    EXPECT_EQ(avx.start, generic.start);
-    EXPECT_EQ(avx.col, generic.col);
-    ASSERT_EQ(avx.val.size(), generic.val.size());
-    for (size_t k = 0; k < avx.val.size(); ++k)
-      EXPECT_EQ(std::bit_cast<uint32_t>(avx.val[k]), std::bit_cast<uint32_t>(generic.val[k])) << k;
-  }
+  const auto both = test::in_both_copies(build);
+  if (!both) return;  // one copy only (checked by in_both_copies)
+  const SparseRows<float>& avx = both->second;
+  EXPECT_EQ(avx.start, generic.start);
+  EXPECT_EQ(avx.col, generic.col);
+  ASSERT_EQ(avx.val.size(), generic.val.size());
+  for (size_t k = 0; k < avx.val.size(); ++k)
+    EXPECT_EQ(std::bit_cast<uint32_t>(avx.val[k]), std::bit_cast<uint32_t>(generic.val[k])) << k;
 }
 
 TEST(SparseRows, InitRowOverwritesInsteadOfAdding) {

@@ -186,12 +186,13 @@ Range<T> range_of(const SparseRows<T>& s, int64_t n, int64_t ld, SparseRowSet r,
   return Range<T>{s, r.first, r.count, r.step};
 }
 
-// Appends the non-zeros of one row xr[0, cols) at slot nnz (room for cols more), branch-free
-// (the positions of the non-zeros are data, not predictable): every entry is written at the next
-// free slot, which advances only past a non-zero. Returns the new count.
+// Appends the non-zeros of xr[k0, k1) at slot nnz (room for k1 − k0 more), branch-free (the
+// positions of the non-zeros are data, not predictable): every entry is written at the next free
+// slot, which advances only past a non-zero. Returns the new count.
 template <class T>
-ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t cols) {
-  for (int64_t k = 0; k < cols; ++k) {
+ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t k0,
+                                   int64_t k1) {
+  for (int64_t k = k0; k < k1; ++k) {
     c[nnz] = static_cast<int32_t>(k);
     v[nnz] = xr[k];
     nnz += xr[k] != T(0);
@@ -218,18 +219,24 @@ ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, i
       mask &= mask - 1;
     }
   }
-  for (; k0 < cols; ++k0) {
-    c[nnz] = static_cast<int32_t>(k0);
-    v[nnz] = xr[k0];
-    nnz += xr[k0] != 0.0f;
-  }
-  return nnz;
+  return compact_row(c, v, nnz, xr, k0, cols);
 }
 #endif
 
-// Compacts the rows row(q), q < rows.
-template <class T, class RowAt>
-bool build(SparseRows<T>& s, int64_t rows, int64_t cols, double max_density, RowAt row) {
+template <class T>
+int64_t compact(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t cols) {
+#if ATTN_HAVE_AVX2_COPY
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa_use_avx2()) return compact_row_avx2(c, v, nnz, xr, cols);
+  }
+#endif
+  return compact_row(c, v, nnz, xr, 0, cols);
+}
+
+}  // namespace
+
+template <class T>
+bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols, double max_density) {
   ATTN_CHECK(rows >= 0 && cols >= 1 && cols <= INT32_MAX,
              "sparse_rows: need rows >= 0 and 1 <= cols < 2^31");
   ATTN_CHECK(max_density >= 0 && max_density <= 1,
@@ -241,39 +248,15 @@ bool build(SparseRows<T>& s, int64_t rows, int64_t cols, double max_density, Row
   s.start[0] = 0;
   s.col.resize(static_cast<size_t>(limit + cols));
   s.val.resize(static_cast<size_t>(limit + cols));
-  int32_t* c = s.col.data();
-  T* v = s.val.data();
   int64_t nnz = 0;
-#if ATTN_HAVE_AVX2_COPY
-  const bool avx2 = std::is_same_v<T, float> && isa_use_avx2();
-#endif
   for (int64_t q = 0; q < rows; ++q) {
-#if ATTN_HAVE_AVX2_COPY
-    if constexpr (std::is_same_v<T, float>) {
-      if (avx2) {
-        nnz = compact_row_avx2(c, v, nnz, row(q), cols);
-      } else {
-        nnz = compact_row(c, v, nnz, row(q), cols);
-      }
-    } else {
-      nnz = compact_row(c, v, nnz, row(q), cols);
-    }
-#else
-    nnz = compact_row(c, v, nnz, row(q), cols);
-#endif
+    nnz = compact(s.col.data(), s.val.data(), nnz, x + q * cols, cols);
     if (nnz > limit) return false;
     s.start[q + 1] = nnz;
   }
   s.col.resize(static_cast<size_t>(nnz));
   s.val.resize(static_cast<size_t>(nnz));
   return true;
-}
-
-}  // namespace
-
-template <class T>
-bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols, double max_density) {
-  return build(s, rows, cols, max_density, [=](int64_t q) { return x + q * cols; });
 }
 
 template <class T>

@@ -18,7 +18,8 @@ using ColMat = Eigen::MatrixXd;
 // reflectors of its tridiagonal reduction (LAPACK dsytrd: below the subdiagonal of
 // `reflectors`, with tau), Z the eigenvectors of the tridiagonal matrix (dstedc). Q itself is
 // never formed: the λ path applies it to a few columns at a time (O(D²) each), while forming Q
-// (dsyevd's back-transformation, 2D³ flops) is about 40 % of a full eigendecomposition.
+// (dsyevd's back-transformation, 2D³ flops) took a third of the eigendecomposition's time in the
+// fu2023 pipeline benchmark (docs/performance.md).
 struct RidgeSpectrum {
   ColMat reflectors, Z;
   Eigen::VectorXd tau;
