@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "core/threads.h"
 #include "experiment/plan.h"
 #include "models/model.h"
@@ -81,7 +82,10 @@ TEST(RfModels, RfmlpConvergesToItsKernelLimit) {
 }
 
 TEST(RfModels, FitsDoNotDependOnTheThreadCount) {
-  const Batch train = rf_data(300, 0), test = rf_data(100, 100000);
+  // 1500 training samples (1125 in the fit split) and 600 test samples: with 40 heads at d = 3
+  // the feature blocks hold 256 samples, so every features() call has 3 to 5 blocks and a
+  // second thread gets work.
+  const Batch train = rf_data(1500, 0), test = rf_data(600, 100000);
   std::vector<std::vector<double>> preds;
   for (int threads : {1, 2}) {
     threads_configure(threads);
@@ -92,6 +96,46 @@ TEST(RfModels, FitsDoNotDependOnTheThreadCount) {
   }
   threads_configure(1);
   EXPECT_EQ(preds[0], preds[1]);
+}
+
+TEST(RfModels, BrfaWithZeroMeanScaleIsRfa) {
+  // μ = c·√d with c = 0 is RFA: same W draw (same seed and stream), same fit, bit for bit;
+  // c ≠ 0 changes the predictions.
+  const Batch train = rf_data(300, 0), test = rf_data(100, 100000);
+  auto predictions = [&](const std::string& name, const std::string& scale) {
+    std::vector<std::pair<std::string, std::string>> sets = {{"heads", "40"}};
+    if (!scale.empty()) sets.push_back({"mean_scale", scale});
+    auto m = make_model(name, sets, "[1e-4, 1e-2, 1]", train.shape);
+    FitLog log;
+    m->fit(train, log);
+    return m->predict(test);
+  };
+  const std::vector<double> rfa = predictions("rfa", "");
+  EXPECT_EQ(predictions("brfa", "0"), rfa);
+  EXPECT_GT(rms_gap(predictions("brfa", "1"), rfa), 1e-3);
+}
+
+TEST(RfModels, QuadratureNodesIsAModelKey) {
+  const Batch train = rf_data(60, 0);
+  try {
+    make_model("brfa_kernel", {{"mean_method", "quadrature"}, {"quadrature_nodes", "1"}}, "[1e-2]",
+               train.shape);
+    ADD_FAILURE() << "quadrature_nodes = 1 was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("quadrature_nodes"), std::string::npos) << e.what();
+  }
+  // 8 nodes per panel already agree with the closed form (cdf) to well below the fit's scale.
+  const Batch test = rf_data(50, 100000);
+  auto predict = [&](const std::vector<std::pair<std::string, std::string>>& sets) {
+    auto m = make_model("brfa_kernel", sets, "[1e-2]", train.shape);
+    FitLog log;
+    m->fit(train, log);
+    return m->predict(test);
+  };
+  const auto cdf = predict({});
+  const auto quad = predict({{"mean_method", "quadrature"}, {"quadrature_nodes", "8"}});
+  EXPECT_LT(rms_gap(cdf, quad), 1e-6);
+  EXPECT_GT(rms_gap(cdf, std::vector<double>(cdf.size(), 0.0)), 0.1);
 }
 
 TEST(RfModels, BrfaChoosesTheMeanScaleOnValidation) {

@@ -56,6 +56,7 @@ RfaKernelConfig rfa_kernel_config(const Params& p, double w_mean) {
   c.w_var = p.get_real("w_var");
   c.w_mean = w_mean;
   c.mean_method = p.get_string("mean_method");
+  c.quadrature_nodes = static_cast<int>(p.get_int("quadrature_nodes"));
   return c;
 }
 
@@ -153,6 +154,15 @@ ParamSpec kernel_heads_param() {
                    0, 1 << 24);
 }
 
+constexpr const char* kMeanMethodHelp =
+    "relu with μ ≠ 0: bivariate-normal closed form (cdf) or the reference Gauss–Legendre "
+    "quadrature of a 1-D integral (about 20× slower)";
+
+ParamSpec quadrature_nodes_param() {
+  return param_int("quadrature_nodes", 48, "Gauss–Legendre nodes per panel for mean_method = quadrature",
+                   2, 1000);
+}
+
 RidgeOptions kernel_ridge_options(const ModelContext& c) {
   RidgeOptions o = ridge_options(c.train);
   const int64_t heads = c.model.get_int("heads");
@@ -165,8 +175,8 @@ std::vector<ParamSpec> rfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
-  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
-                           "μ ≠ 0: bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
+  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"}, kMeanMethodHelp));
+  s.push_back(quadrature_nodes_param());
   return s;
 }
 
@@ -174,8 +184,8 @@ std::vector<ParamSpec> brfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
-  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"},
-                           "bivariate-normal closed form or 2-D Gauss–Hermite quadrature"));
+  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"}, kMeanMethodHelp));
+  s.push_back(quadrature_nodes_param());
   return s;
 }
 
