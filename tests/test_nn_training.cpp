@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -119,6 +120,111 @@ class LinearNet : public Net<double> {
  private:
   MlpBlock<double> block_;
 };
+
+// n samples x ~ N(0, I_d) with labels sign·(x W) for a fixed W ~ 3·N(0, 1) (d × k).
+TrainSet<double> linear_set(int64_t n, int64_t d, int64_t k, double sign, uint64_t seed) {
+  Rng wr(1, "test.linear_set.W", 0), xr(seed, "test.linear_set.x", 0);
+  std::vector<double> W(d * k);
+  for (double& w : W) w = 3 * wr.gaussian();
+  TrainSet<double> s{n, d, k, std::vector<double>(n * d), std::vector<double>(n * k, 0.0)};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < d; ++j) s.X[i * d + j] = xr.gaussian();
+    for (int64_t j = 0; j < d; ++j)
+      for (int64_t c = 0; c < k; ++c) s.Y[i * k + c] += sign * s.X[i * d + j] * W[j * k + c];
+  }
+  return s;
+}
+
+// Every step sees the whole set (full-batch gradient descent).
+BatchSource<double> whole_set(const TrainSet<double>& s) {
+  return [&s](int64_t, int64_t batch, double* x, double* y) {
+    ASSERT_EQ(batch, s.n);
+    std::copy(s.X.begin(), s.X.end(), x);
+    std::copy(s.Y.begin(), s.Y.end(), y);
+  };
+}
+
+TEST(Trainer, ClipNormScalesTheStepToTheCap) {
+  // One plain SGD step with lr 1 moves the parameters by −g. With clip_norm = 0.1·|g| the move
+  // is −0.1·g exactly; with clip_norm above |g| it is −g unchanged.
+  const TrainSet<double> data = linear_set(64, 4, 2, 1.0, 7);
+  auto step_delta = [&](double clip) {
+    LinearNet net(4, 2);
+    net.init(3);
+    const std::vector<double> before = net.params().values();
+    TrainerConfig c;
+    c.optimizer.kind = "sgd";
+    c.lr = 1.0;
+    c.steps = 1;
+    c.batch = data.n;
+    c.clip_norm = clip;
+    c.restore_best = false;
+    FitLog log;
+    trainer_run<double>(net, c, whole_set(data), data, log);
+    std::vector<double> delta(before.size());
+    for (size_t i = 0; i < before.size(); ++i) delta[i] = net.params().values()[i] - before[i];
+    return delta;
+  };
+  const std::vector<double> free = step_delta(0);
+  double g = 0;
+  for (double v : free) g += v * v;
+  g = std::sqrt(g);
+  ASSERT_GT(g, 1.0);
+  const std::vector<double> clipped = step_delta(0.1 * g), loose = step_delta(2 * g);
+  for (size_t i = 0; i < free.size(); ++i) {
+    EXPECT_NEAR(clipped[i], 0.1 * free[i], 1e-12 * g) << i;
+    EXPECT_EQ(loose[i], free[i]) << i;
+  }
+}
+
+// Training towards W while validating against −W: the validation loss rises from the first
+// evaluation on (|W_net + W|² grows while the small initial W_net moves to W).
+struct DivergingValidation {
+  TrainSet<double> train = linear_set(64, 4, 2, 1.0, 7), val = linear_set(64, 4, 2, -1.0, 8);
+  TrainerConfig config(int64_t patience, bool restore_best) const {
+    TrainerConfig c;
+    c.optimizer.kind = "sgd";
+    c.lr = 0.02;
+    c.steps = 30;
+    c.batch = train.n;
+    c.eval_every = 1;
+    c.patience = patience;
+    c.restore_best = restore_best;
+    return c;
+  }
+};
+
+TEST(Trainer, PatienceStopsAfterThatManyEvaluationsWithoutImprovement) {
+  const DivergingValidation v;
+  LinearNet net(4, 2);
+  net.init(3);
+  FitLog log;
+  const TrainReport r = trainer_run<double>(net, v.config(3, true), whole_set(v.train), v.val, log);
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_EQ(r.best_step, 1);
+  EXPECT_EQ(r.steps_run, 4);  // evaluations at steps 2, 3, 4 do not improve on step 1
+  LinearNet full(4, 2);
+  full.init(3);
+  const TrainReport all = trainer_run<double>(full, v.config(0, true), whole_set(v.train), v.val, log);
+  EXPECT_FALSE(all.stopped_early);
+  EXPECT_EQ(all.steps_run, 30);
+}
+
+TEST(Trainer, RestoreBestEndsWithTheBestValidationParameters) {
+  const DivergingValidation v;
+  auto final_val_loss = [&](bool restore, TrainReport* r) {
+    LinearNet net(4, 2);
+    net.init(3);
+    FitLog log;
+    *r = trainer_run<double>(net, v.config(0, restore), whole_set(v.train), v.val, log);
+    return trainer_loss<double>(net, Loss::mse, v.val, 1024);
+  };
+  TrainReport kept, last;
+  const double restored = final_val_loss(true, &kept), not_restored = final_val_loss(false, &last);
+  EXPECT_EQ(kept.best_step, 1);
+  EXPECT_EQ(restored, kept.best_val_loss);
+  EXPECT_GT(not_restored, 2 * kept.best_val_loss);
+}
 
 TEST(Trainer, RecoversAPlantedLinearMap) {
   const int64_t d = 5, k = 2, n = 512;
@@ -313,20 +419,52 @@ TEST(NeuralModel, TwoThreadsMatchOneUpToRoundingAndRepeatExactly) {
 }
 
 TEST(NeuralModel, FixedTrainingSetWithLearningRateSelection) {
+  // Three rates for plain SGD: 1e-7 cannot move the weights in 12 steps, 0.1 learns, 1e5
+  // diverges. The diverged rate is dropped (not the run), the chosen rate is the argmin of the
+  // logged validation losses, and that is 0.1.
   NeuralRun run("qsa", "mlp",
                 {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
                  {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
-                 {"train.lrs", "[1e-4, 1e-2]"}});
+                 {"train.optimizer", "sgd"}, {"train.lrs", "[1e-7, 0.1, 1e5]"}});
   const Batch train = task_generate(*run.task, 5, 0, 200);
   FitLog log;
+  testing::internal::CaptureStderr();
   run.model->fit(train, log);
-  double steps = 0, lr = 0;
+  const std::string err = testing::internal::GetCapturedStderr();
+  double steps = 0, lr = 0, diverged = -1;
   for (const auto& [k, v] : log.scalars) {
     if (k == "steps_run") steps = v;
     if (k == "lr_chosen") lr = v;
+    if (k == "lrs_diverged") diverged = v;
   }
+  std::map<int64_t, double> val_by_lr;
+  for (const auto& p : log.points)
+    if (p.series == "val_loss_by_lr") val_by_lr[p.step] = p.value;
   EXPECT_EQ(steps, 3 * 4);  // 180 fitting samples in batches of 50
-  EXPECT_TRUE(lr == 1e-4 || lr == 1e-2);
+  EXPECT_EQ(diverged, 1);
+  EXPECT_NE(err.find("lr = 100000 dropped"), std::string::npos) << err;
+  ASSERT_EQ(val_by_lr.size(), 2u);  // rates 0 and 1; the diverged rate 2 has no loss
+  EXPECT_LT(val_by_lr.at(1), val_by_lr.at(0));
+  EXPECT_EQ(lr, 0.1);
+}
+
+TEST(NeuralModel, EveryLearningRateDivergingFailsTheRun) {
+  NeuralRun run("qsa", "mlp",
+                {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
+                 {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
+                 {"train.optimizer", "sgd"}, {"train.lrs", "[1e5, 1e6]"}});
+  const Batch train = task_generate(*run.task, 5, 0, 200);
+  FitLog log;
+  testing::internal::CaptureStderr();
+  try {
+    run.model->fit(train, log);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("every learning rate of train.lrs diverged"),
+              std::string::npos)
+        << e.what();
+  }
+  testing::internal::GetCapturedStderr();
 }
 
 TEST(NeuralModel, DivergenceIsAClearError) {
@@ -394,7 +532,7 @@ TEST(NeuralModel, BadSettingsAreUserErrors) {
   EXPECT_THROW(small.model->fit(one, log), UserError);
 }
 
-TEST(GradcheckTable, EveryNeuralModelAndOpHasRows) {
+TEST(GradcheckTable, EveryNeuralModelHasRows) {
   std::set<std::string> names;
   for (const auto& row : gradcheck_table()) names.insert(row.name.substr(0, row.name.find('/', 6)));
   for (const std::string model : {"attention", "third_order", "transformer", "mlp", "lstm"})

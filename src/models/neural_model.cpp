@@ -3,6 +3,7 @@
 // samples (train.n = 0), optionally once per learning rate, predicts, saves and loads.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 
@@ -236,7 +237,11 @@ class NeuralModel : public Model {
     double best_loss = std::numeric_limits<double>::infinity();
     FitLog best_log;
     TrainReport best_report;
-    for (double lr : lrs) {
+    int diverged = 0;
+    std::string last_divergence;
+    std::unique_ptr<Net<T>> chosen;  // the best rate's network (best_net keeps the old one until then)
+    for (size_t k = 0; k < lrs.size(); ++k) {
+      const double lr = lrs[k];
       c.lr = lr;
       order.clear();
       position = 0;
@@ -245,15 +250,32 @@ class NeuralModel : public Model {
       net->init(seed_);
       FitLog run_log;
       const NetFactory<T> replica = [this] { return neural_net_make<T>(name_, model_params_, shape_); };
-      const TrainReport r = trainer_run<T>(*net, c, source, val, run_log, replica);
-      if (r.best_val_loss < best_loss || !best_net) {
+      TrainReport r;
+      try {
+        r = trainer_run<T>(*net, c, source, val, run_log, replica);
+      } catch (const TrainingDiverged& e) {
+        // One rate of a selection diverging drops that rate; if every rate does, the run fails.
+        if (lrs.size() == 1) throw;
+        ++diverged;
+        last_divergence = e.what();
+        std::fprintf(stderr, "attnlab: %s: train.lrs: lr = %g dropped (%s)\n", name_.c_str(), lr,
+                     e.what());
+        continue;
+      }
+      if (lrs.size() > 1) log.point("val_loss_by_lr", static_cast<int64_t>(k), r.best_val_loss);
+      if (r.best_val_loss < best_loss || !chosen) {
         best_loss = r.best_val_loss;
-        best_net = std::move(net);
+        chosen = std::move(net);
         best_log = std::move(run_log);
         best_report = r;
         chosen_lr_ = lr;
       }
     }
+    if (!chosen)
+      throw TrainingDiverged("every learning rate of train.lrs diverged (the last: " +
+                             last_divergence + ")");
+    best_net = std::move(chosen);
+    if (lrs.size() > 1) log.scalar("lrs_diverged", diverged);
     for (auto& p : best_log.points) log.points.push_back(p);
     log.scalar("params", static_cast<double>(best_net->params().size()));
     for (const auto& [k, v] : best_net->sizes()) log.scalar(k, v);

@@ -117,7 +117,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
       std::ostringstream msg;
       msg << "training diverged at step " << step << ": the " << loss_name(c.loss) << " loss is "
           << loss << "; lower train.lr (now " << c.lr << ") or set train.clip_norm";
-      throw UserError(msg.str());
+      throw TrainingDiverged(msg.str());
     }
     if (c.clip_norm > 0) {
       double sq = 0;
@@ -136,8 +136,9 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
     r.last_train_loss = loss;
     if (step % c.eval_every == 0 || step == c.steps) {
       const double val_loss = trainer_loss(net, c.loss, val, c.eval_batch);
-      ATTN_CHECK(std::isfinite(val_loss), "training diverged at step " + std::to_string(step) +
-                                              ": the validation loss is not finite; lower train.lr");
+      if (!std::isfinite(val_loss))
+        throw TrainingDiverged("training diverged at step " + std::to_string(step) +
+                               ": the validation loss is not finite; lower train.lr");
       log.point("train_loss", step, window_loss / static_cast<double>(window_steps));
       log.point("val_loss", step, val_loss);
       window_loss = 0;

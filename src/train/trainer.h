@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "models/model.h"
 #include "nn/net.h"
 #include "ops/loss.h"
@@ -53,6 +54,13 @@ struct TrainReport {
   int64_t steps_run = 0, best_step = 0;
   double best_val_loss = 0, last_train_loss = 0;
   bool stopped_early = false;
+};
+
+// Thrown by trainer_run when the training loss becomes NaN or ±inf (a UserError: the run is
+// recorded as failed with this message). A learning-rate selection (train.lrs) drops the rate.
+class TrainingDiverged : public UserError {
+ public:
+  explicit TrainingDiverged(const std::string& message) : UserError(message) {}
 };
 
 // Builds another network of the same architecture (its parameters are overwritten).
