@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "train/metrics.h"
 #include "train/ridge.h"
+#include "train/ridge_state.h"
 
 namespace attn {
 namespace {
@@ -147,6 +149,51 @@ TEST(Ridge, PrimalDualAndDirectSolveAgree) {
       EXPECT_LT(max_rel_diff(k.predict(test), direct), 1e-9) << "kernel n=" << n << " λ=" << lambda;
     }
   }
+}
+
+TEST(Ridge, DualWithRecomputedFeaturesEqualsStoredFeatures) {
+  // train.dual_features = recompute keeps no n × P feature matrix: the kernel is built from
+  // tiles (7 samples, not dividing n, feature blocks of 3) and the read-outs from one more pass.
+  // Same predictions, validation losses, test path and refit as storing Φ, to rounding.
+  const Batch train = make_batch(50, 21, 0.3, planted()), test = make_batch(30, 22, 0.3, planted());
+  for (bool refit : {false, true}) {
+    std::vector<std::vector<double>> preds;
+    std::vector<std::map<std::string, double>> scalars;
+    std::vector<std::vector<double>> paths;
+    for (const char* how : {"store", "recompute"}) {
+      RidgeOptions o;
+      o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
+      o.solver = "dual";
+      o.block = 3;
+      o.refit = refit;
+      o.dual_features = how;
+      o.dual_tile = 7;
+      RidgeModel m(std::make_unique<TestFeatures>(6), o);
+      FitLog log;
+      m.fit(train, log);
+      m.evaluate(test, log);
+      preds.push_back(m.predict(test));
+      scalars.emplace_back(log.scalars.begin(), log.scalars.end());
+      std::vector<double> path;
+      for (const auto& p : log.points)
+        if (p.series == "val_mse" || p.series == "test_nmse_path") path.push_back(p.value);
+      paths.push_back(path);
+    }
+    EXPECT_LT(max_rel_diff(preds[1], preds[0]), 1e-9) << "refit " << refit;
+    ASSERT_EQ(paths[0].size(), 8u);
+    EXPECT_LT(max_rel_diff(paths[1], paths[0]), 1e-9) << "refit " << refit;
+    EXPECT_EQ(scalars[0].at("dual_features_recomputed"), 0);
+    EXPECT_EQ(scalars[1].at("dual_features_recomputed"), 1);
+    EXPECT_EQ(scalars[1].at("lambda"), scalars[0].at("lambda"));
+    EXPECT_NEAR(scalars[1].at("test_nmse_minnorm"), scalars[0].at("test_nmse_minnorm"),
+                1e-9 * scalars[0].at("test_nmse_minnorm"));
+  }
+}
+
+TEST(Ridge, DualTileRowsFollowTheMemoryBudget) {
+  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 16ull * 1000 * 500), 500);  // two tiles of 500 rows
+  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 0), 64);                    // at least one block
+  EXPECT_EQ(ridge_dual_tile_rows(300, 1000, 64, 1ull << 40), 300);            // at most n
 }
 
 TEST(Ridge, PlantedSolutionIsRecovered) {

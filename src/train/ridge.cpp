@@ -146,6 +146,16 @@ ParamSpec ridge_distributed_param() {
   return p;
 }
 
+// Also an execution setting (same results to rounding).
+ParamSpec ridge_dual_features_param() {
+  ParamSpec p = param_choice("dual_features", "auto", {"auto", "store", "recompute"},
+                             "dual fits of feature models: keep the n x P features (store), "
+                             "recompute them per tile (recompute: memory n^2 + tile x P), or store "
+                             "when they fit in memory (auto)");
+  p.execution_only = true;
+  return p;
+}
+
 }  // namespace
 
 std::vector<ParamSpec> ridge_train_schema() {
@@ -157,6 +167,7 @@ std::vector<ParamSpec> ridge_train_schema() {
       param_choice("solver", "auto", {"auto", "primal", "dual"},
                    "P x P Gram (primal) or n x n kernel (dual); auto picks the smaller"),
       param_bool("refit", false, "refit on the whole training set at the chosen λ"),
+      ridge_dual_features_param(),
       ridge_distributed_param(),
   };
 }
@@ -167,6 +178,7 @@ RidgeOptions ridge_options(const Params& train) {
   o.val_fraction = train.get_real("val_fraction");
   o.solver = train.get_string("solver");
   o.refit = train.get_bool("refit");
+  if (train.has("dual_features")) o.dual_features = train.get_string("dual_features");
   o.distributed = train.has("distributed") && train.get_bool("distributed");
   ATTN_CHECK(!o.lambdas.empty(), "train.lambdas is empty; give at least one λ, e.g. [1e-3]");
   ATTN_CHECK(o.lambdas.size() == 1 || o.val_fraction > 0,
@@ -217,13 +229,28 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   const int64_t B = std::max<int64_t>(1, options_.block);
   const int64_t K = s->K;
 
-  // Memory: the D×D system and its eigenvectors, plus stored dual features / inputs.
-  uint64_t doubles = 2 * static_cast<uint64_t>(D) * D + static_cast<uint64_t>(B) * (s->P + D);
-  if (!s->primal && !is_kernel) doubles += static_cast<uint64_t>(s->n_fit) * s->P;
-  memory_check(8 * doubles, "ridge with a " + std::to_string(D) + " x " + std::to_string(D) +
-                                (s->primal ? " Gram" : " kernel"),
+  // Memory: the D×D system and its eigenvectors, plus stored dual features / inputs. Dual
+  // feature fits recompute Φ per tile instead of storing it when asked to, or (auto) when
+  // storing it would not fit.
+  const uint64_t system = 2 * static_cast<uint64_t>(D) * D + static_cast<uint64_t>(B) * (s->P + D);
+  const uint64_t stored = static_cast<uint64_t>(s->n_fit) * s->P;
+  const bool dual_features = !s->primal && !is_kernel;
+  const uint64_t budget = static_cast<uint64_t>(0.9 * static_cast<double>(memory_available_bytes()));
+  const bool recompute =
+      dual_features && (options_.dual_features == "recompute" ||
+                        (options_.dual_features == "auto" && 8 * (system + stored) > budget));
+  memory_check(8 * (system + (dual_features && !recompute ? stored : 0)),
+               "ridge with a " + std::to_string(D) + " x " + std::to_string(D) +
+                   (s->primal ? " Gram" : " kernel"),
                s->primal ? "lower model.heads / model.width, or use train.solver = dual"
-                         : "lower train.n, or use train.solver = primal");
+               : dual_features
+                   ? "lower train.n, use train.solver = primal, or train.dual_features = recompute"
+                   : "lower train.n");
+  const int64_t tile =
+      !recompute ? 0
+      : options_.dual_tile > 0
+          ? options_.dual_tile
+          : ridge_dual_tile_rows(n, s->P, B, budget > 8 * system ? budget - 8 * system : 0);
 
   // Centred labels of the fit split.
   Eigen::Map<const RowMat> Y(train.Y.data(), n, K);
@@ -253,6 +280,9 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       RowMat Kr(s->n_fit, s->n_fit);
       kernel_->kernel(train.x(0), s->n_fit, train.x(0), s->n_fit, Kr.data());
       A = Kr / static_cast<double>(s->n_fit);
+    } else if (recompute) {
+      A = ridge_dual_kernel_tiled(*features_, train, s->n_fit, tile, B);
+      A /= static_cast<double>(s->n_fit);
     } else {
       s->Phi_fit.resize(s->n_fit, s->P);
       for (int64_t lo = 0; lo < s->n_fit; lo += B) {
@@ -272,6 +302,15 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
 
   state_ = std::move(s);
   State& st = *state_;
+  if (recompute) {
+    // Φ_fit is not kept: form the read-outs of the whole path (and λ → 0⁺, for evaluate())
+    // now, in one more pass of feature tiles, as the distributed fit does.
+    st.path_lambdas = st.lambdas;
+    st.path_lambdas.push_back(0.0);
+    st.path_readout = ridge_features_t_times_tiled(*features_, train, st.n_fit, tile, B,
+                                                   ridge_path_coefficients(st, st.path_lambdas));
+    st.path_readout /= static_cast<double>(st.n_fit);
+  }
 
   // Choose λ on the validation split.
   st.chosen = 0;
@@ -303,6 +342,8 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   } else if (is_kernel) {
     st.alpha = coef;
     st.n_alpha = st.n_fit;
+  } else if (recompute) {
+    st.V = st.path_readout.middleCols(static_cast<int64_t>(st.chosen) * K, K);
   } else {
     st.V = st.Phi_fit.transpose() * coef / static_cast<double>(st.n_fit);
   }
@@ -332,6 +373,12 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       G /= static_cast<double>(n);
       G.diagonal().array() += lam;
       st.V = G.ldlt().solve(Bv / static_cast<double>(n));
+    } else if (recompute) {
+      // Lower triangle only: LDLT reads the lower triangle.
+      ColMat Kc = ridge_dual_kernel_tiled(*features_, train, n, tile, B) / static_cast<double>(n);
+      Kc.diagonal().array() += lam;
+      const ColMat a = Kc.ldlt().solve(Yall);
+      st.V = ridge_features_t_times_tiled(*features_, train, n, tile, B, a) / static_cast<double>(n);
     } else {
       RowMat Kr(n, n);
       if (is_kernel) {
@@ -361,6 +408,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   log.scalar("lambda_index", st.chosen);
   log.scalar("lambdas_below_floor", below_floor);
   log.scalar("ridge_primal", st.primal ? 1 : 0);
+  if (dual_features) log.scalar("dual_features_recomputed", recompute ? 1 : 0);
   log.scalar("n_fit", static_cast<double>(st.n_fit));
   if (!is_kernel) log.scalar("param_count", static_cast<double>(st.P * K));
   if (below_floor > 0)

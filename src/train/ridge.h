@@ -37,6 +37,11 @@ struct RidgeOptions {
   double val_fraction = 0.2;
   std::string solver = "auto";  // auto | primal | dual (kernels: dual)
   bool refit = false;
+  // Dual feature models: keep Φ of the fit split (store), recompute it per tile (recompute:
+  // memory O(n² + tile·P) instead of O(n·P), features computed ≈ n/(2·tile) more times), or
+  // store when it fits in memory (auto).
+  std::string dual_features = "auto";
+  int64_t dual_tile = 0;  // samples per tile when recomputing (0: as many as memory allows)
   int64_t block = 512;  // samples per feature block
   bool distributed = false;  // train.distributed: fit over the MPI ranks (fit_distributed)
 };

@@ -72,6 +72,18 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
 // columns [l·K, (l+1)·K); primal: read-outs V, dual: coefficients α.
 ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas);
 
+// Dual feature fits that do not store Φ (train.dual_features = recompute, or auto when n × P
+// would not fit in memory): features are recomputed per tile of samples (ridge_tiled.cpp).
+// Rows per tile so that two tiles of P features fit in budget_bytes, within [block, n].
+int64_t ridge_dual_tile_rows(int64_t n, int64_t P, int64_t block, uint64_t budget_bytes);
+// The lower triangle of ΦΦᵀ (n × n, unscaled) for samples [0, n) of data; the strict upper
+// triangle is zero. Each tile's features are computed once per later tile (≈ n/(2·tile) passes).
+ColMat ridge_dual_kernel_tiled(const FeatureMap& features, const Batch& data, int64_t n,
+                               int64_t tile, int64_t block);
+// Φᵀ C (P × C.cols()) for samples [0, n) of data, C n × m: one pass of feature tiles.
+ColMat ridge_features_t_times_tiled(const FeatureMap& features, const Batch& data, int64_t n,
+                                    int64_t tile, int64_t block, const ColMat& C);
+
 // Predictions, without the label mean, of the fit split's models at every λ of `lambdas`
 // for samples [first, first + count) of data: count × (L·K), λ_l in columns
 // [l·K, (l+1)·K). The read-outs of all λ are formed first (P × L·K for feature models,
