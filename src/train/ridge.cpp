@@ -45,6 +45,17 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
   return d;
 }
 
+double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say) {
+  const double lam = std::max(st.lambda, st.floor);
+  log.scalar("refit_lambda", lam);
+  if (say && lam > st.lambda)
+    std::fprintf(stderr,
+                 "attnlab: train.refit: the chosen λ = %.3g is below the numerical floor %.3g of "
+                 "the fit split's %s; the refit on all %lld samples uses λ = %.3g\n",
+                 st.lambda, st.floor, st.primal ? "Gram" : "kernel", static_cast<long long>(n), lam);
+  return lam;
+}
+
 ColMat RidgeSpectrum::q_times(const ColMat& G) const {
   ColMat out = Z * G;  // then U · (Z G)
   const lapack_int n = static_cast<lapack_int>(out.rows()), m = static_cast<lapack_int>(out.cols());
@@ -351,15 +362,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     // Solve on all n samples at the chosen λ (centred by the mean of all n).
     st.y_mean = Y.colwise().mean().transpose();
     const ColMat Yall = Y.rowwise() - st.y_mean.transpose();
-    // A direct solve cannot take λ below the numerical floor (the path's pseudo-inverse lives
-    // in the fit split's spectrum, which the refit does not have): raise it, and say so.
-    const double lam = std::max(st.lambda, st.floor);
-    log.scalar("refit_lambda", lam);
-    if (lam > st.lambda)
-      std::fprintf(stderr,
-                   "attnlab: train.refit: the chosen λ = %.3g is below the numerical floor %.3g of "
-                   "the fit split's %s; the refit on all %lld samples uses λ = %.3g\n",
-                   st.lambda, st.floor, st.primal ? "Gram" : "kernel", static_cast<long long>(n), lam);
+    const double lam = ridge_refit_lambda(st, n, log, true);
     if (st.primal) {
       ColMat G = ColMat::Zero(st.P, st.P), Bv = ColMat::Zero(st.P, K);
       RowMat F(B, st.P);

@@ -331,7 +331,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
     comm.sum_all(all_sum.data(), K);
     s->y_mean = all_sum / static_cast<double>(n);
     const ColMat Yall = Y.rowwise() - s->y_mean.transpose();
-    const double lam = std::max(s->lambda, s->floor);  // rank 0's floor; only it solves
+    // Rank 0's floor; only it solves (and says so).
+    const double lam = ridge_refit_lambda(*s, n, log, comm.is_root());
     ColMat solution;
     if (s->primal) {
       ColMat G = ColMat::Zero(P, P), Bl = ColMat::Zero(P, K);
@@ -386,6 +387,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
   log.scalar("lambda_index", st.chosen);
   log.scalar("lambdas_below_floor", below_floor);
   log.scalar("ridge_primal", st.primal ? 1 : 0);
+  // Each rank stores the features of its own samples (train.dual_features is not used here).
+  if (!st.primal && !is_kernel) log.scalar("dual_features_recomputed", 0);
   log.scalar("n_fit", static_cast<double>(st.n_fit));
   if (!is_kernel) log.scalar("param_count", static_cast<double>(st.P * K));
   log.scalar("fit_ranks", comm.size());

@@ -72,6 +72,11 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
 // columns [l·K, (l+1)·K); primal: read-outs V, dual: coefficients α.
 ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas);
 
+// The λ of a refit on all n samples (train.refit): the chosen λ, raised to the fit split's
+// numerical floor if below it (a direct solve cannot take it lower; the path's pseudo-inverse
+// lives in the fit split's spectrum). Logs refit_lambda; with `say`, prints the raise.
+double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say);
+
 // Dual feature fits that do not store Φ (train.dual_features = recompute, or auto when n × P
 // would not fit in memory): features are recomputed per tile of samples (ridge_tiled.cpp).
 // Rows per tile so that two tiles of P features fit in budget_bytes, within [block, n].
