@@ -1,6 +1,8 @@
 // Available memory and size arithmetic.
 #include "core/memory.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -49,6 +51,16 @@ void memory_check(uint64_t bytes, const std::string& what, const std::string& hi
   ATTN_CHECK(static_cast<double>(bytes) <= limit,
              what + " needs " + format_bytes(bytes) + " of memory but only " +
                  format_bytes(available) + " is available; " + hint);
+}
+
+void memory_advise_huge_pages(void* p, uint64_t bytes) {
+  constexpr uint64_t kHuge = uint64_t{2} << 20;
+  if (p == nullptr || bytes < 16 * kHuge) return;
+#ifdef MADV_HUGEPAGE
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~uintptr_t{kHuge - 1};
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t{kHuge - 1};
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
 }
 
 bool checked_mul(uint64_t a, uint64_t b, uint64_t* out) {

@@ -40,6 +40,7 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
   ATTN_CHECK(d.allFinite() && e.head(std::max<lapack_int>(0, n - 1)).allFinite(), failed + hint);
   Q.reflectors = std::move(A);
   Q.Z.resize(n, n);
+  ridge_advise_huge(Q.Z);
   info = LAPACKE_dstedc(LAPACK_COL_MAJOR, 'I', n, d.data(), e.data(), Q.Z.data(), n);
   ATTN_CHECK(info == 0, failed + " (LAPACK dstedc info " + std::to_string(info) + ")" + hint);
   return d;
@@ -138,6 +139,7 @@ ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* fea
   }
   const ColMat& V = st.primal ? coef : readout;
   RowMat F(std::min(B, count), st.P);  // one buffer for every block
+  ridge_advise_huge(F);
   for (int64_t lo = 0; lo < count; lo += B) {
     const int64_t m = std::min(B, count - lo);
     features->features(data.x(first + lo), m, F.data());
@@ -269,6 +271,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   ColMat Yc = (Y.rowwise() - s->y_mean.transpose());
 
   ColMat A(D, D);
+  ridge_advise_huge(A);
   A.setZero();
   RowMat Phi;
   if (s->primal) {
@@ -289,6 +292,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     if (is_kernel) {
       s->X_fit.assign(train.X.begin(), train.X.begin() + s->n_fit * s->x_size);
       RowMat Kr(s->n_fit, s->n_fit);
+      ridge_advise_huge(Kr);
       kernel_->kernel(train.x(0), s->n_fit, train.x(0), s->n_fit, Kr.data());
       A = Kr / static_cast<double>(s->n_fit);
     } else if (recompute) {
@@ -296,6 +300,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       A /= static_cast<double>(s->n_fit);
     } else {
       s->Phi_fit.resize(s->n_fit, s->P);
+      ridge_advise_huge(s->Phi_fit);
       for (int64_t lo = 0; lo < s->n_fit; lo += B) {
         const int64_t m = std::min(B, s->n_fit - lo);
         features_->features(train.x(lo), m, s->Phi_fit.data() + lo * s->P);
@@ -388,6 +393,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
         kernel_->kernel(train.x(0), n, train.x(0), n, Kr.data());
       } else {
         RowMat F(n, st.P);
+        ridge_advise_huge(F);
         for (int64_t lo = 0; lo < n; lo += B) {
           const int64_t m = std::min(B, n - lo);
           features_->features(train.x(lo), m, F.data() + lo * st.P);

@@ -157,6 +157,7 @@ std::vector<double> RidgeModel::predict(const Batch& data) const {
     return out;
   }
   RowMat F(std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
+  ridge_advise_huge(F);
   for (int64_t lo = 0; lo < n; lo += B) {
     const int64_t m = std::min(B, n - lo);
     features_->features(data.x(lo), m, F.data());

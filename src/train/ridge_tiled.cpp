@@ -32,8 +32,12 @@ ColMat ridge_dual_kernel_tiled(const FeatureMap& features, const Batch& data, in
                                int64_t tile, int64_t block) {
   ATTN_ASSERT(tile >= 1 && block >= 1 && n <= data.n, "bad tile");
   const int64_t P = features.dim();
-  ColMat A = ColMat::Zero(n, n);
+  ColMat A(n, n);
+  ridge_advise_huge(A);
+  A.setZero();
   RowMat FI(std::min(tile, n), P), FJ(std::min(tile, n), P);
+  ridge_advise_huge(FI);
+  ridge_advise_huge(FJ);
   for (int64_t i0 = 0; i0 < n; i0 += tile) {
     const int64_t mi = std::min(tile, n - i0);
     tile_features(features, data, i0, mi, block, FI);
@@ -54,6 +58,7 @@ ColMat ridge_features_t_times_tiled(const FeatureMap& features, const Batch& dat
   const int64_t P = features.dim();
   ColMat out = ColMat::Zero(P, C.cols());
   RowMat F(std::min(tile, std::max<int64_t>(n, 1)), P);
+  ridge_advise_huge(F);
   for (int64_t i0 = 0; i0 < n; i0 += tile) {
     const int64_t mi = std::min(tile, n - i0);
     tile_features(features, data, i0, mi, block, F);
