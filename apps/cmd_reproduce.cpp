@@ -25,7 +25,7 @@ namespace {
 
 struct ReproduceOptions {
   std::string name, out;
-  bool quick = false, quiet = false, force_new = false;
+  bool quick = false, quiet = false, force_new = false, report_only = false;
   int jobs = 1;
 };
 
@@ -63,6 +63,7 @@ int reproduce(const ReproduceOptions& o) {
     rq.jobs = o.jobs;
     rq.progress = !o.quiet;
     rq.force_new = o.force_new;
+    rq.run_nothing = o.report_only;
     fmt::print("== {} ({})\n", spec_path.stem().string(), rq.spec_path);
     std::fflush(stdout);
     const RunSummary s = experiment_run(rq);
@@ -71,10 +72,14 @@ int reproduce(const ReproduceOptions& o) {
     section.description = s.spec.description;
     section.spec_path = rq.spec_path;
     section.dir = rq.out_dir;
+    if (o.report_only && s.skipped < s.planned)
+      section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
+                     " runs are stored (--report-only ran nothing); claims and figures use those";
+    if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
     try {
       experiment_plot(rq.out_dir);
     } catch (const UserError& e) {
-      section.note = std::string("figures not drawn: ") + e.what();
+      section.note += (section.note.empty() ? "" : "; ") + std::string("figures not drawn: ") + e.what();
       fmt::print(stderr, "attnlab: {}\n", section.note);
     }
     const auto runs = ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()).load_runs();
@@ -104,6 +109,10 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
   cmd->add_flag("--force-new", o->force_new,
                 "Where a spec changed since its results were stored, move them aside and rerun");
+  cmd->add_flag("--report-only", o->report_only,
+                "Run nothing: check the claims and draw the figures from the runs stored so far "
+                "(e.g. while a long reproduction is still running elsewhere); sections with "
+                "missing runs say so");
   cmd->footer("Exit code 0 when every claim passes, 1 when any fails, 2 on bad input.");
   cmd->callback([o, exit_code] {
     threads_configure(0);

@@ -281,6 +281,21 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   const std::string html = test::file_read(path("rep") + "/report.html");
   EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);  // figures embedded
   EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/plot1.png"));
+  // --report-only runs nothing: in a fresh directory every section says 0 runs are stored and
+  // the claims fail for want of runs; on the finished directory it gives the same verdicts.
+  setenv("ATTNLAB_HOME", home.c_str(), 1);
+  const auto empty = test::cli_run("reproduce mini --report-only --out " + path("rep_empty") + " -q");
+  const auto again = test::cli_run("reproduce mini --report-only --out " + path("rep") + " -q");
+  unsetenv("ATTNLAB_HOME");
+  EXPECT_EQ(empty.exit_code, 1) << empty.out;
+  EXPECT_EQ(empty.out.find("PASS engine_test/ok"), std::string::npos) << empty.out;
+  const std::string empty_md = test::file_read(path("rep_empty") + "/report.md");
+  EXPECT_NE(empty_md.find("partial: 0 of"), std::string::npos) << empty_md;
+  EXPECT_EQ(ResultsStore(path("rep_empty") + "/a/results.sqlite").load_runs().size(), 0u);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.out.find("PASS engine_test/ok"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("FAIL engine_test/impossible"), std::string::npos) << again.out;
+  EXPECT_EQ(test::file_read(path("rep") + "/report.md").find("partial:"), std::string::npos);
   // Unknown group: a user error listing the groups.
   setenv("ATTNLAB_HOME", home.c_str(), 1);
   const auto bad = test::cli_run("reproduce nope");

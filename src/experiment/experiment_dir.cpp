@@ -140,6 +140,7 @@ RunSummary experiment_run(const RunRequest& rq) {
     else
       pending.push_back(&p);
   }
+  if (rq.run_nothing) pending.clear();
   const SweepOptions options{rq.jobs, rq.progress};
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   for (const RunPoint* p : pending)

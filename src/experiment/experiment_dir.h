@@ -26,6 +26,9 @@ struct RunRequest {
   bool force_new = false;
   bool retry_failed = false;
   bool progress = true;
+  // Run nothing: validate, open (or create) the store, count what it holds, export the CSV
+  // (`attnlab reproduce --report-only`: claims and figures from the runs stored so far).
+  bool run_nothing = false;
   // --mpi: the job's ranks. Rank 0 calls experiment_run and hands the runs out to the
   // others (experiment/sweep_mpi.h); null or one rank: this process runs them (--jobs).
   const Comm* comm = nullptr;
