@@ -75,6 +75,9 @@ int reproduce(const ReproduceOptions& o) {
     if (o.report_only && s.skipped < s.planned)
       section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                      " runs are stored (--report-only ran nothing); claims and figures use those";
+    if (s.stale > 0)
+      section.note += (section.note.empty() ? "" : "; ") + std::to_string(s.stale) +
+                      " stored runs are not in the current plan and are left out";
     if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
     try {
       experiment_plot(rq.out_dir);
@@ -82,7 +85,8 @@ int reproduce(const ReproduceOptions& o) {
       section.note += (section.note.empty() ? "" : "; ") + std::string("figures not drawn: ") + e.what();
       fmt::print(stderr, "attnlab: {}\n", section.note);
     }
-    const auto runs = ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()).load_runs();
+    const auto runs =
+        experiment_plan_runs(ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()));
     for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;
     for (const auto& claim : s.spec.claims) section.claims.push_back(claim_evaluate(claim, runs));
     sections.push_back(std::move(section));

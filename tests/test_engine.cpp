@@ -16,6 +16,7 @@
 
 #include "cli_helpers.h"
 #include "core/rng.h"
+#include "experiment/experiment_dir.h"
 #include "experiment/store.h"
 
 extern char** environ;
@@ -253,6 +254,34 @@ TEST_F(Engine, CsvAgreesWithTheStore) {
 
 namespace attn {
 namespace {
+
+TEST_F(Engine, RunsNotInTheCurrentPlanAreLeftOutOfTheCsvAndSaidSo) {
+  // A stored run whose id the current plan does not have (as after a parameter is added to a
+  // model with its default: every resolved config, so every id, changes) stays in the store
+  // but not in results.csv; run, export and merge say how many were left out.
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("p") + " -q").exit_code, 0);
+  {
+    ResultsStore store(path("p") + "/results.sqlite");
+    StoredRun stale = store.load_runs().front();
+    stale.run_id = "00000000deadbeef";
+    store.insert(stale);
+    ASSERT_EQ(store.load_runs().size(), 25u);
+    int64_t left_out = -1;
+    EXPECT_EQ(experiment_plan_runs(store, &left_out).size(), 24u);
+    EXPECT_EQ(left_out, 1);
+  }
+  const auto exported = test::cli_run("export " + path("p"));
+  EXPECT_NE(exported.out.find("1 stored runs are not in the current plan"), std::string::npos)
+      << exported.out;
+  EXPECT_EQ(test::file_read(path("p") + "/results.csv").find("00000000deadbeef"), std::string::npos);
+  const auto again = test::cli_run("run " + spec_ + " --out " + path("p") + " -q");
+  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("1 stored runs are not in the current plan"), std::string::npos) << again.out;
+  const auto merged = test::cli_run("merge " + path("m") + " " + path("p"));
+  EXPECT_NE(merged.out.find("1 stored runs are not in the current plan"), std::string::npos)
+      << merged.out;
+  EXPECT_EQ(test::file_read(path("m") + "/results.csv").find("00000000deadbeef"), std::string::npos);
+}
 
 TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   // A private experiments/ folder: one spec whose claims hold and one that fails.

@@ -1,9 +1,12 @@
 // Running, exporting, plotting and merging experiment directories.
 #include "experiment/experiment_dir.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -128,6 +131,9 @@ RunSummary experiment_run(const RunRequest& rq) {
   store.set_meta("spec_json", spec_to_json(spec));
   nlohmann::json swept = swept_keys(spec);
   store.set_meta("swept", swept.dump());
+  nlohmann::json plan_ids = nlohmann::json::array();
+  for (const auto& p : points) plan_ids.push_back(p.run_id);
+  store.set_meta("plan_ids", plan_ids.dump());
   atomic_file_write((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
 
   const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
@@ -153,17 +159,48 @@ RunSummary experiment_run(const RunRequest& rq) {
                              : sweep_execute(pending, store, options);
   summary.ok = s.ok;
   summary.failed = s.failed;
-  results_export_csv(store.load_runs(), swept_keys(spec),
+  results_export_csv(experiment_plan_runs(store, &summary.stale), swept_keys(spec),
                      (fs::path(rq.out_dir) / "results.csv").string());
   return summary;
 }
+
+std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale) {
+  std::vector<StoredRun> runs = store.load_runs();
+  const std::vector<std::string> ids = json_string_list(store.meta("plan_ids"));
+  int64_t left_out = 0;
+  if (!ids.empty()) {
+    const std::set<std::string> plan(ids.begin(), ids.end());
+    const auto end = std::remove_if(runs.begin(), runs.end(),
+                                    [&](const StoredRun& r) { return plan.count(r.run_id) == 0; });
+    left_out = static_cast<int64_t>(runs.end() - end);
+    runs.erase(end, runs.end());
+  }
+  if (stale != nullptr) *stale = left_out;
+  return runs;
+}
+
+namespace {
+
+// Regenerates DIR/results.csv from the plan's runs, saying if any stored run was left out.
+void export_plan_csv(const ResultsStore& store, const std::string& dir) {
+  int64_t stale = 0;
+  results_export_csv(experiment_plan_runs(store, &stale), json_string_list(store.meta("swept")),
+                     (fs::path(dir) / "results.csv").string());
+  if (stale > 0)
+    std::fprintf(stderr,
+                 "attnlab: %s: %lld stored runs are not in the current plan (their settings differ "
+                 "from what the spec resolves to now, e.g. a parameter added since); left out of "
+                 "results.csv, the figures and the claims\n",
+                 dir.c_str(), static_cast<long long>(stale));
+}
+
+}  // namespace
 
 void experiment_export(const std::string& dir) {
   if (!fs::exists(store_path(dir)))
     throw IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir + "` first");
   ResultsStore store(store_path(dir));
-  results_export_csv(store.load_runs(), json_string_list(store.meta("swept")),
-                     (fs::path(dir) / "results.csv").string());
+  export_plan_csv(store, dir);
   const std::string spec_json = store.meta("spec_json");
   if (!spec_json.empty()) atomic_file_write((fs::path(dir) / "spec.json").string(), spec_json);
 }
@@ -205,7 +242,7 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   if (!existing.empty() && existing != fingerprint)
     throw UserError(out_dir + " already holds results of a different spec; merge into a new directory");
   for (const char* key : {"spec_hash", "spec_runs", "experiment", "attnlab_version", "spec_path",
-                          "spec_json", "swept"})
+                          "spec_json", "swept", "plan_ids"})
     if (out.meta(key).empty()) out.set_meta(key, shards.front()->meta(key));
   const std::set<std::string> have_ok = out.finished_ids(false);
   for (const auto& shard : shards)
@@ -214,8 +251,7 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
       if (run.status != "ok" && out.finished_ids(true).count(run.run_id)) continue;
       out.insert(run);
     }
-  results_export_csv(out.load_runs(), json_string_list(out.meta("swept")),
-                     (fs::path(out_dir) / "results.csv").string());
+  export_plan_csv(out, out_dir);
   atomic_file_write((fs::path(out_dir) / "spec.json").string(), out.meta("spec_json"));
   return static_cast<int64_t>(out.load_runs().size());
 }

@@ -15,6 +15,8 @@
 namespace attn {
 
 class Comm;
+class ResultsStore;
+struct StoredRun;
 
 struct RunRequest {
   std::string spec_path;
@@ -39,12 +41,20 @@ struct RunSummary {
   int64_t planned = 0;  // points of this shard
   int64_t skipped = 0;  // already in the store
   int64_t ok = 0, failed = 0;
+  int64_t stale = 0;  // stored runs left out of results.csv: not in the current plan
 };
 
 // Validates everything, then runs the points of the shard that the store does not hold
 // yet. UserError (nothing written) on a bad spec, or when DIR holds another spec's
 // results and force_new is not set.
 RunSummary experiment_run(const RunRequest& request);
+
+// The runs of a store that belong to the plan its spec was last run with (meta plan_ids, the
+// run ids of every point), or all of them in stores from before plan_ids was recorded.
+// *stale (if given) counts the others: runs whose resolved settings differ from what the spec
+// resolves to now (e.g. a model parameter added since, with its default). results.csv, the
+// figures and the claims use only the plan's runs.
+std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale = nullptr);
 
 // Parses "i/k" (0 <= i < k); UserError otherwise.
 void shard_parse(const std::string& text, int* index, int* count);
