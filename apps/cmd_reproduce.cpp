@@ -79,15 +79,21 @@ int reproduce(const ReproduceOptions& o) {
       section.note += (section.note.empty() ? "" : "; ") + std::to_string(s.stale) +
                       " stored runs are not in the current plan and are left out";
     if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
-    try {
-      experiment_plot(rq.out_dir);
-    } catch (const UserError& e) {
-      section.note += (section.note.empty() ? "" : "; ") + std::string("figures not drawn: ") + e.what();
-      fmt::print(stderr, "attnlab: {}\n", section.note);
-    }
     const auto runs =
         experiment_plan_runs(ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()));
     for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;
+    std::string figures_note;
+    if (section.runs_ok == 0) {
+      figures_note = "no figures: no finished runs";
+    } else {
+      try {
+        experiment_plot(rq.out_dir);
+      } catch (const UserError& e) {
+        figures_note = std::string("figures not drawn: ") + e.what();
+        fmt::print(stderr, "attnlab: {}: {}\n", section.name, figures_note);
+      }
+    }
+    if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
     for (const auto& claim : s.spec.claims) section.claims.push_back(claim_evaluate(claim, runs));
     sections.push_back(std::move(section));
   }
