@@ -75,10 +75,10 @@ int reproduce(const ReproduceOptions& o) {
     if (o.report_only && s.skipped < s.planned)
       section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                      " runs are stored (--report-only ran nothing); claims and figures use those";
-    if (s.stale > 0)
+    if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
+    if (s.stale > 0)  // (the export below prints its own line about these)
       section.note += (section.note.empty() ? "" : "; ") + std::to_string(s.stale) +
                       " stored runs are not in the current plan and are left out";
-    if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
     const auto runs =
         experiment_plan_runs(ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()));
     for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;
