@@ -72,7 +72,8 @@ int reproduce(const ReproduceOptions& o) {
     section.description = s.spec.description;
     section.spec_path = rq.spec_path;
     section.dir = rq.out_dir;
-    if (o.report_only && s.skipped < s.planned)
+    const bool partial = o.report_only && s.skipped < s.planned;
+    if (partial)
       section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                      " runs are stored (--report-only ran nothing); claims and figures use those";
     if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
@@ -94,7 +95,12 @@ int reproduce(const ReproduceOptions& o) {
       }
     }
     if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
-    for (const auto& claim : s.spec.claims) section.claims.push_back(claim_evaluate(claim, runs));
+    for (const auto& claim : s.spec.claims) {
+      section.claims.push_back(claim_evaluate(claim, runs));
+      if (partial)  // a verdict on part of the runs: say so on its line
+        section.claims.back().detail += " [partial: " + std::to_string(s.skipped) + " of " +
+                                        std::to_string(s.planned) + " runs stored]";
+    }
     sections.push_back(std::move(section));
   }
   report_write(out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), sections);
@@ -119,10 +125,11 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
   cmd->add_flag("--force-new", o->force_new,
                 "Where a spec changed since its results were stored, move them aside and rerun");
-  cmd->add_flag("--report-only", o->report_only,
+  auto* report_only = cmd->add_flag("--report-only", o->report_only,
                 "Run nothing: check the claims and draw the figures from the runs stored so far "
                 "(e.g. while a long reproduction is still running elsewhere); sections with "
                 "missing runs say so");
+  report_only->excludes(cmd->get_option("--force-new"));
   cmd->footer("Exit code 0 when every claim passes, 1 when any fails, 2 on bad input.");
   cmd->callback([o, exit_code] {
     threads_configure(0);

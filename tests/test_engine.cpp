@@ -318,6 +318,8 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   unsetenv("ATTNLAB_HOME");
   EXPECT_EQ(empty.exit_code, 1) << empty.out;
   EXPECT_EQ(empty.out.find("PASS engine_test/ok"), std::string::npos) << empty.out;
+  EXPECT_NE(empty.out.find("[partial: 0 of"), std::string::npos) << empty.out;  // on each verdict
+  EXPECT_EQ(again.out.find("[partial:"), std::string::npos) << again.out;
   const std::string empty_md = test::file_read(path("rep_empty") + "/report.md");
   EXPECT_NE(empty_md.find("partial: 0 of"), std::string::npos) << empty_md;
   EXPECT_EQ(ResultsStore(path("rep_empty") + "/a/results.sqlite").load_runs().size(), 0u);

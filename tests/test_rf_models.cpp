@@ -124,7 +124,8 @@ TEST(RfModels, QuadratureNodesIsAModelKey) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("quadrature_nodes"), std::string::npos) << e.what();
   }
-  // 8 nodes per panel already agree with the closed form (cdf) to well below the fit's scale.
+  // 8 nodes per panel already agree with the closed form (cdf) to well below the fit's scale;
+  // 2 nodes do not, so the key reaches the kernel.
   const Batch test = rf_data(50, 100000);
   auto predict = [&](const std::vector<std::pair<std::string, std::string>>& sets) {
     auto m = make_model("brfa_kernel", sets, "[1e-2]", train.shape);
@@ -135,6 +136,8 @@ TEST(RfModels, QuadratureNodesIsAModelKey) {
   const auto cdf = predict({});
   const auto quad = predict({{"mean_method", "quadrature"}, {"quadrature_nodes", "8"}});
   EXPECT_LT(rms_gap(cdf, quad), 1e-6);
+  const auto coarse = predict({{"mean_method", "quadrature"}, {"quadrature_nodes", "2"}});
+  EXPECT_GT(rms_gap(cdf, coarse), 1e-5);
   EXPECT_GT(rms_gap(cdf, std::vector<double>(cdf.size(), 0.0)), 0.1);
 }
 

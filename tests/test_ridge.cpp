@@ -153,21 +153,22 @@ TEST(Ridge, PrimalDualAndDirectSolveAgree) {
 
 TEST(Ridge, DualWithRecomputedFeaturesEqualsStoredFeatures) {
   // train.dual_features = recompute keeps no n × P feature matrix: the kernel is built from
-  // tiles (7 samples, not dividing n, feature blocks of 3) and the read-outs from one more pass.
+  // tiles (7 samples, not dividing n, feature blocks of 3; and tiles sized from the memory
+  // budget, with the default block of 512 samples above n) and the read-outs from one more pass.
   // Same predictions, validation losses, test path and refit as storing Φ, to rounding.
   const Batch train = make_batch(50, 21, 0.3, planted()), test = make_batch(30, 22, 0.3, planted());
   for (bool refit : {false, true}) {
     std::vector<std::vector<double>> preds;
     std::vector<std::map<std::string, double>> scalars;
     std::vector<std::vector<double>> paths;
-    for (const char* how : {"store", "recompute"}) {
+    for (const std::string how : {"store", "recompute", "recompute_auto_tile"}) {
       RidgeOptions o;
       o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
       o.solver = "dual";
-      o.block = 3;
+      o.block = how == "recompute_auto_tile" ? 512 : 3;
       o.refit = refit;
-      o.dual_features = how;
-      o.dual_tile = 7;
+      o.dual_features = how == "store" ? "store" : "recompute";
+      o.dual_tile = how == "recompute" ? 7 : 0;
       RidgeModel m(std::make_unique<TestFeatures>(6), o);
       FitLog log;
       m.fit(train, log);
@@ -179,21 +180,27 @@ TEST(Ridge, DualWithRecomputedFeaturesEqualsStoredFeatures) {
         if (p.series == "val_mse" || p.series == "test_nmse_path") path.push_back(p.value);
       paths.push_back(path);
     }
-    EXPECT_LT(max_rel_diff(preds[1], preds[0]), 1e-9) << "refit " << refit;
     ASSERT_EQ(paths[0].size(), 8u);
-    EXPECT_LT(max_rel_diff(paths[1], paths[0]), 1e-9) << "refit " << refit;
     EXPECT_EQ(scalars[0].at("dual_features_recomputed"), 0);
-    EXPECT_EQ(scalars[1].at("dual_features_recomputed"), 1);
-    EXPECT_EQ(scalars[1].at("lambda"), scalars[0].at("lambda"));
-    EXPECT_NEAR(scalars[1].at("test_nmse_minnorm"), scalars[0].at("test_nmse_minnorm"),
-                1e-9 * scalars[0].at("test_nmse_minnorm"));
+    for (size_t k = 1; k < 3; ++k) {
+      EXPECT_LT(max_rel_diff(preds[k], preds[0]), 1e-9) << "refit " << refit << " variant " << k;
+      EXPECT_LT(max_rel_diff(paths[k], paths[0]), 1e-9) << "refit " << refit << " variant " << k;
+      EXPECT_EQ(scalars[k].at("dual_features_recomputed"), 1);
+      EXPECT_EQ(scalars[k].at("lambda"), scalars[0].at("lambda"));
+      EXPECT_NEAR(scalars[k].at("test_nmse_minnorm"), scalars[0].at("test_nmse_minnorm"),
+                  1e-9 * scalars[0].at("test_nmse_minnorm"));
+    }
   }
 }
 
 TEST(Ridge, DualTileRowsFollowTheMemoryBudget) {
-  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 16ull * 1000 * 500), 500);  // two tiles of 500 rows
-  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 0), 64);                    // at least one block
-  EXPECT_EQ(ridge_dual_tile_rows(300, 1000, 64, 1ull << 40), 300);            // at most n
+  // Two tiles of 500 rows in a quarter of the budget; at least one block; at most n (or one
+  // block when n is smaller); at most 4096.
+  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 4 * 16ull * 1000 * 500), 500);
+  EXPECT_EQ(ridge_dual_tile_rows(10000, 1000, 64, 0), 64);
+  EXPECT_EQ(ridge_dual_tile_rows(300, 1000, 64, 1ull << 40), 300);
+  EXPECT_EQ(ridge_dual_tile_rows(40, 1000, 512, 1ull << 40), 512);
+  EXPECT_EQ(ridge_dual_tile_rows(100000, 10, 64, 1ull << 40), 4096);
 }
 
 TEST(Ridge, PlantedSolutionIsRecovered) {
@@ -335,13 +342,47 @@ TEST(Ridge, RefitBelowTheFloorRaisesLambdaToTheFloorAndSaysSo) {
       if (name == "refit_lambda") return v;
     return std::numeric_limits<double>::quiet_NaN();
   };
-  std::string err;
-  const double raised = refit_lambda(1e-300, &err);
-  EXPECT_GT(raised, 1e-300);
-  EXPECT_LT(raised, 1e-10);
-  EXPECT_NE(err.find("train.refit"), std::string::npos) << err;
-  EXPECT_EQ(refit_lambda(0.05, &err), 0.05);
-  EXPECT_EQ(err.find("train.refit"), std::string::npos) << err;
+  for (const char* solver : {"primal", "dual"})
+    for (const char* features : {"store", "recompute"}) {
+      o.solver = solver;
+      o.dual_features = features;
+      std::string err;
+      const double raised = refit_lambda(1e-300, &err);
+      EXPECT_GT(raised, 1e-300) << solver << " " << features;
+      EXPECT_LT(raised, 1e-10) << solver << " " << features;
+      EXPECT_NE(err.find("train.refit"), std::string::npos) << err;
+      EXPECT_EQ(refit_lambda(0.05, &err), 0.05);
+      EXPECT_EQ(err.find("train.refit"), std::string::npos) << err;
+    }
+}
+
+TEST(Ridge, RefitLeavesTheFitSplitPathAlone) {
+  // evaluate() scores the fit split's models along the λ path, with the fit split's label mean,
+  // whether or not the final read-out was refit on all n samples (with a shifted label mean).
+  Batch train = make_batch(60, 31, 0.3, planted());
+  for (int64_t i = 45; i < 60; ++i) train.Y[i] += 2.0;  // the validation part's labels shift
+  const Batch test = make_batch(40, 32, 0.3, planted());
+  for (const char* how : {"store", "recompute"}) {
+    std::vector<std::vector<double>> paths;
+    for (bool refit : {false, true}) {
+      RidgeOptions o;
+      o.lambdas = {1e-3, 0.1};
+      o.val_fraction = 0.25;
+      o.solver = "dual";
+      o.dual_features = how;
+      o.refit = refit;
+      RidgeModel m(std::make_unique<TestFeatures>(6), o);
+      FitLog log;
+      m.fit(train, log);
+      m.evaluate(test, log);
+      std::vector<double> path;
+      for (const auto& p : log.points)
+        if (p.series == "test_nmse_path") path.push_back(p.value);
+      paths.push_back(path);
+    }
+    ASSERT_EQ(paths[0].size(), 2u);
+    EXPECT_LT(max_rel_diff(paths[1], paths[0]), 1e-12) << how;
+  }
 }
 
 TEST(Ridge, TestPathIsOneDirectFitPerLambdaOnTheFitSplit) {

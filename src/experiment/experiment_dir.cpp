@@ -242,8 +242,12 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   if (!existing.empty() && existing != fingerprint)
     throw UserError(out_dir + " already holds results of a different spec; merge into a new directory");
   for (const char* key : {"spec_hash", "spec_runs", "experiment", "attnlab_version", "spec_path",
-                          "spec_json", "swept", "plan_ids"})
+                          "spec_json", "swept"})
     if (out.meta(key).empty()) out.set_meta(key, shards.front()->meta(key));
+  // The plan is the shards' (the newest run of the spec), not what OUT held before: after a
+  // parameter was added, re-run shards have new run ids and OUT's old ones are stale.
+  const std::string plan_ids = shards.front()->meta("plan_ids");
+  if (!plan_ids.empty()) out.set_meta("plan_ids", plan_ids);
   const std::set<std::string> have_ok = out.finished_ids(false);
   for (const auto& shard : shards)
     for (const auto& run : shard->load_runs()) {

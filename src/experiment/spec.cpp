@@ -319,8 +319,10 @@ std::string spec_runs_json(const Spec& spec) {
   nlohmann::json j;
   j["seeds"] = spec.seeds;
   nlohmann::json base = nlohmann::json::object();
+  // Execution settings (same results to rounding; `execution_only` in their schemas) do not
+  // make another spec: a directory can be resumed with them changed.
   for (const auto& [k, v] : spec.base)
-    if (k != "train.distributed") base[k] = value_json(v);  // an execution setting
+    if (k != "train.distributed" && k != "train.dual_features") base[k] = value_json(v);
   j["base"] = base;
   nlohmann::json scoped = nlohmann::json::object();
   for (const auto& [scope, values] : spec.scoped)

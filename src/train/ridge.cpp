@@ -51,9 +51,12 @@ double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, b
   log.scalar("refit_lambda", lam);
   if (say && lam > st.lambda)
     std::fprintf(stderr,
-                 "attnlab: train.refit: the chosen λ = %.3g is below the numerical floor %.3g of "
-                 "the fit split's %s; the refit on all %lld samples uses λ = %.3g\n",
-                 st.lambda, st.floor, st.primal ? "Gram" : "kernel", static_cast<long long>(n), lam);
+                 "attnlab: train.refit: the chosen λ = %.3g %s; the refit on all %lld samples solves "
+                 "directly at the numerical floor %.3g of the fit split's %s instead\n",
+                 st.lambda,
+                 st.lambda == 0 ? "(the minimum-norm solution) has no direct solve"
+                                : "is below the numerical floor",
+                 static_cast<long long>(n), lam, st.primal ? "Gram" : "kernel");
   return lam;
 }
 
@@ -242,37 +245,48 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   const int64_t B = std::max<int64_t>(1, options_.block);
   const int64_t K = s->K;
 
-  // Memory: the D×D system and its eigenvectors, plus stored dual features / inputs. Dual
-  // feature fits recompute Φ per tile instead of storing it when asked to, or (auto) when
-  // storing it would not fit.
-  const uint64_t system = 2 * static_cast<uint64_t>(D) * D + static_cast<uint64_t>(B) * (s->P + D);
-  const uint64_t stored = static_cast<uint64_t>(s->n_fit) * s->P;
+  // Memory (doubles): the D×D system and its eigenvectors, plus stored dual features / inputs.
+  // Dual feature fits recompute Φ per tile instead of storing it when asked to, or (auto) when
+  // storing it would not fit. A refit (train.refit) on all n samples needs, on top: storing,
+  // the n × P features and three n × n matrices; recomputing (the spectrum is freed first), one
+  // n × n matrix and the tiles.
+  const uint64_t n64 = static_cast<uint64_t>(n), P64 = static_cast<uint64_t>(s->P);
+  const uint64_t system = 2 * static_cast<uint64_t>(D) * D + static_cast<uint64_t>(B) * (P64 + D);
   const bool dual_features = !s->primal && !is_kernel;
+  const bool refit = options_.refit && s->n_val > 0;
+  const uint64_t need_store =
+      system + static_cast<uint64_t>(s->n_fit) * P64 + (refit ? n64 * P64 + 3 * n64 * n64 : 0);
+  const uint64_t need_recompute = std::max(system, refit ? n64 * n64 : 0);
   const uint64_t budget = static_cast<uint64_t>(0.9 * static_cast<double>(memory_available_bytes()));
   const bool recompute =
       dual_features && (options_.dual_features == "recompute" ||
-                        (options_.dual_features == "auto" && 8 * (system + stored) > budget));
-  memory_check(8 * (system + (dual_features && !recompute ? stored : 0)),
+                        (options_.dual_features == "auto" && 8 * need_store > budget));
+  memory_check(8 * (!dual_features ? system : recompute ? need_recompute : need_store),
                "ridge with a " + std::to_string(D) + " x " + std::to_string(D) +
                    (s->primal ? " Gram" : " kernel"),
                s->primal ? "lower model.heads / model.width, or use train.solver = dual"
-               : dual_features
+               : dual_features && !recompute
                    ? "lower train.n, use train.solver = primal, or train.dual_features = recompute"
                    : "lower train.n");
   const int64_t tile =
       !recompute ? 0
       : options_.dual_tile > 0
           ? options_.dual_tile
-          : ridge_dual_tile_rows(n, s->P, B, budget > 8 * system ? budget - 8 * system : 0);
+          : ridge_dual_tile_rows(n, s->P, B,
+                                 budget > 8 * need_recompute ? budget - 8 * need_recompute : 0);
 
   // Centred labels of the fit split.
   Eigen::Map<const RowMat> Y(train.Y.data(), n, K);
   s->y_mean = Y.topRows(s->n_fit).colwise().mean().transpose();
+  s->y_mean_fit = s->y_mean;
   ColMat Yc = (Y.rowwise() - s->y_mean.transpose());
 
-  ColMat A(D, D);
-  ridge_advise_huge(A);
-  A.setZero();
+  ColMat A;  // the D×D Gram or kernel, lower triangle
+  if (!recompute) {
+    A.resize(D, D);
+    ridge_advise_huge(A);
+    A.setZero();
+  }
   RowMat Phi;
   if (s->primal) {
     // G = ΦᵀΦ/n, Bv = ΦᵀYc/n, accumulated block by block.
@@ -382,10 +396,15 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       G.diagonal().array() += lam;
       st.V = G.ldlt().solve(Bv / static_cast<double>(n));
     } else if (recompute) {
-      // Lower triangle only: LDLT reads the lower triangle.
-      ColMat Kc = ridge_dual_kernel_tiled(*features_, train, n, tile, B) / static_cast<double>(n);
+      // The path's read-outs are formed, so the spectrum is not needed any more: free it for
+      // the n × n kernel, which is factored in place (LDLT reads the lower triangle only).
+      st.Q = RidgeSpectrum();
+      st.C = ColMat();
+      ColMat Kc = ridge_dual_kernel_tiled(*features_, train, n, tile, B);
+      Kc /= static_cast<double>(n);
       Kc.diagonal().array() += lam;
-      const ColMat a = Kc.ldlt().solve(Yall);
+      Eigen::LDLT<Eigen::Ref<ColMat>> ldlt(Kc);
+      const ColMat a = ldlt.solve(Yall);
       st.V = ridge_features_t_times_tiled(*features_, train, n, tile, B, a) / static_cast<double>(n);
     } else {
       RowMat Kr(n, n);

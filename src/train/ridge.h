@@ -47,7 +47,7 @@ struct RidgeOptions {
 };
 
 // [train] keys of ridge-trained models: lambdas, val_fraction, solver, refit, and the
-// execution setting distributed (not part of a run's id).
+// execution settings dual_features and distributed (not part of a run's id).
 std::vector<ParamSpec> ridge_train_schema();
 RidgeOptions ridge_options(const Params& train);
 

@@ -195,6 +195,7 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
   Eigen::VectorXd y_sum = Y.topRows(mf).colwise().sum().transpose();
   comm.sum_all(y_sum.data(), K);
   s->y_mean = y_sum / static_cast<double>(n_fit);
+  s->y_mean_fit = s->y_mean;
   const ColMat Yc = Y.rowwise() - s->y_mean.transpose();
 
   // Inputs of every rank (kernel models: kernel rows and predictions need them all).
@@ -332,7 +333,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
     s->y_mean = all_sum / static_cast<double>(n);
     const ColMat Yall = Y.rowwise() - s->y_mean.transpose();
     // Rank 0's floor; only it solves (and says so).
-    const double lam = ridge_refit_lambda(*s, n, log, comm.is_root());
+    const double lam = comm.is_root() ? ridge_refit_lambda(*s, n, log, true)
+                                      : std::max(s->lambda, s->floor);  // unused off the root
     ColMat solution;
     if (s->primal) {
       ColMat G = ColMat::Zero(P, P), Bl = ColMat::Zero(P, K);

@@ -182,7 +182,7 @@ void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
   std::vector<double> nmse(lambdas.size(), NAN);
   for (size_t l = 0; l < lambdas.size(); ++l) {
     ColMat pred = path.middleCols(static_cast<int64_t>(l) * K, K);
-    pred.rowwise() += st.y_mean.transpose();
+    pred.rowwise() += st.y_mean_fit.transpose();
     ridge_predictions_nmse(test, pred, flat, &nmse[l]);
   }
   double best = std::numeric_limits<double>::infinity();

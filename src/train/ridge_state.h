@@ -38,7 +38,8 @@ struct RidgeModel::State {
   bool primal = true;
   int64_t x_size = 0, P = 0, K = 0, T_out = 0, d_out = 0;
   int64_t n_fit = 0, n_val = 0;
-  Eigen::VectorXd y_mean;  // K
+  Eigen::VectorXd y_mean;  // K, the label mean predict() adds (all n samples after a refit)
+  Eigen::VectorXd y_mean_fit;  // K, the fit split's label mean: the λ path's models use it
   // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors Q (factored),
   // C = Qᵀ B.
   Eigen::VectorXd eig;
@@ -86,7 +87,8 @@ double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, b
 
 // Dual feature fits that do not store Φ (train.dual_features = recompute, or auto when n × P
 // would not fit in memory): features are recomputed per tile of samples (ridge_tiled.cpp).
-// Rows per tile so that two tiles of P features fit in budget_bytes, within [block, n].
+// Rows per tile: two tiles of P features in a quarter of budget_bytes, at most 4096, at least
+// one feature block, at most max(block, n).
 int64_t ridge_dual_tile_rows(int64_t n, int64_t P, int64_t block, uint64_t budget_bytes);
 // The lower triangle of ΦΦᵀ (n × n, unscaled) for samples [0, n) of data; the strict upper
 // triangle is zero. Each tile's features are computed once per later tile (≈ n/(2·tile) passes).

@@ -56,7 +56,7 @@ struct TrainReport {
   bool stopped_early = false;
 };
 
-// Thrown by trainer_run when the training loss becomes NaN or ±inf (a UserError: the run is
+// Thrown by trainer_run when the training or validation loss becomes NaN or ±inf (a UserError: the run is
 // recorded as failed with this message). A learning-rate selection (train.lrs) drops the rate.
 class TrainingDiverged : public UserError {
  public:
