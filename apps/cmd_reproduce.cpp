@@ -66,7 +66,26 @@ int reproduce(const ReproduceOptions& o) {
     rq.run_nothing = o.report_only;
     fmt::print("== {} ({})\n", spec_path.stem().string(), rq.spec_path);
     std::fflush(stdout);
-    const RunSummary s = experiment_run(rq);
+    RunSummary s;
+    try {
+      s = experiment_run(rq);
+    } catch (const UserError& e) {
+      if (!o.report_only) throw;
+      // Report-only: a directory that cannot be read as this spec's (e.g. it holds another
+      // spec's results) fails this section's claims with the reason; the others go on.
+      const Spec spec = spec_load(rq.spec_path, {}, o.quick);
+      ReportSection section;
+      section.name = spec.name;
+      section.description = spec.description;
+      section.spec_path = rq.spec_path;
+      section.dir = rq.out_dir;
+      section.note = std::string("not reported: ") + e.what();
+      fmt::print("attnlab: {}: {}\n", section.name, section.note);
+      for (const auto& claim : spec.claims)
+        section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
+      sections.push_back(std::move(section));
+      continue;
+    }
     ReportSection section;
     section.name = s.spec.name;
     section.description = s.spec.description;

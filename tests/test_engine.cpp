@@ -327,6 +327,19 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   EXPECT_NE(again.out.find("PASS engine_test/ok"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("FAIL engine_test/impossible"), std::string::npos) << again.out;
   EXPECT_EQ(test::file_read(path("rep") + "/report.md").find("partial:"), std::string::npos);
+  // A section whose directory holds another spec's results: its claims fail with the reason,
+  // the other sections are still reported.
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("rep_mixed") + "/a --set eval.n=50 -q")
+                .exit_code,
+            0);
+  fs::copy(path("rep") + "/b", path("rep_mixed") + "/b", fs::copy_options::recursive);
+  setenv("ATTNLAB_HOME", home.c_str(), 1);
+  const auto mixed = test::cli_run("reproduce mini --report-only --out " + path("rep_mixed") + " -q");
+  unsetenv("ATTNLAB_HOME");
+  EXPECT_EQ(mixed.exit_code, 1) << mixed.out;
+  EXPECT_NE(mixed.out.find("not reported:"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("FAIL engine_test/ok"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("FAIL engine_test/impossible"), std::string::npos) << mixed.out;
   // Unknown group: a user error listing the groups.
   setenv("ATTNLAB_HOME", home.c_str(), 1);
   const auto bad = test::cli_run("reproduce nope");
