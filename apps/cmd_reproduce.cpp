@@ -67,38 +67,36 @@ int reproduce(const ReproduceOptions& o) {
     fmt::print("== {} ({})\n", spec_path.stem().string(), rq.spec_path);
     std::fflush(stdout);
     RunSummary s;
+    std::string unreadable;  // report-only: why the directory cannot be read as this spec's
     try {
       s = experiment_run(rq);
     } catch (const UserError& e) {
       if (!o.report_only) throw;
-      // Report-only: a directory that cannot be read as this spec's (e.g. it holds another
-      // spec's results) fails this section's claims with the reason; the others go on.
-      const Spec spec = spec_load(rq.spec_path, {}, o.quick);
-      ReportSection section;
-      section.name = spec.name;
-      section.description = spec.description;
-      section.spec_path = rq.spec_path;
-      section.dir = rq.out_dir;
-      section.note = std::string("not reported: ") + e.what();
-      fmt::print("attnlab: {}: {}\n", section.name, section.note);
-      for (const auto& claim : spec.claims)
-        section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
-      sections.push_back(std::move(section));
-      continue;
+      s.spec = spec_load(rq.spec_path, {}, o.quick);
+      unreadable = e.what();
     }
     ReportSection section;
     section.name = s.spec.name;
     section.description = s.spec.description;
     section.spec_path = rq.spec_path;
     section.dir = rq.out_dir;
+    if (!unreadable.empty()) {
+      // E.g. the directory holds another spec's results: this section's claims fail with the
+      // reason, the other sections go on.
+      section.note = "not reported: " + unreadable;
+      fmt::print("attnlab: {}: {}\n", section.name, section.note);
+      for (const auto& claim : s.spec.claims)
+        section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
+      sections.push_back(std::move(section));
+      continue;
+    }
     const bool partial = o.report_only && s.skipped < s.planned;
     if (partial)
       section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                      " runs are stored (--report-only ran nothing); claims and figures use those";
     if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
-    if (s.stale > 0)  // (the export below prints its own line about these)
-      section.note += (section.note.empty() ? "" : "; ") + std::to_string(s.stale) +
-                      " stored runs are not in the current plan and are left out";
+    if (s.stale > 0)  // (the export below prints the same on the terminal)
+      section.note += (section.note.empty() ? "" : "; ") + experiment_stale_note(s.stale);
     const auto runs =
         experiment_plan_runs(ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string()));
     for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;

@@ -63,10 +63,7 @@ void run_command(RunOptions& o) {
              : session->world().size() == 1 ? std::string(" on 1 MPI rank")
                                             : fmt::format(" on {} MPI ranks", session->world().size()),
              s.ok + s.failed, s.ok, s.failed, s.skipped, o.request.out_dir);
-  if (s.stale > 0)
-    fmt::print(stderr, "attnlab: {} stored runs are not in the current plan (their settings differ "
-                       "from what the spec resolves to now, e.g. a parameter added since); left out "
-                       "of results.csv, the figures and the claims\n", s.stale);
+  if (s.stale > 0) fmt::print(stderr, "attnlab: {}\n", experiment_stale_note(s.stale));
   if (s.failed > 0)
     fmt::print(stderr, "attnlab: {} runs failed; their errors are in results.csv (column error). "
                        "Re-run with --retry-failed to try them again.\n", s.failed);

@@ -299,9 +299,14 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
                    std::string(kSpec) +
                        "[[claim]]\nid = \"impossible\"\ntext = \"zero error\"\ntype = \"below\"\n"
                        "metric = \"test_mse\"\nthreshold = 0\n");
-  setenv("ATTNLAB_HOME", home.c_str(), 1);
-  const auto r = test::cli_run("reproduce mini --out " + path("rep") + " -q");
-  unsetenv("ATTNLAB_HOME");
+  // `attnlab reproduce ARGS` with the private folder as ATTNLAB_HOME.
+  auto reproduce = [&](const std::string& args) {
+    setenv("ATTNLAB_HOME", home.c_str(), 1);
+    const auto result = test::cli_run("reproduce " + args);
+    unsetenv("ATTNLAB_HOME");
+    return result;
+  };
+  const auto r = reproduce("mini --out " + path("rep") + " -q");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("PASS engine_test/ok"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAIL engine_test/impossible"), std::string::npos) << r.out;
@@ -312,10 +317,8 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/plot1.png"));
   // --report-only runs nothing: in a fresh directory every section says 0 runs are stored and
   // the claims fail for want of runs; on the finished directory it gives the same verdicts.
-  setenv("ATTNLAB_HOME", home.c_str(), 1);
-  const auto empty = test::cli_run("reproduce mini --report-only --out " + path("rep_empty") + " -q");
-  const auto again = test::cli_run("reproduce mini --report-only --out " + path("rep") + " -q");
-  unsetenv("ATTNLAB_HOME");
+  const auto empty = reproduce("mini --report-only --out " + path("rep_empty") + " -q");
+  const auto again = reproduce("mini --report-only --out " + path("rep") + " -q");
   EXPECT_EQ(empty.exit_code, 1) << empty.out;
   EXPECT_EQ(empty.out.find("PASS engine_test/ok"), std::string::npos) << empty.out;
   EXPECT_NE(empty.out.find("[partial: 0 of"), std::string::npos) << empty.out;  // on each verdict
@@ -333,17 +336,13 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
                 .exit_code,
             0);
   fs::copy(path("rep") + "/b", path("rep_mixed") + "/b", fs::copy_options::recursive);
-  setenv("ATTNLAB_HOME", home.c_str(), 1);
-  const auto mixed = test::cli_run("reproduce mini --report-only --out " + path("rep_mixed") + " -q");
-  unsetenv("ATTNLAB_HOME");
+  const auto mixed = reproduce("mini --report-only --out " + path("rep_mixed") + " -q");
   EXPECT_EQ(mixed.exit_code, 1) << mixed.out;
   EXPECT_NE(mixed.out.find("not reported:"), std::string::npos) << mixed.out;
   EXPECT_NE(mixed.out.find("FAIL engine_test/ok"), std::string::npos) << mixed.out;
   EXPECT_NE(mixed.out.find("FAIL engine_test/impossible"), std::string::npos) << mixed.out;
   // Unknown group: a user error listing the groups.
-  setenv("ATTNLAB_HOME", home.c_str(), 1);
-  const auto bad = test::cli_run("reproduce nope");
-  unsetenv("ATTNLAB_HOME");
+  const auto bad = reproduce("nope");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("available: mini"), std::string::npos) << bad.out;
 }

@@ -418,14 +418,19 @@ TEST(NeuralModel, TwoThreadsMatchOneUpToRoundingAndRepeatExactly) {
   }
 }
 
+// An MLP on 200 qsa samples (180 to fit, 3 epochs of batch 50), plain SGD over the rates `lrs`.
+NeuralRun sgd_rate_selection(const std::string& lrs) {
+  return NeuralRun("qsa", "mlp",
+                   {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
+                    {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
+                    {"train.optimizer", "sgd"}, {"train.lrs", lrs}});
+}
+
 TEST(NeuralModel, FixedTrainingSetWithLearningRateSelection) {
   // Three rates for plain SGD: 1e-7 cannot move the weights in 12 steps, 0.1 learns, 1e5
   // diverges. The diverged rate is dropped (not the run), the chosen rate is the argmin of the
   // logged validation losses, and that is 0.1.
-  NeuralRun run("qsa", "mlp",
-                {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
-                 {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
-                 {"train.optimizer", "sgd"}, {"train.lrs", "[1e-7, 0.1, 1e5]"}});
+  NeuralRun run = sgd_rate_selection("[1e-7, 0.1, 1e5]");
   const Batch train = task_generate(*run.task, 5, 0, 200);
   FitLog log;
   testing::internal::CaptureStderr();
@@ -449,10 +454,7 @@ TEST(NeuralModel, FixedTrainingSetWithLearningRateSelection) {
 }
 
 TEST(NeuralModel, EveryLearningRateDivergingFailsTheRun) {
-  NeuralRun run("qsa", "mlp",
-                {{"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "1"}, {"model.hidden", "[16]"},
-                 {"train.n", "200"}, {"train.epochs", "3"}, {"train.batch", "50"},
-                 {"train.optimizer", "sgd"}, {"train.lrs", "[1e5, 1e6]"}});
+  NeuralRun run = sgd_rate_selection("[1e5, 1e6]");
   const Batch train = task_generate(*run.task, 5, 0, 200);
   FitLog log;
   testing::internal::CaptureStderr();

@@ -38,5 +38,16 @@ TEST(ShippedSpecs, EveryOneLoadsAndPlansAtFullSizeAndQuick) {
     }
 }
 
+TEST(ShippedSpecs, ExecutionSettingsDoNotChangeTheFingerprint) {
+  // A directory can be resumed with train.dual_features or train.distributed changed (both
+  // `execution_only` in the ridge schema); a setting that changes results makes another spec.
+  const std::string path =
+      (fs::path(ATTNLAB_SOURCE_DIR) / "experiments" / "fu2023" / "e2_n_dependence.toml").string();
+  const std::string plain = spec_runs_json(spec_load(path, {}, true));
+  EXPECT_EQ(spec_runs_json(spec_load(path, {"train.dual_features=recompute", "train.distributed=true"}, true)),
+            plain);
+  EXPECT_NE(spec_runs_json(spec_load(path, {"train.refit=true"}, true)), plain);
+}
+
 }  // namespace
 }  // namespace attn

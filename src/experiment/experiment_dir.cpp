@@ -186,15 +186,17 @@ void export_plan_csv(const ResultsStore& store, const std::string& dir) {
   int64_t stale = 0;
   results_export_csv(experiment_plan_runs(store, &stale), json_string_list(store.meta("swept")),
                      (fs::path(dir) / "results.csv").string());
-  if (stale > 0)
-    std::fprintf(stderr,
-                 "attnlab: %s: %lld stored runs are not in the current plan (their settings differ "
-                 "from what the spec resolves to now, e.g. a parameter added since); left out of "
-                 "results.csv, the figures and the claims\n",
-                 dir.c_str(), static_cast<long long>(stale));
+  if (stale > 0) std::fprintf(stderr, "attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
 }
 
 }  // namespace
+
+std::string experiment_stale_note(int64_t stale) {
+  return std::to_string(stale) +
+         " stored runs are not in the current plan (their settings differ from what the spec "
+         "resolves to now, e.g. a changed default); left out of results.csv, the figures and "
+         "the claims";
+}
 
 void experiment_export(const std::string& dir) {
   if (!fs::exists(store_path(dir)))

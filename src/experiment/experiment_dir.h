@@ -56,6 +56,10 @@ RunSummary experiment_run(const RunRequest& request);
 // figures and the claims use only the plan's runs.
 std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale = nullptr);
 
+// "N stored runs are not in the current plan (...); left out of ...": one wording for run,
+// export, plot, merge and reproduce.
+std::string experiment_stale_note(int64_t stale);
+
 // Parses "i/k" (0 <= i < k); UserError otherwise.
 void shard_parse(const std::string& text, int* index, int* count);
 

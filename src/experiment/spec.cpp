@@ -2,6 +2,7 @@
 #include "experiment/spec.h"
 
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -315,14 +316,32 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
   return spec;
 }
 
+namespace {
+
+// Whether `key` is "train.<name>" for a [train] key that some model's schema marks
+// `execution_only` (ridge's distributed and dual_features, ...).
+bool is_execution_setting(const std::string& key) {
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> out;
+    for (const auto& model : model_registry())
+      if (model.train_schema != nullptr)
+        for (const auto& p : model.train_schema())
+          if (p.execution_only) out.insert("train." + p.name);
+    return out;
+  }();
+  return keys.count(key) > 0;
+}
+
+}  // namespace
+
 std::string spec_runs_json(const Spec& spec) {
   nlohmann::json j;
   j["seeds"] = spec.seeds;
   nlohmann::json base = nlohmann::json::object();
-  // Execution settings (same results to rounding; `execution_only` in their schemas) do not
-  // make another spec: a directory can be resumed with them changed.
+  // Execution settings (same results to rounding) do not make another spec: a directory can be
+  // resumed with them changed.
   for (const auto& [k, v] : spec.base)
-    if (k != "train.distributed" && k != "train.dual_features") base[k] = value_json(v);
+    if (!is_execution_setting(k)) base[k] = value_json(v);
   j["base"] = base;
   nlohmann::json scoped = nlohmann::json::object();
   for (const auto& [scope, values] : spec.scoped)

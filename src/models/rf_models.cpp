@@ -158,9 +158,10 @@ constexpr const char* kMeanMethodHelp =
     "relu with μ ≠ 0: bivariate-normal closed form (cdf) or the reference Gauss–Legendre "
     "quadrature of a 1-D integral (about 20× slower)";
 
+// Added after results were stored: out of run ids at its default (ParamSpec::id_omit_default).
 ParamSpec quadrature_nodes_param() {
-  return param_int("quadrature_nodes", 48, "Gauss–Legendre nodes per panel for mean_method = quadrature",
-                   2, 1000);
+  return param_id_omit_default(param_int(
+      "quadrature_nodes", 48, "Gauss–Legendre nodes per panel for mean_method = quadrature", 2, 1000));
 }
 
 RidgeOptions kernel_ridge_options(const ModelContext& c) {

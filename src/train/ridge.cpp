@@ -110,7 +110,8 @@ ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* fea
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas) {
   const int64_t K = st.K, L = static_cast<int64_t>(lambdas.size());
-  // A distributed dual feature fit formed its read-outs already (ridge_distributed.cpp).
+  // A dual feature fit without Φ_fit (distributed, ridge_distributed.cpp, or with recomputed
+  // features) formed its read-outs already.
   const bool formed = !kernel && !st.primal && st.Phi_fit.rows() == 0;
   ATTN_ASSERT(!formed || (lambdas.size() <= st.path_lambdas.size() &&
                           std::equal(lambdas.begin(), lambdas.end(), st.path_lambdas.begin())),
@@ -315,10 +316,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
     } else {
       s->Phi_fit.resize(s->n_fit, s->P);
       ridge_advise_huge(s->Phi_fit);
-      for (int64_t lo = 0; lo < s->n_fit; lo += B) {
-        const int64_t m = std::min(B, s->n_fit - lo);
-        features_->features(train.x(lo), m, s->Phi_fit.data() + lo * s->P);
-      }
+      ridge_features_rows(*features_, train, 0, s->n_fit, B, s->Phi_fit);
       A.selfadjointView<Eigen::Lower>().rankUpdate(s->Phi_fit);
       A /= static_cast<double>(s->n_fit);
     }
@@ -363,19 +361,21 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   }
   st.lambda = st.lambdas[st.chosen];
 
-  // The read-out at the chosen λ.
-  Eigen::VectorXd g(D);
-  for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
-  const ColMat coef = st.Q.q_times(g.asDiagonal() * st.C);  // primal: V; dual: α
-  if (st.primal) {
-    st.V = coef;
-  } else if (is_kernel) {
-    st.alpha = coef;
-    st.n_alpha = st.n_fit;
-  } else if (recompute) {
+  // The read-out at the chosen λ (recomputed features: one of the path's, formed above).
+  if (recompute) {
     st.V = st.path_readout.middleCols(static_cast<int64_t>(st.chosen) * K, K);
   } else {
-    st.V = st.Phi_fit.transpose() * coef / static_cast<double>(st.n_fit);
+    Eigen::VectorXd g(D);
+    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
+    const ColMat coef = st.Q.q_times(g.asDiagonal() * st.C);  // primal: V; dual: α
+    if (st.primal) {
+      st.V = coef;
+    } else if (is_kernel) {
+      st.alpha = coef;
+      st.n_alpha = st.n_fit;
+    } else {
+      st.V = st.Phi_fit.transpose() * coef / static_cast<double>(st.n_fit);
+    }
   }
   if (options_.refit && st.n_val > 0) {
     // Solve on all n samples at the chosen λ (centred by the mean of all n).
@@ -413,10 +413,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
       } else {
         RowMat F(n, st.P);
         ridge_advise_huge(F);
-        for (int64_t lo = 0; lo < n; lo += B) {
-          const int64_t m = std::min(B, n - lo);
-          features_->features(train.x(lo), m, F.data() + lo * st.P);
-        }
+        ridge_features_rows(*features_, train, 0, n, B, F);
         Kr.noalias() = F * F.transpose();
         st.Phi_fit = std::move(F);
       }

@@ -71,8 +71,7 @@ void lower_unpack(const std::vector<double>& packed, ColMat& A) {
 RowMat features_rows(const FeatureMap& f, const Batch& local, int64_t first, int64_t count,
                      int64_t B) {
   RowMat Phi(count, f.dim());
-  for (int64_t lo = 0; lo < count; lo += B)
-    f.features(local.x(first + lo), std::min(B, count - lo), Phi.data() + lo * f.dim());
+  ridge_features_rows(f, local, first, count, B, Phi);
   return Phi;
 }
 

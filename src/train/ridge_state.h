@@ -15,7 +15,7 @@ namespace attn {
 using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ColMat = Eigen::MatrixXd;
 
-// Huge pages for a large, not yet written matrix (core/memory.h): its first touch is 2-3x faster.
+// Huge pages for a large, not yet written matrix (core/memory.h): a faster first touch.
 template <class Matrix>
 void ridge_advise_huge(Matrix& m) {
   memory_advise_huge_pages(m.data(), static_cast<uint64_t>(m.size()) * sizeof(*m.data()));
@@ -84,6 +84,11 @@ ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<do
 // numerical floor if below it (a direct solve cannot take it lower; the path's pseudo-inverse
 // lives in the fit split's spectrum). Logs refit_lambda; with `say`, prints the raise.
 double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say);
+
+// Features of samples [first, first + count) of data into the first `count` rows of F
+// (count ≤ F.rows()), `block` samples per FeatureMap call.
+void ridge_features_rows(const FeatureMap& features, const Batch& data, int64_t first,
+                         int64_t count, int64_t block, RowMat& F);
 
 // Dual feature fits that do not store Φ (train.dual_features = recompute, or auto when n × P
 // would not fit in memory): features are recomputed per tile of samples (ridge_tiled.cpp).

@@ -19,18 +19,13 @@ int64_t ridge_dual_tile_rows(int64_t n, int64_t P, int64_t block, uint64_t budge
   return std::min(std::max(rows, lo), std::max(lo, n));
 }
 
-namespace {
-
-// Features of samples [lo, lo + m) into the first m rows of F (m ≤ F.rows()), in blocks.
-void tile_features(const FeatureMap& features, const Batch& data, int64_t lo, int64_t m,
-                   int64_t block, RowMat& F) {
-  for (int64_t b = 0; b < m; b += block) {
-    const int64_t k = std::min(block, m - b);
-    features.features(data.x(lo + b), k, F.data() + b * F.cols());
+void ridge_features_rows(const FeatureMap& features, const Batch& data, int64_t first,
+                         int64_t count, int64_t block, RowMat& F) {
+  for (int64_t b = 0; b < count; b += block) {
+    const int64_t k = std::min(block, count - b);
+    features.features(data.x(first + b), k, F.data() + b * F.cols());
   }
 }
-
-}  // namespace
 
 ColMat ridge_dual_kernel_tiled(const FeatureMap& features, const Batch& data, int64_t n,
                                int64_t tile, int64_t block) {
@@ -44,12 +39,12 @@ ColMat ridge_dual_kernel_tiled(const FeatureMap& features, const Batch& data, in
   ridge_advise_huge(FJ);
   for (int64_t i0 = 0; i0 < n; i0 += tile) {
     const int64_t mi = std::min(tile, n - i0);
-    tile_features(features, data, i0, mi, block, FI);
+    ridge_features_rows(features, data, i0, mi, block, FI);
     // Diagonal tile: its lower triangle (the eigensolver reads the lower triangle only).
     A.block(i0, i0, mi, mi).selfadjointView<Eigen::Lower>().rankUpdate(FI.topRows(mi));
     for (int64_t j0 = 0; j0 < i0; j0 += tile) {
       const int64_t mj = std::min(tile, i0 - j0);
-      tile_features(features, data, j0, mj, block, FJ);
+      ridge_features_rows(features, data, j0, mj, block, FJ);
       A.block(i0, j0, mi, mj).noalias() = FI.topRows(mi) * FJ.topRows(mj).transpose();
     }
   }
@@ -65,7 +60,7 @@ ColMat ridge_features_t_times_tiled(const FeatureMap& features, const Batch& dat
   ridge_advise_huge(F);
   for (int64_t i0 = 0; i0 < n; i0 += tile) {
     const int64_t mi = std::min(tile, n - i0);
-    tile_features(features, data, i0, mi, block, F);
+    ridge_features_rows(features, data, i0, mi, block, F);
     out.noalias() += F.topRows(mi).transpose() * C.middleRows(i0, mi);
   }
   return out;
