@@ -1,6 +1,7 @@
 // Running the attnlab binary from tests: exit code and combined output.
 #pragma once
 
+#include "test_paths.h"
 #include <sys/wait.h>
 
 #include <array>
@@ -18,7 +19,7 @@ struct CliResult {
 
 // Runs `attnlab ARGS` (ARGS is passed to the shell as written).
 inline CliResult cli_run(const std::string& args) {
-  const std::string cmd = std::string(ATTNLAB_CLI_PATH) + " " + args + " 2>&1";
+  const std::string cmd = std::string(test_cli_path()) + " " + args + " 2>&1";
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

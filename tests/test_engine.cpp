@@ -1,6 +1,7 @@
 // The experiment engine end to end through the CLI: results identical across --jobs,
 // shards + merge equal one run, resume after SIGKILL loses and repeats nothing, a changed
 // spec is refused, failures are recorded without stopping the sweep, CSV agrees with SQLite.
+#include "test_paths.h"
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -133,7 +134,7 @@ TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
   Rng rng(2024, "test.kill_delays", 0);
   int killed_mid_sweep = 0;
   for (int round = 0; round < 6; ++round) {
-    std::vector<std::string> args = {ATTNLAB_CLI_PATH, "run", spec_, "--out", out, "--jobs", "2", "-q"};
+    std::vector<std::string> args = {test_cli_path(), "run", spec_, "--out", out, "--jobs", "2", "-q"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -288,7 +289,7 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   const fs::path home = dir_ / "home";
   fs::create_directories(home / "experiments" / "mini");
   fs::create_directories(home / "scripts");
-  fs::copy_file(fs::path(ATTNLAB_SOURCE_DIR) / "scripts" / "plot_results.py",
+  fs::copy_file(fs::path(test_source_dir()) / "scripts" / "plot_results.py",
                 home / "scripts" / "plot_results.py");
   test::file_write((home / "experiments" / "mini" / "a.toml").string(),
                    std::string(kSpec) +

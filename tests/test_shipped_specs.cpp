@@ -1,6 +1,7 @@
 // Every shipped experiment spec (experiments/<group>/*.toml) loads, validates and plans, at
 // full size and with --quick: keys, plots and claims refer to what exists, so a typo in a
 // spec fails here instead of hours into `attnlab reproduce`.
+#include "test_paths.h"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> shipped_specs() {
   std::vector<fs::path> specs;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(ATTNLAB_SOURCE_DIR) / "experiments"))
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments"))
     if (entry.is_regular_file() && entry.path().extension() == ".toml") specs.push_back(entry.path());
   return specs;
 }
@@ -42,7 +43,7 @@ TEST(ShippedSpecs, ExecutionSettingsDoNotChangeTheFingerprint) {
   // A directory can be resumed with train.dual_features or train.distributed changed (both
   // `execution_only` in the ridge schema); a setting that changes results makes another spec.
   const std::string path =
-      (fs::path(ATTNLAB_SOURCE_DIR) / "experiments" / "fu2023" / "e2_n_dependence.toml").string();
+      (fs::path(test_source_dir()) / "experiments" / "fu2023" / "e2_n_dependence.toml").string();
   const std::string plain = spec_runs_json(spec_load(path, {}, true));
   EXPECT_EQ(spec_runs_json(spec_load(path, {"train.dual_features=recompute", "train.distributed=true"}, true)),
             plain);

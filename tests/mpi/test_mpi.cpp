@@ -1,6 +1,7 @@
 // MPI end to end (ctest label "mpi"): `mpirun -np 3 attnlab run ... --mpi` stores the same
 // runs as `--jobs 1`, survives a run's process being killed, loses only the current run
 // when a whole worker rank dies, and train.distributed ridge fits equal local fits.
+#include "test_paths.h"
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -206,7 +207,7 @@ class Mpi : public ::testing::Test {
     test::file_write(p, text);
     return p;
   }
-  std::string attnlab() const { return ATTNLAB_CLI_PATH; }
+  std::string attnlab() const { return test_cli_path(); }
 
   fs::path dir_;
 };
