@@ -120,7 +120,7 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     throw IoError("cannot write " + path + ": it is a directory; give a file name");
   }
-  temp_path_ = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  temp_path_ = atomic_file_temp_path(path, static_cast<long>(::getpid()));
   {
     std::lock_guard<std::mutex> lock(g_open_mutex);
     if (!open_temp_paths().insert(temp_path_).second) {
@@ -201,6 +201,32 @@ void AtomicFile::commit() {
     ::close(dfd);
   }
   discard();
+}
+
+std::string atomic_file_temp_path(const std::string& path, long pid) {
+  return path + ".tmp." + std::to_string(pid);
+}
+
+int atomic_file_remove_stale_temps(const std::string& path) noexcept {
+  namespace fs = std::filesystem;
+  const std::string prefix = fs::path(path).filename().string() + ".tmp.";
+  int removed = 0;
+  std::error_code ec;
+  fs::directory_iterator it(dir_of(path), ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t digits_end = name.find_first_not_of("0123456789", prefix.size());
+    if (digits_end == prefix.size()) continue;  // no pid
+    if (digits_end != std::string::npos && name[digits_end] != '-') continue;
+    const std::string digits = name.substr(prefix.size(), digits_end - prefix.size());
+    if (digits.size() > 9) continue;  // not a pid of this system
+    const long pid = std::stol(digits);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive
+    std::error_code rm_ec;
+    if (fs::remove(it->path(), rm_ec)) ++removed;
+  }
+  return removed;
 }
 
 void atomic_file_install_signal_cleanup() {

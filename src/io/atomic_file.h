@@ -62,6 +62,15 @@ void atomic_file_install_signal_cleanup();
 // that installs its own SIGINT/SIGTERM handler instead of the one above.
 void atomic_file_remove_open_temps() noexcept;
 
+// The temp file an AtomicFile of process `pid` writes PATH to: PATH.tmp.<pid>.
+std::string atomic_file_temp_path(const std::string& path, long pid);
+
+// Removes what processes that are no longer alive on this host left of their writes of
+// PATH: PATH.tmp.<pid> and PATH.tmp.<pid>-<suffix> (e.g. SQLite's -journal of a temp
+// store), for every pid that is not a running process. The temp files of live processes
+// (a concurrent export) stay. Returns the number of files removed; never throws.
+int atomic_file_remove_stale_temps(const std::string& path) noexcept;
+
 // Checks, before any work, that PATH can be written: its directory exists and is writable
 // and its filesystem has at least bytes_needed free bytes. Throws IoError otherwise.
 void output_path_check(const std::string& path, uint64_t bytes_needed);
