@@ -154,7 +154,7 @@ py::dict load_runs(const std::string& dir) {
   std::string swept, experiment, spec_path;
   {
     py::gil_scoped_release release;
-    attn::ResultsStore store(path);
+    attn::ResultsStore store(path, attn::StoreAccess::kRead);
     runs = store.load_runs();
     swept = store.meta("swept");
     experiment = store.meta("experiment");

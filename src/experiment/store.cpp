@@ -3,8 +3,14 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -99,9 +105,108 @@ double StoredRun::metric(const std::string& name) const {
   return NAN;
 }
 
-ResultsStore::ResultsStore(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+namespace {
+
+const char* const kSchema[] = {
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, point INTEGER NOT NULL, "
+    "seed INTEGER NOT NULL, status TEXT NOT NULL, error TEXT NOT NULL, config_json TEXT "
+    "NOT NULL, wall_seconds REAL, peak_rss_bytes INTEGER, attnlab_version TEXT, git_commit "
+    "TEXT, finished_at TEXT)",
+    "CREATE TABLE IF NOT EXISTS params(run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT "
+    "NOT NULL, swept INTEGER NOT NULL, PRIMARY KEY(run_id, key))",
+    "CREATE TABLE IF NOT EXISTS metrics(run_id TEXT NOT NULL, name TEXT NOT NULL, value "
+    "REAL, PRIMARY KEY(run_id, name))",
+    "CREATE TABLE IF NOT EXISTS series(run_id TEXT NOT NULL, name TEXT NOT NULL, step "
+    "INTEGER NOT NULL, value REAL)",
+    "CREATE INDEX IF NOT EXISTS series_run ON series(run_id)",
+};
+
+std::string dir_of(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// The line for a store whose directory cannot be written.
+std::string not_writable(const std::string& path, int err) {
+  return dir_of(path) + " is not writable (" + std::strerror(err) + "): a run stores " +
+         std::filesystem::path(path).filename().string() + " there; choose a writable --out, "
+         "or copy the directory somewhere writable (export, plot and sqlite3 read the store "
+         "without running)";
+}
+
+std::string no_space(const std::string& path) {
+  return "cannot write " + path + ": no space left on device; free space on the filesystem of " +
+         dir_of(path) + " or choose another --out, then run the same command again";
+}
+
+// Runs sql on db; "" on success, else SQLite's message.
+std::string exec_on(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) == SQLITE_OK) return "";
+  const std::string msg = err ? err : sqlite3_errmsg(db);
+  sqlite3_free(err);
+  return msg.empty() ? "unknown error" : msg;
+}
+
+// Creates an empty attnlab store at PATH all at once: the schema goes into PATH.tmp.<pid>
+// (rollback journal, durable), which is renamed onto PATH. A crash (or a full disk) leaves
+// no PATH, and a temp file that atomic_file_remove_stale_temps removes later.
+void store_create(const std::string& path) {
+  const std::string temp = atomic_file_temp_path(path, static_cast<long>(::getpid()));
+  std::remove(temp.c_str());
+  sqlite3* db = nullptr;
+  std::string error;
+  if (sqlite3_open_v2(temp.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK)
+    error = db ? sqlite3_errmsg(db) : "cannot allocate";
+  if (error.empty()) error = exec_on(db, "PRAGMA synchronous=FULL");
+  if (error.empty()) error = exec_on(db, "BEGIN");
+  for (const char* sql : kSchema)
+    if (error.empty()) error = exec_on(db, sql);
+  if (error.empty()) error = exec_on(db, "COMMIT");
+  const int code = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
+  const int sys_errno = db ? sqlite3_system_errno(db) : 0;
+  if (sqlite3_close(db) != SQLITE_OK && error.empty()) error = "cannot close";
+  int rename_errno = 0;
+  if (error.empty() && std::rename(temp.c_str(), path.c_str()) != 0) {
+    rename_errno = errno;
+    error = std::strerror(rename_errno);
+  }
+  if (!error.empty()) {
+    std::remove(temp.c_str());
+    std::remove((temp + "-journal").c_str());
+    const int err = rename_errno ? rename_errno : sys_errno;
+    if (err == EROFS || err == EACCES || err == EPERM) throw IoError(not_writable(path, err));
+    if (code == SQLITE_FULL || err == ENOSPC || err == EDQUOT) throw IoError(no_space(path));
+    throw IoError("cannot create " + path + " (" + error + "); check the output directory " +
+                  dir_of(path));
+  }
+  const int dfd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace
+
+ResultsStore::ResultsStore(const std::string& path, StoreAccess access)
+    : path_(path), writer_(access == StoreAccess::kWrite) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (writer_) {
+    if (::access(dir_of(path).c_str(), W_OK | X_OK) != 0 && (errno == EROFS || errno == EACCES))
+      throw IoError(not_writable(path, errno));
+    // Absent, or empty (0 bytes: left by an attnlab from before stores were created whole).
+    const bool exists = fs::exists(path, ec);
+    if (!exists || (fs::file_size(path, ec) == 0 && !ec && !fs::exists(path + "-wal", ec))) {
+      if (exists) fs::remove(path, ec);
+      store_create(path);
+    }
+  }
+  const int flags = writer_ ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot allocate";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -109,30 +214,37 @@ ResultsStore::ResultsStore(const std::string& path) : path_(path) {
   }
   sqlite3_busy_timeout(db_, 30000);
   try {
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA synchronous=NORMAL");
-    exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    exec("CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, point INTEGER NOT NULL, "
-         "seed INTEGER NOT NULL, status TEXT NOT NULL, error TEXT NOT NULL, config_json TEXT "
-         "NOT NULL, wall_seconds REAL, peak_rss_bytes INTEGER, attnlab_version TEXT, git_commit "
-         "TEXT, finished_at TEXT)");
-    exec("CREATE TABLE IF NOT EXISTS params(run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT "
-         "NOT NULL, swept INTEGER NOT NULL, PRIMARY KEY(run_id, key))");
-    exec("CREATE TABLE IF NOT EXISTS metrics(run_id TEXT NOT NULL, name TEXT NOT NULL, value "
-         "REAL, PRIMARY KEY(run_id, name))");
-    exec("CREATE TABLE IF NOT EXISTS series(run_id TEXT NOT NULL, name TEXT NOT NULL, step "
-         "INTEGER NOT NULL, value REAL)");
-    exec("CREATE INDEX IF NOT EXISTS series_run ON series(run_id)");
+    if (writer_) {
+      exec("PRAGMA journal_mode=WAL");
+      exec("PRAGMA synchronous=NORMAL");
+      for (const char* sql : kSchema) exec(sql);  // stores of earlier versions
+    } else {
+      Statement s(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                       "('meta', 'runs', 'params', 'metrics', 'series')", path_);
+      if (!s.step() || s.col_int(0) != 5) throw IoError(path + ": tables missing");
+    }
   } catch (const IoError& e) {
+    const int err = sqlite3_system_errno(db_), code = sqlite3_errcode(db_);
     sqlite3_close(db_);
     db_ = nullptr;
+    if (err == EROFS || err == EACCES || err == EPERM) throw IoError(not_writable(path, err));
+    if (code == SQLITE_FULL || err == ENOSPC || err == EDQUOT) throw IoError(no_space(path));
     throw IoError(path + ": not a usable attnlab results store (" + e.what() +
                   "); use another --out directory");
   }
 }
 
 ResultsStore::~ResultsStore() {
-  if (db_) sqlite3_close(db_);
+  if (!db_) return;
+  if (writer_) {
+    // Leave one self-contained file: fold the WAL in and return to a rollback journal. While
+    // another connection has the store open this does not wait and the store stays in WAL
+    // mode (the last connection to close then folds the WAL in).
+    sqlite3_busy_timeout(db_, 0);
+    exec_on(db_, "PRAGMA wal_checkpoint(TRUNCATE)");
+    exec_on(db_, "PRAGMA journal_mode=DELETE");
+  }
+  sqlite3_close(db_);
 }
 
 void ResultsStore::exec(const std::string& sql) const {

@@ -1,4 +1,10 @@
-// Results store: one SQLite file per experiment output directory (WAL mode).
+// Results store: one SQLite file per experiment output directory.
+//
+// A writer (the runner) creates a new store under a temp name and renames it into place,
+// so a crash leaves no store or a usable one; it works in WAL mode and, when it closes,
+// checkpoints and returns the file to journal_mode=DELETE, so a finished results.sqlite is
+// one self-contained file that plain readers (sqlite3, pandas) open even in a read-only
+// directory. A reader (StoreAccess::kRead) opens it read-only and changes nothing.
 //
 // Tables: meta(key, value); runs(run_id, point, seed, status, error, config_json,
 // wall_seconds, peak_rss_bytes, attnlab_version, git_commit, finished_at);
@@ -42,10 +48,14 @@ struct StoredRun {
   double metric(const std::string& name) const;
 };
 
+enum class StoreAccess { kWrite, kRead };
+
 class ResultsStore {
  public:
-  // Opens or creates PATH. IoError if it cannot be opened or is not an attnlab store.
-  explicit ResultsStore(const std::string& path);
+  // kWrite: opens or creates PATH. kRead: opens an existing PATH read-only. IoError (one
+  // line naming PATH) if it cannot be opened, is not an attnlab store, or, for kWrite, its
+  // directory is not writable.
+  explicit ResultsStore(const std::string& path, StoreAccess access = StoreAccess::kWrite);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
   ResultsStore& operator=(const ResultsStore&) = delete;
@@ -65,6 +75,7 @@ class ResultsStore {
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  bool writer_ = false;
 };
 
 // Writes results.csv (atomically): run_id, seed, status, one column per swept key (in the
