@@ -1,7 +1,10 @@
 // Running, exporting, plotting and merging experiment directories.
 #include "experiment/experiment_dir.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include "core/home.h"
 #include "core/process.h"
 #include "core/version.h"
+#include "experiment/dir_lock.h"
 #include "experiment/plan.h"
 #include "experiment/run_distributed.h"
 #include "experiment/runner.h"
@@ -63,6 +67,17 @@ void move_aside(const std::string& dir) {
   std::fprintf(stderr, "attnlab: moved the earlier results to %s\n", old.c_str());
 }
 
+// What killed runners and exports left in DIR: the temp files of their atomic writes
+// (results.csv.tmp.<pid>, ...) and of a store being created. Called with DIR's lock held.
+void remove_leftovers(const std::string& dir) {
+  for (const char* name : {"results.csv", "series.csv", "spec.json", "results.sqlite"}) {
+    const int n = atomic_file_remove_stale_temps((fs::path(dir) / name).string());
+    if (n > 0)
+      std::fprintf(stderr, "attnlab: removed %d leftover temp file(s) of %s in %s (of a killed "
+                           "process)\n", n, name, dir.c_str());
+  }
+}
+
 std::vector<std::string> json_string_list(const std::string& text) {
   std::vector<std::string> out;
   const auto j = nlohmann::json::parse(text, nullptr, false);
@@ -75,18 +90,25 @@ std::vector<std::string> json_string_list(const std::string& text) {
 }  // namespace
 
 void shard_parse(const std::string& text, int* index, int* count) {
+  const std::string usage = "; give i/k with 0 <= i < k, e.g. --shard 0/4 (Slurm: --shard "
+                            "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(k-1))";
+  // Decimal digits only (an optional '-' is parsed to be refused as negative); 64-bit, so
+  // an out-of-range value is refused instead of wrapping.
+  auto parse = [](const std::string& part, int64_t* v) {
+    const char* end = part.data() + part.size();
+    const auto r = std::from_chars(part.data(), end, *v, 10);
+    return !part.empty() && r.ec == std::errc() && r.ptr == end;
+  };
   const auto slash = text.find('/');
-  char* end = nullptr;
-  bool ok = slash != std::string::npos && slash > 0;
-  long i = 0, k = 0;
-  if (ok) {
-    i = std::strtol(text.substr(0, slash).c_str(), &end, 10);
-    ok = *end == '\0';
-    k = std::strtol(text.substr(slash + 1).c_str(), &end, 10);
-    ok = ok && *end == '\0' && k >= 1 && i >= 0 && i < k && !text.substr(slash + 1).empty();
-  }
-  ATTN_CHECK(ok, "--shard " + text + " must be i/k with 0 <= i < k, e.g. --shard 0/4 "
-                 "(Slurm: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(k-1))");
+  int64_t i = 0, k = 0;
+  ATTN_CHECK(slash != std::string::npos && parse(text.substr(0, slash), &i) &&
+                 parse(text.substr(slash + 1), &k),
+             "--shard " + text + " is not two integers i/k" + usage);
+  ATTN_CHECK(k >= 1 && k <= kShardCountMax,
+             "--shard " + text + ": the shard count k must be between 1 and " +
+                 std::to_string(kShardCountMax) + usage);
+  ATTN_CHECK(i >= 0 && i < k, "--shard " + text + ": the shard index i must be between 0 and k-1 = " +
+                                  std::to_string(k - 1) + usage);
   *index = static_cast<int>(i);
   *count = static_cast<int>(k);
 }
@@ -100,6 +122,9 @@ RunSummary experiment_run(const RunRequest& rq) {
   const std::string fingerprint = hash_hex(runs_json);
 
   ATTN_CHECK(rq.jobs >= 1, "--jobs " + std::to_string(rq.jobs) + " must be at least 1");
+  ATTN_CHECK(rq.shard_count >= 1 && rq.shard_index >= 0 && rq.shard_index < rq.shard_count,
+             "shard " + std::to_string(rq.shard_index) + "/" + std::to_string(rq.shard_count) +
+                 " must be i/k with 0 <= i < k");
   // Only now touch the output directory.
   ATTN_CHECK(!rq.out_dir.empty(), "--out DIR is required: the directory for results.sqlite");
   if (fs::exists(rq.out_dir) && !fs::is_directory(rq.out_dir))
@@ -107,8 +132,19 @@ RunSummary experiment_run(const RunRequest& rq) {
   std::error_code ec;
   fs::create_directories(rq.out_dir, ec);
   if (ec) throw IoError(rq.out_dir + ": cannot create the output directory (" + ec.message() + ")");
+  // A runner holds DIR until it returns; --report-only only reads what is stored.
+  std::unique_ptr<DirLock> lock;
+  if (!rq.run_nothing) {
+    lock = std::make_unique<DirLock>(rq.out_dir);
+    remove_leftovers(rq.out_dir);
+  }
+  // --report-only on a directory it cannot write (e.g. a read-only copy): read the store as
+  // it is and write nothing there.
+  const bool read_only = rq.run_nothing && fs::exists(store_path(rq.out_dir)) &&
+                         ::access(rq.out_dir.c_str(), W_OK | X_OK) != 0;
+  const StoreAccess access = read_only ? StoreAccess::kRead : StoreAccess::kWrite;
   if (fs::exists(store_path(rq.out_dir))) {
-    auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir));
+    auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
     const std::string previous = existing->meta("spec_hash");
     if (!previous.empty() && previous != fingerprint) {
       if (!rq.force_new)
@@ -120,21 +156,23 @@ RunSummary experiment_run(const RunRequest& rq) {
       move_aside(rq.out_dir);
     }
   }
-  ResultsStore store(store_path(rq.out_dir));
-  if (store.meta("spec_hash").empty()) {
-    store.set_meta("spec_hash", fingerprint);
-    store.set_meta("spec_runs", runs_json);
-    store.set_meta("attnlab_version", kVersion);
+  ResultsStore store(store_path(rq.out_dir), access);
+  if (!read_only) {
+    if (store.meta("spec_hash").empty()) {
+      store.set_meta("spec_hash", fingerprint);
+      store.set_meta("spec_runs", runs_json);
+      store.set_meta("attnlab_version", kVersion);
+    }
+    store.set_meta("experiment", spec.name);
+    store.set_meta("spec_path", spec.path);
+    store.set_meta("spec_json", spec_to_json(spec));
+    nlohmann::json swept = swept_keys(spec);
+    store.set_meta("swept", swept.dump());
+    nlohmann::json plan_ids = nlohmann::json::array();
+    for (const auto& p : points) plan_ids.push_back(p.run_id);
+    store.set_meta("plan_ids", plan_ids.dump());
+    atomic_file_write((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
   }
-  store.set_meta("experiment", spec.name);
-  store.set_meta("spec_path", spec.path);
-  store.set_meta("spec_json", spec_to_json(spec));
-  nlohmann::json swept = swept_keys(spec);
-  store.set_meta("swept", swept.dump());
-  nlohmann::json plan_ids = nlohmann::json::array();
-  for (const auto& p : points) plan_ids.push_back(p.run_id);
-  store.set_meta("plan_ids", plan_ids.dump());
-  atomic_file_write((fs::path(rq.out_dir) / "spec.json").string(), spec_to_json(spec));
 
   const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
   std::vector<const RunPoint*> pending;
@@ -159,8 +197,14 @@ RunSummary experiment_run(const RunRequest& rq) {
                              : sweep_execute(pending, store, options);
   summary.ok = s.ok;
   summary.failed = s.failed;
-  results_export_csv(experiment_plan_runs(store, &summary.stale), swept_keys(spec),
-                     (fs::path(rq.out_dir) / "results.csv").string());
+  if (read_only) {
+    experiment_plan_runs(store, &summary.stale);
+    std::fprintf(stderr, "attnlab: %s is not writable: reading its store as it is (results.csv "
+                         "and spec.json not regenerated)\n", rq.out_dir.c_str());
+  } else {
+    results_export_csv(experiment_plan_runs(store, &summary.stale), swept_keys(spec),
+                       (fs::path(rq.out_dir) / "results.csv").string());
+  }
   return summary;
 }
 
@@ -201,7 +245,7 @@ std::string experiment_stale_note(int64_t stale) {
 void experiment_export(const std::string& dir) {
   if (!fs::exists(store_path(dir)))
     throw IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir + "` first");
-  ResultsStore store(store_path(dir));
+  ResultsStore store(store_path(dir), StoreAccess::kRead);
   export_plan_csv(store, dir);
   const std::string spec_json = store.meta("spec_json");
   if (!spec_json.empty()) atomic_file_write((fs::path(dir) / "spec.json").string(), spec_json);
@@ -228,7 +272,7 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   for (const auto& dir : shard_dirs) {
     if (!fs::exists(store_path(dir)))
       throw IoError(dir + ": no results.sqlite here; is this a shard's --out directory?");
-    shards.push_back(std::make_unique<ResultsStore>(store_path(dir)));
+    shards.push_back(std::make_unique<ResultsStore>(store_path(dir), StoreAccess::kRead));
     const std::string h = shards.back()->meta("spec_hash");
     if (fingerprint.empty()) {
       fingerprint = h;
@@ -239,6 +283,8 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
     }
   }
   fs::create_directories(out_dir);
+  const DirLock lock(out_dir);
+  remove_leftovers(out_dir);
   ResultsStore out(store_path(out_dir));
   const std::string existing = out.meta("spec_hash");
   if (!existing.empty() && existing != fingerprint)

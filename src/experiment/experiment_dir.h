@@ -60,7 +60,11 @@ std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* 
 // export, plot, merge and reproduce.
 std::string experiment_stale_note(int64_t stale);
 
-// Parses "i/k" (0 <= i < k); UserError otherwise.
+// The largest shard count --shard accepts (a shard index is an int).
+inline constexpr int64_t kShardCountMax = 2147483647;
+
+// Parses "i/k" (decimal integers, 0 <= i < k <= kShardCountMax); UserError (one line naming
+// the text) otherwise, including for values that do not fit in 64 bits.
 void shard_parse(const std::string& text, int* index, int* count);
 
 // Regenerates DIR/results.csv from DIR/results.sqlite.
