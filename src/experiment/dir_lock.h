@@ -7,7 +7,9 @@
 //   holds DIR; IoError when DIR is not writable.
 // - The kernel drops the lock when its process ends, however it ends (SIGKILL included), so
 //   the lock file a killed runner leaves behind never blocks. Forked workers do not inherit
-//   the lock. The file itself stays (removing it would race with the next runner).
+//   the lock. The file itself stays (removing it would race with the next runner). The
+//   holding process must not open and close DIR/.attnlab.lock itself: closing any
+//   descriptor of the file drops a POSIX lock.
 // - Runners take it (attnlab run, reproduce, merge into OUT, Python attnlab.run, rank 0 of
 //   run --mpi); readers (export, plot, report-only, load_runs, sqlite3) never need it.
 #pragma once

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli_helpers.h"
+#include "experiment/dir_lock.h"
 #include "experiment/store.h"
 
 extern char** environ;
@@ -257,6 +258,24 @@ TEST_F(Mpi, BadSpecIsOneLineAndStopsEveryRank) {
                                    path("j") + " --mpi -q --jobs 2");
   EXPECT_NE(j.exit_code, 0);
   EXPECT_NE(j.out.find("--jobs does not combine with --mpi"), std::string::npos) << j.out;
+}
+
+// Rank 0 alone takes the directory's lock: a directory held by another runner stops every
+// rank with one line (no rank waits forever), and once it is free the sweep runs.
+TEST_F(Mpi, LockedDirectoryStopsEveryRank) {
+  const std::string s = spec(kSweepSpec), out = path("o");
+  fs::create_directories(out);
+  {
+    const DirLock held(out);
+    const auto r = shell_run(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(getpid())),
+              std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out + "/results.sqlite"));
+  }
+  const auto r = shell_run(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("12 ran (12 ok, 0 failed)"), std::string::npos) << r.out;
 }
 
 // Kills the process of one run while it runs (as the out-of-memory killer would): the run
