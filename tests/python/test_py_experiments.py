@@ -108,3 +108,17 @@ def test_fit_task_equals_one_run_of_a_spec(tmp_path, n):
     assert ours["mse"] == res["test_mse"][0] and ours["success_rate"] == res["test_success_rate"][0]
     with pytest.raises(ValueError, match="needs a training set"):
         attnlab.model("linear").fit_task("qsa", n=0)
+
+
+def test_run_is_refused_while_another_runner_holds_the_directory(tmp_path):
+    import fcntl
+    out = tmp_path / "o"
+    out.mkdir()
+    with open(out / ".attnlab.lock", "a+") as f:  # the lock a runner takes (fcntl, whole file)
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match=f"is in use by another attnlab runner \\(pid {os.getpid()}"):
+            attnlab.run(DEMO, out=out, set=SMALL)
+        assert not (out / "results.sqlite").exists()
+    res = attnlab.run(DEMO, out=out, set=SMALL)
+    assert res.summary["ok"] == 16
+    assert not (out / "results.sqlite-wal").exists()
