@@ -4,6 +4,7 @@
 // DIR/results.csv     regenerated from the store after every run, merge or plot
 // DIR/spec.json       the spec's plots and claims, for the plotting script
 // DIR/figures/        PNG and SVG figures, figures/index.json
+// DIR/.attnlab.lock   held by the one runner computing into DIR (dir_lock.h)
 #pragma once
 
 #include <cstdint>
