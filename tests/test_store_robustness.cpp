@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli_helpers.h"
+#include "experiment/experiment_dir.h"
 #include "experiment/store.h"
 #include "io/atomic_file.h"
 #include "store_test_helpers.h"
@@ -99,6 +100,18 @@ TEST_F(StoreRobustness, ReadOnlyDirectoryIsNamedAndStillRead) {
       if (n != 6) return "load_runs: " + std::to_string(n) + " runs";
     } catch (const std::exception& e) {
       return std::string("load_runs: ") + e.what();
+    }
+    // reproduce --report-only counts and reads the stored runs, writing nothing there.
+    try {
+      RunRequest rq;
+      rq.spec_path = spec_;
+      rq.out_dir = out;
+      rq.run_nothing = true;
+      rq.progress = false;
+      const RunSummary s = experiment_run(rq);
+      if (s.planned != 6 || s.skipped != 6) return "report-only: " + std::to_string(s.skipped) + " stored";
+    } catch (const std::exception& e) {
+      return std::string("report-only: ") + e.what();
     }
     // export has to write results.csv: one line saying so.
     const auto e = test::cli_run("export " + out);
