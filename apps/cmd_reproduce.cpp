@@ -97,8 +97,8 @@ int reproduce(const ReproduceOptions& o) {
     if (!section.note.empty()) fmt::print("attnlab: {}: {}\n", section.name, section.note);
     if (s.stale > 0)  // (the export below prints the same on the terminal)
       section.note += (section.note.empty() ? "" : "; ") + experiment_stale_note(s.stale);
-    const auto runs =
-        experiment_plan_runs(ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string(), StoreAccess::kRead));
+    const auto runs = experiment_plan_runs(
+        ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string(), StoreAccess::kRead));
     for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;
     std::string figures_note;
     if (section.runs_ok == 0) {
