@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/cpus.h"
 #include "core/error.h"
 #include "core/home.h"
 #include "core/suggest.h"
@@ -131,7 +132,7 @@ int reproduce(const ReproduceOptions& o) {
 
 void reproduce_command_register(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ReproduceOptions>();
-  o->jobs = cpu_count();
+  o->jobs = cpus_available();  // affinity mask, SLURM_CPUS_PER_TASK
   auto* cmd = app.add_subcommand(
       "reproduce", "Run a group of shipped experiments, check their claims, write a report");
   cmd->add_option("name", o->name, "Group name: a folder of experiments/ (e.g. demo)")->required();

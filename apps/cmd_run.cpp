@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/cpus.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "experiment/experiment_dir.h"
@@ -73,7 +74,7 @@ void run_command(RunOptions& o) {
 
 void run_command_register(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  o->request.jobs = cpu_count();
+  o->request.jobs = cpus_available();  // affinity mask, SLURM_CPUS_PER_TASK
   auto* cmd = app.add_subcommand("run", "Run an experiment spec (TOML); resumable");
   cmd->add_option("spec", o->request.spec_path, "Spec file (.toml); see docs/spec-format.md")->required();
   cmd->add_option("-o,--out", o->request.out_dir, "Output directory (results.sqlite, results.csv)")

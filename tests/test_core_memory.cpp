@@ -1,10 +1,15 @@
-// core/memory.h: size arithmetic, byte formatting, the memory check, and the huge-page hint
-// (which must never change what a buffer holds).
+// core/memory.h: size arithmetic, byte formatting, the memory check with the cgroup limits
+// (on fake /proc and /sys/fs/cgroup trees), and the huge-page hint (which must never change
+// what a buffer holds).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <vector>
+
+#include "cli_helpers.h"
 
 #include "core/error.h"
 #include "core/memory.h"
@@ -34,6 +39,101 @@ TEST(CoreMemory, CheckRefusesMoreThanIsAvailableNamingWhatAndHow) {
     const std::string m = e.what();
     EXPECT_NE(m.find("a huge buffer"), std::string::npos) << m;
     EXPECT_NE(m.find("lower the size"), std::string::npos) << m;
+  }
+}
+
+// A fake root: ROOT/proc/meminfo (20 GiB available), ROOT/proc/self/cgroup, and the cgroup
+// files written by the test.
+class CgroupTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("attnlab_cgroup_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+    put("proc/meminfo", "MemTotal:       33554432 kB\nMemAvailable:   20971520 kB\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void put(const std::string& rel, const std::string& text) {
+    const auto p = root_ / rel;
+    std::filesystem::create_directories(p.parent_path());
+    test::file_write(p.string(), text);
+  }
+  MemoryBudget budget() const { return memory_budget(root_.string()); }
+  std::filesystem::path root_;
+};
+
+constexpr uint64_t kMiB = uint64_t{1} << 20, kGiB = uint64_t{1} << 30;
+
+TEST_F(CgroupTree, NoCgroupFilesMeansTheMachine) {
+  const MemoryBudget b = budget();
+  EXPECT_EQ(b.available, 20 * kGiB);
+  EXPECT_FALSE(b.cgroup_bound);
+  EXPECT_EQ(b.cgroup_limit, UINT64_MAX);
+}
+
+// cgroup v2 (Slurm's job/step layout): the job's memory.max binds, the step has none; memory
+// in use minus inactive page cache is subtracted.
+TEST_F(CgroupTree, V2LimitOfTheCgroupOrAnAncestor) {
+  put("proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_7/step_0\n");
+  const std::string job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_7";
+  put(job + "/memory.max", std::to_string(kGiB) + "\n");
+  put(job + "/memory.current", std::to_string(512 * kMiB) + "\n");
+  put(job + "/memory.stat", "anon 100\nfile 300\ninactive_file " + std::to_string(128 * kMiB) + "\nactive_file 5\n");
+  put(job + "/step_0/memory.max", "max\n");
+  put(job + "/step_0/memory.current", "4096\n");
+  const MemoryBudget b = budget();
+  EXPECT_EQ(b.available, kGiB - 384 * kMiB);
+  EXPECT_EQ(b.cgroup_limit, kGiB);
+  EXPECT_TRUE(b.cgroup_bound);
+}
+
+// A container's cgroup namespace: /proc/self/cgroup says "/", the limit is at the mount's root.
+TEST_F(CgroupTree, V2ContainerRoot) {
+  put("proc/self/cgroup", "0::/\n");
+  put("sys/fs/cgroup/memory.max", std::to_string(256 * kMiB) + "\n");
+  put("sys/fs/cgroup/memory.current", "0\n");
+  EXPECT_EQ(budget().available, 256 * kMiB);
+}
+
+// cgroup v1 (hybrid hierarchy, as on this machine): memory.limit_in_bytes of the memory
+// controller's cgroup; its "unlimited" (page-rounded LONG_MAX) is no limit.
+TEST_F(CgroupTree, V1LimitAndV1Unlimited) {
+  put("proc/self/cgroup", "9:name=systemd:/\n4:cpuacct,memory:/slurm/uid_0/job_5\n1:cpu:/\n0::/\n");
+  const std::string job = "sys/fs/cgroup/memory/slurm/uid_0/job_5";
+  put(job + "/memory.limit_in_bytes", std::to_string(2 * kGiB) + "\n");
+  put(job + "/memory.usage_in_bytes", std::to_string(kGiB) + "\n");
+  put(job + "/memory.stat", "cache 10\ninactive_file 999999\ntotal_inactive_file " + std::to_string(256 * kMiB) + "\n");
+  put("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  const MemoryBudget b = budget();
+  EXPECT_EQ(b.available, kGiB + 256 * kMiB);
+  EXPECT_TRUE(b.cgroup_bound);
+  put(job + "/memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(budget().available, 20 * kGiB);
+  EXPECT_FALSE(budget().cgroup_bound);
+}
+
+// A limit above what the machine has free does not raise the budget.
+TEST_F(CgroupTree, TheSmallerOfMachineAndCgroup) {
+  put("proc/self/cgroup", "0::/big\n");
+  put("sys/fs/cgroup/big/memory.max", std::to_string(64 * kGiB) + "\n");
+  EXPECT_EQ(budget().available, 20 * kGiB);
+  EXPECT_FALSE(budget().cgroup_bound);
+  EXPECT_EQ(budget().cgroup_limit, 64 * kGiB);
+}
+
+TEST_F(CgroupTree, CheckNamesTheCgroupLimit) {
+  put("proc/self/cgroup", "0::/job\n");
+  put("sys/fs/cgroup/job/memory.max", std::to_string(kGiB) + "\n");
+  const MemoryBudget b = budget();
+  EXPECT_NO_THROW(memory_check(512 * kMiB, "a buffer", "lower --n", b));
+  try {
+    memory_check(2 * kGiB, "a buffer", "lower --n", b);
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a buffer needs 2.0 GiB of memory but only 1.0 GiB is available under this "
+                 "process's cgroup memory limit of 1.0 GiB (Slurm --mem, a container); lower --n");
   }
 }
 

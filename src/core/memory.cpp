@@ -1,19 +1,93 @@
-// Available memory and size arithmetic.
+// Available memory (machine and cgroup) and size arithmetic.
 #include "core/memory.h"
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "core/error.h"
 
 namespace attn {
 
-uint64_t memory_available_bytes() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (f == nullptr) return std::numeric_limits<uint64_t>::max();
+namespace {
+
+constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+
+bool file_text(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream s;
+  s << f.rdbuf();
+  *out = s.str();
+  return true;
+}
+
+// The first whole number of a one-value cgroup file; "max" (v2) and v1's page-rounded
+// LONG_MAX mean no limit.
+bool cgroup_value(const std::string& path, uint64_t* value) {
+  std::string text;
+  if (!file_text(path, &text)) return false;
+  if (text.rfind("max", 0) == 0) {
+    *value = kUnlimited;
+    return true;
+  }
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return false;
+  *value = v >= (uint64_t{1} << 62) ? kUnlimited : v;
+  return true;
+}
+
+// `key VALUE` in a memory.stat file, 0 if absent.
+uint64_t cgroup_stat(const std::string& path, const std::string& key) {
+  std::ifstream f(path);
+  std::string name;
+  unsigned long long value = 0;
+  while (f >> name >> value)
+    if (name == key) return value;
+  return 0;
+}
+
+struct CgroupFiles {
+  std::string limit, usage, inactive_key;
+};
+
+// For `dir` (the cgroup's directory under `base`) and each ancestor up to `base`: limit
+// minus the memory in use that the kernel cannot simply drop. Where the cgroup's own path
+// is not mounted (a container's cgroup namespace shows its cgroup as the mount's root),
+// the walk reaches `base`, which is that cgroup.
+void cgroup_walk(const std::string& base, std::string path, const CgroupFiles& files,
+                 MemoryBudget* budget) {
+  for (;;) {
+    const std::string dir = base + path;
+    uint64_t limit = kUnlimited;
+    if (cgroup_value(dir + "/" + files.limit, &limit) && limit != kUnlimited) {
+      uint64_t usage = 0;
+      cgroup_value(dir + "/" + files.usage, &usage);
+      const uint64_t inactive = cgroup_stat(dir + "/memory.stat", files.inactive_key);
+      const uint64_t in_use = usage > inactive ? usage - inactive : 0;
+      const uint64_t left = limit > in_use ? limit - in_use : 0;
+      budget->cgroup_limit = std::min(budget->cgroup_limit, limit);
+      if (left < budget->available) {
+        budget->available = left;
+        budget->cgroup_bound = true;
+      }
+    }
+    if (path.empty() || path == "/") return;
+    const size_t slash = path.find_last_of('/');
+    path = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+  }
+}
+
+uint64_t meminfo_available(const std::string& root) {
+  std::FILE* f = std::fopen((root + "/proc/meminfo").c_str(), "r");
+  if (f == nullptr) return kUnlimited;
   char line[256];
   uint64_t kib = 0;
   bool found = false;
@@ -26,8 +100,36 @@ uint64_t memory_available_bytes() {
     }
   }
   std::fclose(f);
-  return found ? kib * 1024 : std::numeric_limits<uint64_t>::max();
+  return found ? kib * 1024 : kUnlimited;
 }
+
+}  // namespace
+
+MemoryBudget memory_budget(const std::string& root) {
+  MemoryBudget budget;
+  budget.available = meminfo_available(root);
+  // /proc/self/cgroup: "0::/path" (v2) and "ID:controller,...:/path" (v1).
+  std::ifstream f(root + "/proc/self/cgroup");
+  std::string line;
+  const std::string mount = root + "/sys/fs/cgroup";
+  while (std::getline(f, line)) {
+    const size_t a = line.find(':');
+    const size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",";
+    const std::string path = line.substr(b + 1);
+    if (line.compare(0, a, "0") == 0 && controllers == ",,") {
+      for (const char* base : {"", "/unified"})
+        cgroup_walk(mount + base, path, {"memory.max", "memory.current", "inactive_file"}, &budget);
+    } else if (controllers.find(",memory,") != std::string::npos) {
+      cgroup_walk(mount + "/memory", path,
+                  {"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"}, &budget);
+    }
+  }
+  return budget;
+}
+
+uint64_t memory_available_bytes() { return memory_budget().available; }
 
 std::string format_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -45,12 +147,21 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
-void memory_check(uint64_t bytes, const std::string& what, const std::string& hint) {
-  const uint64_t available = memory_available_bytes();
-  const double limit = 0.9 * static_cast<double>(available);
+void memory_check(uint64_t bytes, const std::string& what, const std::string& hint,
+                  const MemoryBudget& budget) {
+  const double limit = 0.9 * static_cast<double>(budget.available);
   ATTN_CHECK(static_cast<double>(bytes) <= limit,
              what + " needs " + format_bytes(bytes) + " of memory but only " +
-                 format_bytes(available) + " is available; " + hint);
+                 format_bytes(budget.available) + " is available" +
+                 (budget.cgroup_bound
+                      ? " under this process's cgroup memory limit of " +
+                            format_bytes(budget.cgroup_limit) + " (Slurm --mem, a container)"
+                      : std::string()) +
+                 "; " + hint);
+}
+
+void memory_check(uint64_t bytes, const std::string& what, const std::string& hint) {
+  memory_check(bytes, what, hint, memory_budget());
 }
 
 void memory_advise_huge_pages(void* p, uint64_t bytes) {

@@ -1,4 +1,10 @@
 // Memory checks: refuse sizes that would not fit before allocating them.
+//
+// What a process may allocate is the smaller of the machine's MemAvailable and what its
+// cgroup (the limit Slurm, Docker or systemd set) still allows: for the process's cgroup
+// and each ancestor with a limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), the
+// limit minus the memory in use there, not counting inactive page cache (which the kernel
+// reclaims before it kills anything).
 #pragma once
 
 #include <cstdint>
@@ -6,12 +12,27 @@
 
 namespace attn {
 
-// MemAvailable from /proc/meminfo, in bytes (or a very large number where unknown).
+struct MemoryBudget {
+  uint64_t available = UINT64_MAX;     // bytes this process may still allocate
+  uint64_t cgroup_limit = UINT64_MAX;  // the tightest cgroup limit, UINT64_MAX if none
+  bool cgroup_bound = false;           // the cgroup, not the machine, sets `available`
+};
+
+// Reads ROOT/proc/meminfo, ROOT/proc/self/cgroup and the cgroup files below
+// ROOT/sys/fs/cgroup (v2 there or in unified/, v1 in memory/). ROOT is "" for this
+// machine; tests point it at a fake tree. Files that are missing or unreadable count as
+// no limit.
+MemoryBudget memory_budget(const std::string& root = "");
+
+// memory_budget().available, in bytes (or a very large number where unknown).
 uint64_t memory_available_bytes();
 
-// Throws UserError naming `what` if `bytes` exceeds 90% of the available memory.
-// `hint` says how to shrink the request (e.g. "lower --n or write in shards").
+// Throws UserError naming `what` if `bytes` exceeds 90% of the available memory (of
+// `budget`; the first form reads this machine's). `hint` says how to shrink the request
+// (e.g. "lower --n or write in shards").
 void memory_check(uint64_t bytes, const std::string& what, const std::string& hint);
+void memory_check(uint64_t bytes, const std::string& what, const std::string& hint,
+                  const MemoryBudget& budget);
 
 // "1.5 GiB", "300 MiB", "12 KiB", "17 B".
 std::string format_bytes(uint64_t bytes);

@@ -112,16 +112,11 @@ RunOutcome run_point_isolated(const RunPoint& point) {
   return worker_outcome(point, status, usage, output);
 }
 
-int cpu_count() {
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n >= 1 ? static_cast<int>(n) : 1;
-}
-
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options) {
   ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
   SweepSummary summary;
-  Progress progress("runs", static_cast<int64_t>(points.size()));
+  Progress progress("runs", static_cast<int64_t>(points.size()), options.progress);
   std::map<pid_t, Worker> active;
   size_t next = 0;
   const pid_t self = getpid();
@@ -185,7 +180,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
                      static_cast<long long>(w.point->index),
                      static_cast<unsigned long long>(w.point->seed), outcome.error.c_str());
       }
-      if (options.progress) progress.add(1);
+      progress.add(1, outcome.ok ? 0 : 1);
       active.erase(pids[k]);
     }
   }

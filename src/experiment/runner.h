@@ -19,7 +19,7 @@ namespace attn {
 
 struct SweepOptions {
   int jobs = 1;           // worker processes at once
-  bool progress = true;   // progress bar (only drawn on a terminal)
+  bool progress = true;   // progress on stderr (a bar on a terminal, timed lines in logs)
 };
 
 struct SweepSummary {
@@ -33,8 +33,5 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
 // it: the worker's outcome, or a failed outcome saying how the worker died. Used by the
 // ranks of an MPI sweep (src/experiment/sweep_mpi.h).
 RunOutcome run_point_isolated(const RunPoint& point);
-
-// Number of online CPUs (>= 1): the default for --jobs.
-int cpu_count();
 
 }  // namespace attn

@@ -32,7 +32,7 @@ SweepSummary sweep_mpi_coordinate(const std::vector<const RunPoint*>& points, Re
                                   const Comm& comm, const SweepOptions& options) {
   ATTN_ASSERT(comm.is_root() && comm.size() >= 2, "the MPI sweep needs rank 0 and a worker");
   SweepSummary summary;
-  Progress progress("runs", static_cast<int64_t>(points.size()));
+  Progress progress("runs", static_cast<int64_t>(points.size()), options.progress);
   auto record = [&](const RunPoint& p, const RunOutcome& outcome) {
     store.insert(p, outcome);
     if (outcome.ok) {
@@ -41,7 +41,7 @@ SweepSummary sweep_mpi_coordinate(const std::vector<const RunPoint*>& points, Re
       ++summary.failed;
       report_failure(progress, p, outcome);
     }
-    if (options.progress) progress.add(1);
+    progress.add(1, outcome.ok ? 0 : 1);
   };
 
   std::vector<const RunPoint*> solo;

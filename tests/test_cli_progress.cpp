@@ -1,0 +1,55 @@
+// Progress of `attnlab run` in a log (stderr not a terminal): timed lines ending in a last
+// "done" line, none with -q.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli_helpers.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 12 quick runs of the linear baseline on qsa.
+const char* kSpec = R"(
+[experiment]
+name = "progress_test"
+seeds = 4
+[task]
+name = "qsa"
+N = 6
+q = 2
+d_out = 2
+[model]
+name = "linear"
+[eval]
+n = 200
+[sweep]
+"train.n" = [100, 200, 400]
+)";
+
+TEST(CliProgress, RunWritesTimedLinesToALogAndNoneWithQuiet) {
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_progress_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  test::file_write((dir / "spec.toml").string(), kSpec);
+  setenv("ATTNLAB_PROGRESS_INTERVAL", "0.01", 1);
+  unsetenv("ATTNLAB_NO_PROGRESS");
+  const std::string run = "run " + (dir / "spec.toml").string() + " --jobs 1 --out ";
+  const auto logged = test::cli_run(run + (dir / "a").string());
+  const auto quiet = test::cli_run(run + (dir / "b").string() + " -q");
+  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
+  fs::remove_all(dir);
+  ASSERT_EQ(logged.exit_code, 0) << logged.out;
+  EXPECT_NE(logged.out.find("\nruns: 12/12 (100%), "), std::string::npos) << logged.out;
+  EXPECT_NE(logged.out.find(", done\n"), std::string::npos) << logged.out;
+  EXPECT_EQ(logged.out.find('\r'), std::string::npos) << "a terminal bar in a log";
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("\nruns: "), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.rfind("runs: ", 0), 0u) << quiet.out;
+}
+
+}  // namespace
+}  // namespace attn
