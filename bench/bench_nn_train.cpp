@@ -24,8 +24,14 @@
 // the first steps ("losses"), so the PyTorch script can start from the same weights and
 // check that its losses agree (same architecture, same Adam).
 //
+// With --trainer-threads T1,T2,..., each config is instead timed through trainer_run itself
+// (src/train/trainer.h: the batch in its chunks, one replica per thread, gradients summed in
+// chunk order; validation on one sample once per repetition) at each thread count, printing
+// "trainer config=... threads=T steps_per_s=..." lines; this is the cost of determinism
+// across thread counts (docs/performance.md).
+//
 // Usage: bench_nn_train [--configs a,b,c] [--reps 7] [--warmup 20] [--rep-seconds 1]
-//          [--batches 8] [--seed 0] [--dump DIR]
+//          [--batches 8] [--seed 0] [--dump DIR] [--trainer-threads 1,2]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,6 +50,7 @@
 #include "ops/loss.h"
 #include "tasks/task.h"
 #include "train/optimizer.h"
+#include "train/trainer.h"
 
 extern "C" {
 char* openblas_get_corename(void);
@@ -71,6 +78,7 @@ struct Options {
   double rep_seconds = 1.0;
   uint64_t seed = 0;
   std::string dump;
+  std::vector<int> trainer_threads;  // non-empty: time trainer_run at these thread counts
 };
 
 double wall_s() {
@@ -203,6 +211,73 @@ void run_config(const Config& c, const Options& o) {
   }
 }
 
+// Steps/s of trainer_run on config c at `threads` compute threads (the same batches as
+// run_config, cycled; the same initial parameters for every thread count).
+void run_trainer_config(const Config& c, const Options& o, int threads) {
+  Params tp = task_default_params("qsa");
+  tp.set_text("N", std::to_string(c.N));
+  tp.set_text("d_out", std::to_string(c.d_out));
+  const auto task = task_make("qsa", tp);
+  const TaskShape& shape = task->shape();
+  Params mp = neural_default_params(c.model);
+  if (c.model == "attention") {
+    mp.set_text("m", std::to_string(c.m));
+    mp.set_text("heads", std::to_string(c.heads));
+  } else {
+    mp.set_text("hidden", std::to_string(c.hidden));
+  }
+  auto net = neural_net_make<float>(c.model, mp, shape);
+  net->init(o.seed);
+  const NetFactory<float> replica = [&] { return neural_net_make<float>(c.model, mp, shape); };
+  const int64_t B = c.batch, xs = shape.x_size(), ys = shape.y_size();
+  const Batch data = task_generate(*task, o.seed, 0, o.batches * B);
+  const std::vector<float> X(data.X.begin(), data.X.end()), Y(data.Y.begin(), data.Y.end());
+  TrainSet<float> val;
+  val.n = 1;
+  val.x_size = xs;
+  val.y_size = ys;
+  val.X.assign(X.begin(), X.begin() + xs);
+  val.Y.assign(Y.begin(), Y.begin() + ys);
+  const BatchSource<float> source = [&](int64_t step, int64_t batch, float* x, float* y) {
+    const int64_t b = (step - 1) % o.batches;
+    std::copy_n(X.data() + b * batch * xs, batch * xs, x);
+    std::copy_n(Y.data() + b * batch * ys, batch * ys, y);
+  };
+  TrainerConfig tc;
+  tc.batch = B;
+  tc.restore_best = false;
+  threads_configure(threads);
+  FitLog log;
+  auto train = [&](int64_t steps) {
+    tc.steps = steps;
+    tc.eval_every = steps;
+    return trainer_run<float>(*net, tc, source, val, log, replica).last_train_loss;
+  };
+  const int warm = std::max(o.warmup, 4);
+  train(warm / 2);
+  const double t0 = wall_s();
+  train(warm - warm / 2);
+  const double per_step = (wall_s() - t0) / double(warm - warm / 2);
+  const int64_t steps = std::max<int64_t>(3, std::llround(o.rep_seconds / std::max(per_step, 1e-7)));
+  std::vector<double> rate, cpu_rate;
+  double last_loss = 0;
+  for (int r = 0; r < o.reps; ++r) {
+    const double w0 = wall_s(), c0 = cpu_s();
+    last_loss = train(steps);
+    const double w = wall_s() - w0, cp = cpu_s() - c0;
+    rate.push_back(double(steps) / w);
+    cpu_rate.push_back(double(steps) / std::max(cp, 1e-9));
+  }
+  threads_configure(1);
+  std::printf("trainer config=%s model=%s batch=%lld threads=%d reps=%d steps_per_rep=%lld "
+              "steps_per_s=%.2f steps_per_s_min=%.2f steps_per_s_max=%.2f cpu_steps_per_s=%.2f "
+              "loss_last=%.9g\n",
+              c.id.c_str(), c.model.c_str(), (long long)B, threads, o.reps, (long long)steps,
+              median(rate), *std::min_element(rate.begin(), rate.end()),
+              *std::max_element(rate.begin(), rate.end()), median(cpu_rate), last_loss);
+  std::fflush(stdout);
+}
+
 int bench_main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -228,9 +303,16 @@ int bench_main(int argc, char** argv) {
       o.seed = std::strtoull(v.c_str(), nullptr, 10);
     } else if (a == "--dump") {
       o.dump = v;
+    } else if (a == "--trainer-threads") {
+      for (size_t p = 0; p <= v.size();) {
+        const size_t q = std::min(v.find(',', p), v.size());
+        o.trainer_threads.push_back(std::max(1, std::atoi(v.substr(p, q - p).c_str())));
+        p = q + 1;
+      }
     } else {
       throw UserError("bench_nn_train: unknown option " + a +
-                      " (--configs, --reps, --warmup, --rep-seconds, --batches, --seed, --dump)");
+                      " (--configs, --reps, --warmup, --rep-seconds, --batches, --seed, --dump, "
+                      "--trainer-threads)");
     }
   }
   threads_configure(1);
@@ -243,7 +325,8 @@ int bench_main(int argc, char** argv) {
     for (const Config& k : kConfigs)
       if (k.id == id) c = &k;
     ATTN_CHECK(c != nullptr, "bench_nn_train: unknown config '" + id + "' (a, b or c)");
-    run_config(*c, o);
+    if (o.trainer_threads.empty()) run_config(*c, o);
+    for (int t : o.trainer_threads) run_trainer_config(*c, o, t);
   }
   return 0;
 }

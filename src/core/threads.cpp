@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -78,6 +79,66 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   std::vector<std::thread> pool;
   for (int t = 1; t < workers; ++t) pool.emplace_back(work);
   work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+int parallel_workers(int64_t items) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads_count(), items)));
+}
+
+void parallel_ordered(int64_t items, int workers, const std::function<void(int, int64_t)>& work,
+                      const std::function<void(int, int64_t)>& reduce) {
+  if (items <= 0) return;
+  workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers, items)));
+  if (workers == 1) {
+    for (int64_t c = 0; c < items; ++c) {
+      work(0, c);
+      reduce(0, c);
+    }
+    return;
+  }
+  // Items are taken in increasing order, so the items before the one a worker waits for
+  // are all taken and running: no deadlock. A failure releases every waiting worker.
+  std::atomic<int64_t> next{0};
+  std::mutex mutex;
+  std::condition_variable turn_changed;
+  int64_t turn = 0;  // the next item to reduce
+  std::exception_ptr error;
+  auto run = [&](int w) {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= items) return;
+      try {
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (error) return;
+        }
+        work(w, c);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          turn_changed.wait(lock, [&] { return turn == c || error; });
+          if (error) return;
+        }
+        reduce(w, c);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++turn;
+        }
+        turn_changed.notify_all();
+      } catch (...) {
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!error) error = std::current_exception();
+        }
+        turn_changed.notify_all();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(run, t);
+  run(0);
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }

@@ -12,6 +12,8 @@
 
 namespace attn {
 
+int64_t trainer_chunks(int64_t batch) { return std::clamp<int64_t>(batch / 32, 1, 8); }
+
 template <class T>
 double trainer_loss(Net<T>& net, Loss loss, const TrainSet<T>& data, int64_t eval_batch) {
   std::vector<T> pred;
@@ -39,51 +41,52 @@ struct TrainingMode {
   Net<T>& net;
 };
 
-// Forward + backward of one step's batch; returns the mean loss. Accumulates ∂L/∂θ into
-// net's gradients (zeroed first). With replicas, chunk t of the batch runs on replica t.
+// Forward + backward of one step's batch in trainer_chunks(batch) chunks; returns the mean
+// loss and leaves ∂L/∂θ in net's gradients. Chunk c runs on the network of the worker that
+// takes it (worker 0: net, worker w: replicas[w − 1]); its gradients go into `total` in
+// chunk order (total = g₀, then total += g₁, ...), which is then swapped into net's.
 template <class T>
-double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replicas, Loss loss,
-                      int64_t batch, int64_t x_size, int64_t y_size, const T* x, const T* y,
-                      T* pred, T* dpred) {
+double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replicas,
+                      std::vector<T>& total, Loss loss, int64_t batch, int64_t x_size,
+                      int64_t y_size, const T* x, const T* y, T* pred, T* dpred) {
   ParamSet<T>& ps = net.params();
-  ps.zero_grad();
-  const int64_t count = batch * y_size;
+  const int64_t count = batch * y_size, chunks = trainer_chunks(batch);
   std::fill(dpred, dpred + count, T(0));
-  if (replicas.empty()) {
-    const TrainingMode<T> mode(net);
-    net.forward(x, batch, pred);
-    const double value = loss_forward(loss, pred, y, count);
-    loss_backward(loss, dpred, pred, y, count, T(1));
-    net.backward(dpred);
-    return value;
-  }
-  const int64_t k = static_cast<int64_t>(replicas.size());
-  std::vector<double> chunk_loss(k, 0.0);
-  parallel_for(0, k, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t r0 = batch * t / k, r1 = batch * (t + 1) / k, rows = r1 - r0;
-      if (rows == 0) continue;
-      Net<T>& rep = *replicas[t];
-      const TrainingMode<T> mode(rep);
-      rep.params().values() = ps.values();
-      rep.params().zero_grad();
-      const int64_t n = rows * y_size;
-      rep.forward(x + r0 * x_size, rows, pred + r0 * y_size);
-      chunk_loss[t] = loss_forward(loss, pred + r0 * y_size, y + r0 * y_size, n) *
-                      static_cast<double>(n) / static_cast<double>(count);
-      // The loss is a mean over the whole batch: scale the chunk's mean-gradient by n / count.
-      loss_backward(loss, dpred + r0 * y_size, pred + r0 * y_size, y + r0 * y_size, n,
-                    static_cast<T>(static_cast<double>(n) / static_cast<double>(count)));
-      rep.backward(dpred + r0 * y_size);
+  const int workers = std::min(parallel_workers(chunks), static_cast<int>(replicas.size()) + 1);
+  std::vector<double> chunk_loss(chunks, 0.0);
+  std::vector<char> synced(workers, 0);  // replica w holds this step's parameters
+  auto worker_net = [&](int w) -> Net<T>& { return w == 0 ? net : *replicas[w - 1]; };
+  auto work = [&](int w, int64_t c) {
+    Net<T>& n = worker_net(w);
+    if (w > 0 && !synced[w]) {
+      n.params().values() = ps.values();
+      synced[w] = 1;
     }
-  });
+    const TrainingMode<T> mode(n);
+    n.params().zero_grad();
+    const int64_t r0 = batch * c / chunks, r1 = batch * (c + 1) / chunks, rows = r1 - r0;
+    const int64_t m = rows * y_size;
+    // The loss is a mean over the whole batch: the chunk's mean and its gradient count m / count.
+    const double share = static_cast<double>(m) / static_cast<double>(count);
+    n.forward(x + r0 * x_size, rows, pred + r0 * y_size);
+    chunk_loss[c] = loss_forward(loss, pred + r0 * y_size, y + r0 * y_size, m) * share;
+    loss_backward(loss, dpred + r0 * y_size, pred + r0 * y_size, y + r0 * y_size, m,
+                  static_cast<T>(share));
+    n.backward(dpred + r0 * y_size);
+  };
+  auto reduce = [&](int w, int64_t c) {
+    if (chunks == 1) return;  // the one chunk ran on net (worker 0): its gradients are in place
+    const std::vector<T>& g = worker_net(w).params().grads();
+    if (c == 0) {
+      total = g;
+    } else {
+      for (size_t i = 0; i < total.size(); ++i) total[i] += g[i];
+    }
+  };
+  parallel_ordered(chunks, workers, work, reduce);
+  if (chunks > 1) std::swap(total, ps.grads());
   double value = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    value += chunk_loss[t];
-    const std::vector<T>& g = replicas[t]->params().grads();
-    std::vector<T>& total = ps.grads();
-    for (size_t i = 0; i < total.size(); ++i) total[i] += g[i];
-  }
+  for (int64_t c = 0; c < chunks; ++c) value += chunk_loss[c];
   return value;
 }
 
@@ -100,9 +103,10 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
       dpred(c.batch * val.y_size);
   std::vector<T> best = ps.values();
   std::vector<std::unique_ptr<Net<T>>> replicas;
-  const int threads = threads_count();
-  if (threads > 1 && make_replica && c.batch >= 2 * threads)
-    for (int t = 0; t < threads; ++t) replicas.push_back(make_replica());
+  if (make_replica)
+    for (int w = 1; w < parallel_workers(trainer_chunks(c.batch)); ++w)
+      replicas.push_back(make_replica());
+  std::vector<T> total;  // the chunks' gradient sum (step_gradients)
   TrainReport r;
   r.best_val_loss = std::numeric_limits<double>::infinity();
   int64_t since_best = 0;
@@ -111,8 +115,8 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   for (int64_t step = 1; step <= c.steps; ++step) {
     interrupt_poll();  // e.g. Ctrl-C in Python (core/interrupt.h)
     source(step, c.batch, x.data(), y.data());
-    const double loss = step_gradients(net, replicas, c.loss, c.batch, val.x_size, val.y_size,
-                                       x.data(), y.data(), pred.data(), dpred.data());
+    const double loss = step_gradients(net, replicas, total, c.loss, c.batch, val.x_size,
+                                       val.y_size, x.data(), y.data(), pred.data(), dpred.data());
     if (!std::isfinite(loss)) {
       std::ostringstream msg;
       msg << "training diverged at step " << step << ": the " << loss_name(c.loss) << " loss is "

@@ -67,14 +67,21 @@ class TrainingDiverged : public UserError {
 template <class T>
 using NetFactory = std::function<std::unique_ptr<Net<T>>()>;
 
-// With more than one compute thread (core/threads.h) and a factory, each step's batch is
-// split into one contiguous chunk per thread, each run by its own replica of the network,
-// and the gradients are summed in thread order: results then differ from one thread's only
-// by float rounding, and the same thread count gives identical results.
+// Each step's batch is split into trainer_chunks(batch) contiguous chunks, a number fixed by
+// the batch size alone; chunk c runs forward and backward on its own (one network per
+// compute thread: net itself and, with more than one thread and a factory, replicas), its
+// loss and gradients are weighted by its share of the batch, and the chunks' losses and
+// gradients are summed in chunk order. Results are therefore bit-identical for any thread
+// count (core/threads.h); without a factory the chunks run one after another on net.
 template <class T>
 TrainReport trainer_run(Net<T>& net, const TrainerConfig& config, const BatchSource<T>& source,
                         const TrainSet<T>& val, FitLog& log,
                         const NetFactory<T>& make_replica = {});
+
+// The number of chunks a step's batch is split into: batch / 32 samples, at least 1, at
+// most 8 (so up to 8 compute threads share a step). Chunk c holds the rows
+// [batch·c/C, batch·(c+1)/C).
+int64_t trainer_chunks(int64_t batch);
 
 // Mean loss of the network on a whole set (no gradients), in chunks of eval_batch.
 template <class T>
