@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/home.h"
 #include "core/process.h"
 #include "core/version.h"
@@ -60,7 +61,7 @@ void move_aside(const std::string& dir) {
     const fs::path p = fs::path(dir) / name;
     if (fs::exists(p)) fs::rename(p, old / name);
   }
-  std::fprintf(stderr, "attnlab: moved the earlier results to %s\n", old.c_str());
+  log_warn("attnlab: moved the earlier results to %s\n", old.c_str());
 }
 
 std::vector<std::string> json_string_list(const std::string& text) {
@@ -151,7 +152,7 @@ RunSummary experiment_run(const RunRequest& rq) {
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   for (const RunPoint* p : pending)
     if (!mpi && run_point_is_distributed(*p)) {
-      std::fprintf(stderr, "attnlab: train.distributed = true needs `mpirun -np K attnlab run "
+      log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "
                            "... --mpi` with K >= 2; fitting each run in one process\n");
       break;
     }
@@ -186,7 +187,7 @@ void export_plan_csv(const ResultsStore& store, const std::string& dir) {
   int64_t stale = 0;
   results_export_csv(experiment_plan_runs(store, &stale), json_string_list(store.meta("swept")),
                      (fs::path(dir) / "results.csv").string());
-  if (stale > 0) std::fprintf(stderr, "attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
+  if (stale > 0) log_warn("attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
 }
 
 }  // namespace
