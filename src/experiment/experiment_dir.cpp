@@ -64,6 +64,24 @@ void move_aside(const std::string& dir) {
   log_warn("attnlab: moved the earlier results to %s\n", old.c_str());
 }
 
+// Why DIR (holding results whose fingerprint is `previous`) cannot take this run: this spec
+// at the other size (quick vs full), or another spec.
+std::string different_spec_message(const RunRequest& rq, const ResultsStore& existing,
+                                   const std::string& previous) {
+  bool other_size = false;
+  try {
+    other_size = hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
+  } catch (const UserError&) {
+  }
+  const std::string aside = "; use another --out, or add --force-new to move the old results aside and start again";
+  if (other_size)
+    return rq.out_dir + " holds the " + (rq.quick ? "full-size" : "quick-size (--quick)") + " results of " +
+           existing.meta("experiment") + " (" + existing.meta("spec_path") + ") and this run is " +
+           (rq.quick ? "quick-size (--quick)" : "full-size") + aside;
+  return rq.out_dir + " holds results of a different spec (" + existing.meta("experiment") + ", " +
+         existing.meta("spec_path") + ")" + aside;
+}
+
 std::vector<std::string> json_string_list(const std::string& text) {
   std::vector<std::string> out;
   const auto j = nlohmann::json::parse(text, nullptr, false);
@@ -112,11 +130,7 @@ RunSummary experiment_run(const RunRequest& rq) {
     auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir));
     const std::string previous = existing->meta("spec_hash");
     if (!previous.empty() && previous != fingerprint) {
-      if (!rq.force_new)
-        throw UserError(rq.out_dir + " holds results of a different spec (" +
-                        existing->meta("experiment") + ", " + existing->meta("spec_path") +
-                        "); use another --out, or add --force-new to move the old results "
-                        "aside and start again");
+      if (!rq.force_new) throw UserError(different_spec_message(rq, *existing, previous));
       existing.reset();
       move_aside(rq.out_dir);
     }
