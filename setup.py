@@ -22,6 +22,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(os.path.join(ROOT, "build-python"), exist_ok=True)  # setuptools's staging (below)
 
 
 def cmake_version():
@@ -78,4 +79,7 @@ setup(
     ext_modules=[Extension("attnlab._attnlab", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,
+    # setuptools's own staging directories, away from a CMake build dir named build/
+    options={"build": {"build_base": os.path.join("build-python", "setuptools")},
+             "egg_info": {"egg_base": os.path.join("build-python")}},
 )
