@@ -17,7 +17,13 @@ class AttnlabWarning(UserWarning):
 
 
 def warn_line(line):
-    warnings.warn(line, AttnlabWarning, stacklevel=2)
+    """Issues a line of the core as an AttnlabWarning attributed to the user's code (the
+    first frame outside this package)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(line, AttnlabWarning, stacklevel=level + 1)
 
 
 def progress_wanted(progress):
