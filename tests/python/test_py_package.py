@@ -111,3 +111,35 @@ def test_results_as_frame(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # without pandas: the numpy columns
     cols = attnlab.results(tmp_path / "o", as_frame=True)
     assert isinstance(cols, attnlab.Results) and len(cols) == len(res)
+
+
+def _write_safetensors(path, tensors, metadata):
+    """A minimal safetensors file of float32 tensors."""
+    import json
+    import struct
+    header, blobs, at = {"__metadata__": metadata}, [], 0
+    for name, a in tensors.items():
+        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def test_qk_stats_equals_the_cli(run_cli, tmp_path):
+    import json
+    rng = np.random.default_rng(0)
+    tensors = {}
+    for l in range(2):
+        q = rng.standard_normal((8, 8))
+        tensors[f"encoder.layer.{l}.attention.self.query.weight"] = q
+        tensors[f"encoder.layer.{l}.attention.self.key.weight"] = q + 0.1 * rng.standard_normal((8, 8))
+    path = tmp_path / "m.safetensors"
+    _write_safetensors(path, tensors, {"num_attention_heads": "2"})
+    got = attnlab.qk_stats(path, seed=3)
+    want = json.loads(run_cli("qk-stats", path, "--json", "--seed", "3").stdout)
+    assert got == want and len(got["layers"]) == 2 and got["num_heads"] == 2
+    with pytest.raises(ValueError, match="--layers: layer 5 is not in"):
+        attnlab.qk_stats(path, layers="5")
