@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "core/home.h"
+#include "core/log.h"
 #include "core/process.h"
 #include "core/version.h"
 #include "experiment/plan.h"
