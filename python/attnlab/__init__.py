@@ -10,19 +10,52 @@ boundary, the work done in C++ with the GIL released.
     err = attnlab.metrics(m.predict(d["X"]), d)                     # dict of metrics
     A = m.attention(d["X"][:4])["layer0"]                           # (4, H, N, N)
     res = attnlab.run("experiments/demo/baselines.toml", out="runs/demo", quick=True)
+    rep = attnlab.reproduce("demo", quick=True)                     # claims and verdicts
 
 Functions: sample, list_tasks, model, load, construct, list_models, metrics, run, results,
-set_threads, threads. Classes: Model (fit, fit_task, predict, attention, features, evaluate,
-save), Results (a dict of numpy columns). Errors: ValueError for bad input (the
-CLI's one-line message), OSError for files, KeyboardInterrupt on Ctrl-C.
+reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
+attention, features, evaluate, save), Results (a dict of numpy columns), Reproduction.
+Errors: ValueError for bad input (the CLI's one-line message), OSError for files,
+KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
+`python -m attnlab ARGS` runs the command line.
 """
-from . import _attnlab
-from ._experiments import Results, results, run
-from ._models import Model, construct, list_models, load, model
-from ._tasks import list_tasks, metrics, sample
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# An installed package carries the shipped experiments and scripts in share/ (setup.py):
+# point the core (core/home.h) and the bundled command line at them.
+if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ.get("ATTNLAB_HOME"):
+    os.environ["ATTNLAB_HOME"] = os.path.join(_HERE, "share")
+
+from . import _attnlab  # noqa: E402
+from ._analysis import qk_stats  # noqa: E402
+from ._experiments import Reproduction, Results, reproduce, results, run  # noqa: E402
+from ._feedback import AttnlabWarning  # noqa: E402
+from ._models import Model, construct, list_models, load, model  # noqa: E402
+from ._tasks import list_tasks, metrics, sample  # noqa: E402
 
 __version__ = _attnlab.__version__
 git_commit = _attnlab.git_commit
+
+
+def home():
+    """Where the core finds experiments/ and scripts/ (ATTNLAB_HOME, or the source tree)."""
+    return _attnlab.home()
+
+
+def groups():
+    """The shipped experiment groups (folders of experiments/) for reproduce()."""
+    return _attnlab.groups()
+
+
+def cli_path():
+    """The attnlab command-line binary: ATTNLAB_CLI, the package's bin/attnlab, or the
+    build tree's (a `make python` build); None if there is none."""
+    for path in (os.environ.get("ATTNLAB_CLI"), os.path.join(_HERE, "bin", "attnlab"),
+                 os.path.join(os.path.dirname(os.path.dirname(_HERE)), "attnlab")):
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def set_threads(k):
@@ -37,4 +70,5 @@ def threads():
 
 
 __all__ = ["sample", "list_tasks", "model", "load", "construct", "list_models", "metrics",
-           "run", "results", "set_threads", "threads", "Model", "Results"]
+           "run", "results", "reproduce", "groups", "qk_stats", "home", "cli_path", "set_threads",
+           "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]

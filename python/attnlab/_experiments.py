@@ -1,4 +1,5 @@
-"""Experiment specs: attnlab.run and attnlab.results (the results store as columns)."""
+"""Experiment specs: attnlab.run, attnlab.reproduce and attnlab.results (the results store
+as columns, or a pandas DataFrame)."""
 import json
 import math
 import os
@@ -6,6 +7,7 @@ import os
 import numpy as np
 
 from . import _attnlab
+from ._feedback import Progress, progress_wanted, python_words, warn_line
 from ._util import toml_text
 
 
@@ -87,15 +89,19 @@ def _column(values):
         return np.array(["" if v is None else v for v in values], dtype=str)
 
 
-def results(out_dir):
+def results(out_dir, as_frame=False):
     """Loads the results store of an experiment directory (DIR/results.sqlite), as
     `attnlab export` does but as columns in memory; readable while a run is writing.
 
     Args:
         out_dir (str): the --out directory of `attnlab run` / attnlab.run().
+        as_frame (bool): return a pandas DataFrame (one row per run, the same columns;
+            .attrs holds dir, swept, experiment) when pandas is installed (Debian's
+            python3-pandas); without pandas, the numpy columns (Results) as for False.
 
     Returns:
-        Results: dict of numpy columns (see Results), plus .series, .swept, .rows().
+        Results: dict of numpy columns (see Results), plus .series, .swept, .rows();
+        or a pandas.DataFrame with as_frame=True.
 
     Raises:
         OSError: no results.sqlite in out_dir, or not an attnlab store.
@@ -141,11 +147,36 @@ def results(out_dir):
     series["series"] = np.array([s[0] for _, s in srows], dtype=str)
     series["step"] = np.array([s[1] for _, s in srows], dtype=np.int64)
     series["value"] = np.array([s[2] for _, s in srows], dtype=np.float64)
-    return Results(cols, os.fspath(out_dir), swept, raw["experiment"], series)
+    res = Results(cols, os.fspath(out_dir), swept, raw["experiment"], series)
+    return _as_frame(res) if as_frame else res
+
+
+def _as_frame(res):
+    """res as a pandas DataFrame, or res itself when pandas is not installed."""
+    try:
+        import pandas
+    except ImportError:
+        return res
+    frame = pandas.DataFrame(dict(res))
+    frame.attrs.update(dir=res.dir, swept=res.swept, experiment=res.experiment)
+    return frame
+
+
+def _call(fn, *args, desc, progress, on_line=None):
+    """Calls a child-process job of the core with warnings.warn and a progress bar as its
+    handlers; its error messages name Python keywords instead of CLI flags."""
+    bar = Progress(desc, progress_wanted(progress))
+    try:
+        extra = (on_line,) if on_line is not None else ()
+        return fn(*args, warn_line, bar.update, *extra)
+    except ValueError as e:
+        raise ValueError(python_words(str(e))) from None
+    finally:
+        bar.close()
 
 
 def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=False,
-        progress=False, threads=0):
+        progress=None, threads=0):
     """Runs (or resumes) an experiment spec, like `attnlab run SPEC --out OUT`, and returns
     its results table.
 
@@ -166,8 +197,12 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
             "sweep.train.n=[64, 256]"], or {"task.N": 16, "sweep.train.n": [64, 256]}.
         force_new (bool): move another spec's results in `out` aside and start again.
         retry_failed (bool): run failed runs again.
-        progress (bool): draw the progress bar on a terminal's stderr (default off).
+        progress (bool or None): show the runs done so far (tqdm when installed, else a
+            plain line every 10 s); None (default): on unless ATTNLAB_NO_PROGRESS is set.
         threads (int): compute threads per run (0: ATTNLAB_THREADS or 1).
+
+    Warnings of the core (a run that failed, a λ below the numerical floor, ...) are issued
+    as attnlab.AttnlabWarning through the warnings module as they happen.
 
     Returns:
         Results: the table of every stored run (see results()); `.summary` holds
@@ -184,8 +219,71 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
         overrides = [set]
     else:
         overrides = [str(s) for s in set]
-    summary = _attnlab.run(os.fspath(spec), os.fspath(out), bool(quick), int(jobs), overrides,
-                           bool(force_new), bool(retry_failed), bool(progress), int(threads))
+    summary = _call(_attnlab.run, os.fspath(spec), os.fspath(out), bool(quick), int(jobs), overrides,
+                    bool(force_new), bool(retry_failed), False, int(threads), desc="runs",
+                    progress=progress)
     res = results(out)
     res.summary = summary
     return res
+
+
+class Reproduction(dict):
+    """What attnlab.reproduce returns: the JSON of OUT/reproduce.json as a dict (name, out,
+    passed, failed, exit_code, sections: [{name, description, spec_path, dir, runs_ok,
+    runs_failed, note, claims: [{id, text, verdict, detail}]}]), plus:
+
+    Attributes:
+        claims (list of dict): every claim, {"section", "id", "text", "verdict" ("PASS" or
+            "FAIL"), "detail" (the numbers compared, in words)}.
+        report (str): path of report.html.
+    """
+
+    @property
+    def claims(self):
+        return [dict(section=s["name"], **c) for s in self["sections"] for c in s["claims"]]
+
+    @property
+    def report(self):
+        return os.path.join(self["out"], "report.html")
+
+    def __repr__(self):
+        lines = [f"<attnlab.Reproduction {self['name']!r}: {self['passed']} PASS, "
+                 f"{self['failed']} FAIL; {self.report}>"]
+        lines += [f"{c['verdict']} {c['section']}/{c['id']}: {c['detail']}" for c in self.claims]
+        return "\n".join(lines)
+
+
+def reproduce(name, quick=False, out=None, force_new=False, report_only=False, jobs=1,
+              progress=None, threads=0, verbose=True):
+    """Reproduces a group of shipped experiments, like `attnlab reproduce NAME`: runs every
+    spec of experiments/NAME/ (resuming what is stored), draws the figures, checks the
+    claims, writes OUT/report.md, OUT/report.html and OUT/reproduce.json.
+
+    Args:
+        name (str): a folder of experiments/ (e.g. "demo", "fu2023"); see attnlab.groups().
+        quick (bool): each spec's [quick] overrides (CI-sized).
+        out (str or None): output directory (default results/reproduce/NAME or NAME-quick,
+            relative to the working directory; then results/reproduce/index.html is
+            refreshed too).
+        force_new (bool): where a spec changed since its results were stored (or is run at
+            the other size, quick vs full), move them aside and rerun.
+        report_only (bool): run nothing; claims and figures from the runs stored so far.
+        jobs (int): runs at once, each in its own process.
+        progress (bool or None): as for run().
+        threads (int): compute threads per run (0: ATTNLAB_THREADS or 1).
+        verbose (bool): print the status lines ("== spec (path)", notes) as they come.
+
+    Returns:
+        Reproduction: the claims with their verdicts and numbers (see Reproduction); its
+        "exit_code" is what the command line would exit with (0: every claim passes).
+        Failed runs and other warnings arrive as attnlab.AttnlabWarning.
+
+    Raises:
+        ValueError: unknown group, bad spec, or a directory holding another spec's (or
+            another size's) results without force_new=True.
+    """
+    on_line = print if verbose else (lambda line: None)
+    text = _call(_attnlab.reproduce, str(name), "" if out is None else os.fspath(out), bool(quick),
+                 int(jobs), bool(force_new), bool(report_only), False, int(threads),
+                 desc=f"reproduce {name}", progress=progress, on_line=on_line)
+    return Reproduction(json.loads(text))

@@ -66,5 +66,6 @@ void interrupt_restore_error();
 void register_tasks(py::module_& m);
 void register_models(py::module_& m);
 void register_run(py::module_& m);
+void register_analysis(py::module_& m);
 
 }  // namespace attnpy

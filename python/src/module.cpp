@@ -1,10 +1,14 @@
 // attnlab._attnlab: the compiled half of the Python package (the other half,
 // python/attnlab/__init__.py, normalises arguments and holds the docstrings users read).
+#include <cstdio>
 #include <new>
 
 #include "bindings.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/home.h"
+#include "core/log.h"
+#include "experiment/reproduce.h"
 #include "core/threads.h"
 #include "core/version.h"
 
@@ -29,10 +33,27 @@ PYBIND11_MODULE(_attnlab, m) {
   m.def("set_threads", &attn::threads_configure, py::arg("k"),
         "Set the compute-thread budget (k >= 1; 0: ATTNLAB_THREADS or 1). Returns it.");
   m.def("threads", &attn::threads_count, "The compute-thread budget in force.");
+  m.def("home", &attn::attnlab_home, "Where experiments/ and scripts/ are found.");
+  m.def("groups", &attn::reproduce_groups, "The folders of experiments/.");
 
+  // Library warnings of this process become warnings.warn (attnlab._feedback.warn_line), so a
+  // notebook cell shows them; forked run processes send theirs over their pipe (bind_run.cpp).
+  attn::log_sink_set([](const std::string& line) {
+    if (!Py_IsInitialized()) {
+      std::fputs(line.c_str(), stderr);
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    try {
+      py::module_::import("attnlab._feedback").attr("warn_line")(attn::log_line_plain(line));
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("attnlab warning");
+    }
+  });
   attnpy::interrupt_install();
   attn::threads_configure(0);
   attnpy::register_tasks(m);
   attnpy::register_models(m);
   attnpy::register_run(m);
+  attnpy::register_analysis(m);
 }

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/home.h"
+#include "core/log.h"
 #include "core/process.h"
 #include "core/version.h"
 #include "experiment/dir_lock.h"
@@ -64,7 +65,25 @@ void move_aside(const std::string& dir) {
     const fs::path p = fs::path(dir) / name;
     if (fs::exists(p)) fs::rename(p, old / name);
   }
-  std::fprintf(stderr, "attnlab: moved the earlier results to %s\n", old.c_str());
+  log_warn("attnlab: moved the earlier results to %s\n", old.c_str());
+}
+
+// Why DIR (holding results whose fingerprint is `previous`) cannot take this run: this spec
+// at the other size (quick vs full), or another spec.
+std::string different_spec_message(const RunRequest& rq, const ResultsStore& existing,
+                                   const std::string& previous) {
+  bool other_size = false;
+  try {
+    other_size = hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
+  } catch (const UserError&) {
+  }
+  const std::string aside = "; use another --out, or add --force-new to move the old results aside and start again";
+  if (other_size)
+    return rq.out_dir + " holds the " + (rq.quick ? "full-size" : "quick-size (--quick)") + " results of " +
+           existing.meta("experiment") + " (" + existing.meta("spec_path") + ") and this run is " +
+           (rq.quick ? "quick-size (--quick)" : "full-size") + aside;
+  return rq.out_dir + " holds results of a different spec (" + existing.meta("experiment") + ", " +
+         existing.meta("spec_path") + ")" + aside;
 }
 
 // What killed runners and exports left in DIR: the temp files of their atomic writes
@@ -147,11 +166,7 @@ RunSummary experiment_run(const RunRequest& rq) {
     auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
     const std::string previous = existing->meta("spec_hash");
     if (!previous.empty() && previous != fingerprint) {
-      if (!rq.force_new)
-        throw UserError(rq.out_dir + " holds results of a different spec (" +
-                        existing->meta("experiment") + ", " + existing->meta("spec_path") +
-                        "); use another --out, or add --force-new to move the old results "
-                        "aside and start again");
+      if (!rq.force_new) throw UserError(different_spec_message(rq, *existing, previous));
       existing.reset();
       move_aside(rq.out_dir);
     }
@@ -189,7 +204,7 @@ RunSummary experiment_run(const RunRequest& rq) {
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   for (const RunPoint* p : pending)
     if (!mpi && run_point_is_distributed(*p)) {
-      std::fprintf(stderr, "attnlab: train.distributed = true needs `mpirun -np K attnlab run "
+      log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "
                            "... --mpi` with K >= 2; fitting each run in one process\n");
       break;
     }
@@ -230,7 +245,7 @@ void export_plan_csv(const ResultsStore& store, const std::string& dir) {
   int64_t stale = 0;
   results_export_csv(experiment_plan_runs(store, &stale), json_string_list(store.meta("swept")),
                      (fs::path(dir) / "results.csv").string());
-  if (stale > 0) std::fprintf(stderr, "attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
+  if (stale > 0) log_warn("attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
 }
 
 }  // namespace

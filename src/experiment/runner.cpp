@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "experiment/run_point.h"
 
@@ -38,12 +39,29 @@ void write_all(int fd, const std::string& data) {
   }
 }
 
+// A worker's warning lines travel to the parent ahead of its outcome, each framed as
+// kWarnBegin line kWarnEnd (the outcome itself is JSON, so it never starts with kWarnBegin).
+constexpr char kWarnBegin = '\x1e', kWarnEnd = '\x1f';
+
+// In the parent: re-emits the framed warning lines that lead `output` and removes them.
+void worker_warnings_forward(std::string& output) {
+  size_t at = 0;
+  while (at < output.size() && output[at] == kWarnBegin) {
+    const size_t end = output.find(kWarnEnd, at);
+    if (end == std::string::npos) break;
+    log_warn("%s", output.substr(at + 1, end - at - 1).c_str());
+    at = end + 1;
+  }
+  output.erase(0, at);
+}
+
 // In the child: run the point and send the outcome to the parent, then _exit.
 [[noreturn]] void worker_main(const RunPoint& point, int fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  log_sink_set([fd](const std::string& line) { write_all(fd, kWarnBegin + line + kWarnEnd); });
   const RunOutcome outcome = run_point_execute(point);
   write_all(fd, run_outcome_encode(outcome));
   ::close(fd);
@@ -62,7 +80,8 @@ std::string describe_status(int status) {
 
 // What a finished worker reported, or why it died.
 RunOutcome worker_outcome(const RunPoint& point, int status, const rusage& usage,
-                          const std::string& output) {
+                          std::string output) {
+  worker_warnings_forward(output);
   RunOutcome outcome;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !output.empty()) {
     outcome = run_outcome_decode(output);
@@ -117,6 +136,8 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
   ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
   SweepSummary summary;
   Progress progress("runs", static_cast<int64_t>(points.size()), options.progress);
+  int64_t finished = 0;
+  log_progress("runs", 0, static_cast<int64_t>(points.size()));
   std::map<pid_t, Worker> active;
   size_t next = 0;
   const pid_t self = getpid();
@@ -175,12 +196,13 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
         ++summary.ok;
       } else {
         ++summary.failed;
-        std::fprintf(stderr, "%srun %s (point %lld, seed %llu) failed: %s\n",
+        log_warn("%srun %s (point %lld, seed %llu) failed: %s\n",
                      progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
                      static_cast<long long>(w.point->index),
                      static_cast<unsigned long long>(w.point->seed), outcome.error.c_str());
       }
       progress.add(1, outcome.ok ? 0 : 1);
+      log_progress("runs", ++finished, static_cast<int64_t>(points.size()));
       active.erase(pids[k]);
     }
   }

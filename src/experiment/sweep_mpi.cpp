@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "experiment/point_codec.h"
 #include "experiment/run_distributed.h"
@@ -20,7 +21,7 @@ enum Tag { kRun = 1, kResult = 2, kJoint = 3, kStop = 4 };
 int g_busy_workers = 0;
 
 void report_failure(const Progress& progress, const RunPoint& p, const RunOutcome& outcome) {
-  std::fprintf(stderr, "%srun %s (point %lld, seed %llu) failed: %s\n",
+  log_warn("%srun %s (point %lld, seed %llu) failed: %s\n",
                progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
                static_cast<long long>(p.index), static_cast<unsigned long long>(p.seed),
                outcome.error.c_str());

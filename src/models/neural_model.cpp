@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/rng.h"
 #include "models/neural_models.h"
 #include "tasks/task.h"
@@ -258,7 +259,7 @@ class NeuralModel : public Model {
         if (lrs.size() == 1) throw;
         ++diverged;
         last_divergence = e.what();
-        std::fprintf(stderr, "attnlab: %s: train.lrs: lr = %g dropped (%s)\n", name_.c_str(), lr,
+        log_warn("attnlab: %s: train.lrs: lr = %g dropped (%s)\n", name_.c_str(), lr,
                      e.what());
         continue;
       }

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/memory.h"
 #include "train/metrics.h"
 #include "train/ridge_state.h"
@@ -50,7 +51,7 @@ double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, b
   const double lam = std::max(st.lambda, st.floor);
   log.scalar("refit_lambda", lam);
   if (say && lam > st.lambda)
-    std::fprintf(stderr,
+    log_warn(
                  "attnlab: train.refit: the chosen λ = %.3g %s; the refit on all %lld samples solves "
                  "directly at the numerical floor %.3g of the fit split's %s instead\n",
                  st.lambda,
@@ -437,7 +438,7 @@ void RidgeModel::fit(const Batch& train, FitLog& log) {
   log.scalar("n_fit", static_cast<double>(st.n_fit));
   if (!is_kernel) log.scalar("param_count", static_cast<double>(st.P * K));
   if (below_floor > 0)
-    std::fprintf(stderr,
+    log_warn(
                  "attnlab: %d of the λ values are below the numerical floor %.3g of the %s; "
                  "they are solved as the minimum-norm (pseudo-inverse) solution\n",
                  below_floor, st.floor, st.primal ? "Gram" : "kernel");

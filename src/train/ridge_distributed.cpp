@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/memory.h"
 #include "mpi/comm.h"
 #include "train/ridge.h"
@@ -394,7 +395,7 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
   if (!is_kernel) log.scalar("param_count", static_cast<double>(st.P * K));
   log.scalar("fit_ranks", comm.size());
   if (below_floor > 0)
-    std::fprintf(stderr,
+    log_warn(
                  "attnlab: %d of the λ values are below the numerical floor %.3g of the %s; "
                  "they are solved as the minimum-norm (pseudo-inverse) solution\n",
                  below_floor, st.floor, st.primal ? "Gram" : "kernel");

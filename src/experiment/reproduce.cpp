@@ -1,0 +1,206 @@
+// Reproducing a group of shipped experiments: run, plot, claims, report, index (reproduce.h).
+#include "experiment/reproduce.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/home.h"
+#include "core/log.h"
+#include "core/suggest.h"
+#include "experiment/claims.h"
+#include "experiment/experiment_dir.h"
+#include "experiment/store.h"
+#include "io/atomic_file.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+namespace {
+
+void say(const ReproduceOptions& o, const std::string& line) {
+  if (o.say) o.say(line);
+}
+
+std::vector<fs::path> group_specs(const std::string& name) {
+  const fs::path group = fs::path(attnlab_home()) / "experiments" / name;
+  if (!fs::is_directory(group)) {
+    const std::string list = join_names(reproduce_groups());
+    throw UserError("no shipped experiments named '" + name + "' (looked in " + group.string() +
+                    "); available: " + list);
+  }
+  std::vector<fs::path> specs;
+  for (const auto& e : fs::directory_iterator(group))
+    if (e.path().extension() == ".toml") specs.push_back(e.path());
+  std::sort(specs.begin(), specs.end());
+  ATTN_CHECK(!specs.empty(), group.string() + " holds no .toml specs");
+  return specs;
+}
+
+// One spec of the group: run it (or read what is stored), draw its figures, check its claims.
+ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_path,
+                                const std::string& out) {
+  RunRequest rq;
+  rq.spec_path = spec_path.string();
+  rq.out_dir = (fs::path(out) / spec_path.stem()).string();
+  rq.quick = o.quick;
+  rq.jobs = o.jobs;
+  rq.progress = o.progress;
+  rq.force_new = o.force_new;
+  rq.run_nothing = o.report_only;
+  say(o, "== " + spec_path.stem().string() + " (" + rq.spec_path + ")");
+  RunSummary s;
+  std::string unreadable;  // report-only: why the directory cannot be read as this spec's
+  try {
+    s = experiment_run(rq);
+  } catch (const UserError& e) {
+    if (!o.report_only) throw;
+    s.spec = spec_load(rq.spec_path, {}, o.quick);
+    unreadable = e.what();
+  }
+  ReportSection section;
+  section.name = s.spec.name;
+  section.description = s.spec.description;
+  section.spec_path = rq.spec_path;
+  section.dir = rq.out_dir;
+  if (!unreadable.empty()) {
+    // E.g. the directory holds another spec's results: this section's claims fail with the
+    // reason, the other sections go on.
+    section.note = "not reported: " + unreadable;
+    say(o, "attnlab: " + section.name + ": " + section.note);
+    for (const auto& claim : s.spec.claims)
+      section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
+    return section;
+  }
+  const bool partial = o.report_only && s.skipped < s.planned;
+  if (partial)
+    section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
+                   " runs are stored (--report-only ran nothing); claims and figures use those";
+  if (!section.note.empty()) say(o, "attnlab: " + section.name + ": " + section.note);
+  if (s.stale > 0)  // (the export below prints the same on the terminal)
+    section.note += (section.note.empty() ? "" : "; ") + experiment_stale_note(s.stale);
+  const auto runs =
+      experiment_plan_runs(
+        ResultsStore((fs::path(rq.out_dir) / "results.sqlite").string(), StoreAccess::kRead));
+  for (const auto& r : runs) (r.status == "ok" ? section.runs_ok : section.runs_failed) += 1;
+  std::string figures_note;
+  if (section.runs_ok == 0) {
+    figures_note = "no figures: no finished runs";
+  } else {
+    try {
+      experiment_plot(rq.out_dir);
+    } catch (const UserError& e) {
+      figures_note = std::string("figures not drawn: ") + e.what();
+      log_warn("attnlab: %s: %s\n", section.name.c_str(), figures_note.c_str());
+    }
+  }
+  if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
+  for (const auto& claim : s.spec.claims) {
+    section.claims.push_back(claim_evaluate(claim, runs));
+    if (partial)  // a verdict on part of the runs: say so on its line
+      section.claims.back().detail += " [partial: " + std::to_string(s.skipped) + " of " +
+                                      std::to_string(s.planned) + " runs stored]";
+  }
+  return section;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> reproduce_groups() {
+  std::vector<std::string> names;
+  const fs::path root = fs::path(attnlab_home()) / "experiments";
+  if (fs::is_directory(root))
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory()) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ReproduceResult reproduce_run(const ReproduceOptions& o) {
+  const std::vector<fs::path> specs = group_specs(o.name);
+  ReproduceResult result;
+  result.name = o.name;
+  result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
+  for (const auto& spec_path : specs) result.sections.push_back(section_reproduce(o, spec_path, result.out));
+  report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), result.sections);
+  for (const auto& s : result.sections)
+    for (const auto& c : s.claims) (c.pass ? result.passed : result.failed) += 1;
+  result.exit_code = result.failed == 0 ? 0 : 1;
+  atomic_file_write((fs::path(result.out) / "reproduce.json").string(), reproduce_result_json(result));
+  if (o.out.empty()) reproduce_index_write("results/reproduce");  // the default folder only
+  return result;
+}
+
+std::string reproduce_result_json(const ReproduceResult& r) {
+  nlohmann::json j;
+  j["name"] = r.name;
+  j["out"] = r.out;
+  j["passed"] = r.passed;
+  j["failed"] = r.failed;
+  j["exit_code"] = r.exit_code;
+  j["sections"] = nlohmann::json::array();
+  for (const auto& s : r.sections) {
+    nlohmann::json js{{"name", s.name},       {"description", s.description}, {"spec_path", s.spec_path},
+                      {"dir", s.dir},         {"runs_ok", s.runs_ok},         {"runs_failed", s.runs_failed},
+                      {"note", s.note},       {"claims", nlohmann::json::array()}};
+    for (const auto& c : s.claims)
+      js["claims"].push_back(
+          {{"id", c.id}, {"text", c.text}, {"verdict", c.pass ? "PASS" : "FAIL"}, {"detail", c.detail}});
+    j["sections"].push_back(js);
+  }
+  return j.dump(1) + "\n";
+}
+
+void reproduce_index_write(const std::string& dir) {
+  std::vector<fs::path> reports;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && fs::exists(e.path() / "reproduce.json")) reports.push_back(e.path());
+  std::sort(reports.begin(), reports.end());
+  std::string rows;
+  for (const auto& p : reports) {
+    std::ifstream in(p / "reproduce.json");
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object()) continue;
+    const std::string folder = p.filename().string();
+    const int64_t passed = j.value("passed", int64_t{0}), failed = j.value("failed", int64_t{0});
+    struct stat st {};
+    const std::time_t t = ::stat((p / "reproduce.json").c_str(), &st) == 0 ? st.st_mtime : 0;
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", std::localtime(&t));
+    rows += fmt::format(
+        "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td>"
+        "<td>{4}</td></tr>\n",
+        html_escape(folder), passed, failed, failed == 0 ? "all claims pass" : "some claims fail", stamp);
+  }
+  const std::string html =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attnlab reproductions</title>"
+      "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .8em;text-align:left}</style>"
+      "</head><body>\n<h1>attnlab reproductions</h1>\n<p>The latest report of every group "
+      "reproduced into this folder (<code>attnlab reproduce NAME</code>).</p>\n"
+      "<table>\n<tr><th>report</th><th>PASS</th><th>FAIL</th><th>verdict</th><th>finished</th></tr>\n" +
+      rows + "</table>\n</body></html>\n";
+  atomic_file_write((fs::path(dir) / "index.html").string(), html);
+}
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+// Reproducing a group of shipped experiments (`attnlab reproduce NAME`, attnlab.reproduce):
+// run every spec of experiments/NAME/ into OUT/<spec>/, draw its figures, check its claims,
+// write OUT/report.md, OUT/report.html and OUT/reproduce.json, and (with the default OUT,
+// results/reproduce/NAME[-quick]) refresh results/reproduce/index.html, the index of every
+// group's latest report.
+//
+// Front ends parse options and show results: the status lines reproduce_run produces
+// ("== spec (path)", notes) go to ReproduceOptions::say; warnings go through core/log.h.
+// Errors: UserError (nothing run) for an unknown group or a group without specs, and
+// whatever experiment_run throws (except with report_only, where a section whose directory
+// cannot be read as its spec's gets a note and failing claims).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiment/report.h"
+
+namespace attn {
+
+struct ReproduceOptions {
+  std::string name;             // a folder of experiments/
+  std::string out;              // default results/reproduce/NAME, or NAME-quick
+  bool quick = false;           // each spec's [quick] overrides
+  bool progress = true;         // progress bar on a terminal
+  bool force_new = false;       // move another spec's results aside and rerun
+  bool report_only = false;     // run nothing: claims and figures from what is stored
+  int jobs = 1;                 // runs at once
+  std::function<void(const std::string& line)> say;  // status lines (none if empty)
+};
+
+struct ReproduceResult {
+  std::string name, out;        // the group and its output directory
+  std::vector<ReportSection> sections;
+  int64_t passed = 0, failed = 0;
+  int exit_code = 0;            // 0: every claim passes, 1: some claim fails
+};
+
+ReproduceResult reproduce_run(const ReproduceOptions& options);
+
+// The folders of experiments/ under attnlab_home(), sorted.
+std::vector<std::string> reproduce_groups();
+
+// The result as JSON: {"name", "out", "passed", "failed", "exit_code", "sections": [{"name",
+// "description", "spec_path", "dir", "runs_ok", "runs_failed", "note", "claims": [{"id",
+// "text", "verdict" ("PASS" | "FAIL"), "detail"}]}]} (OUT/reproduce.json, Python).
+std::string reproduce_result_json(const ReproduceResult& result);
+
+// Rewrites DIR/index.html: one row per DIR/*/reproduce.json (a group's latest report) with
+// its verdict counts and a link to its report.html.
+void reproduce_index_write(const std::string& dir);
+
+}  // namespace attn
