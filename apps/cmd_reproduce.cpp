@@ -1,6 +1,7 @@
 // `attnlab reproduce NAME [--quick] [--out DIR]`: run the shipped specs of experiments/NAME/,
 // draw their figures, check their claims, write report.md and report.html.
-// Exit code 0 when every claim passes, 1 otherwise.
+// Exit code 0 when no claim fails or is inconclusive, 1 when one fails, 3 when one is
+// inconclusive and none fails, 2 on bad input (report_exit_code).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -81,12 +82,13 @@ int reproduce(const ReproduceOptions& o) {
     section.spec_path = rq.spec_path;
     section.dir = rq.out_dir;
     if (!unreadable.empty()) {
-      // E.g. the directory holds another spec's results: this section's claims fail with the
-      // reason, the other sections go on.
+      // E.g. the directory holds another spec's results: this section's claims are undecided,
+      // with the reason; the other sections go on.
       section.note = "not reported: " + unreadable;
       fmt::print("attnlab: {}: {}\n", section.name, section.note);
       for (const auto& claim : s.spec.claims)
-        section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
+        section.claims.push_back(ClaimResult{claim.id, claim.text, Verdict::Inconclusive,
+                                                   "not evaluated (see the note)"});
       sections.push_back(std::move(section));
       continue;
     }
@@ -124,7 +126,9 @@ int reproduce(const ReproduceOptions& o) {
   const std::string lines = report_claim_lines(sections);
   fmt::print("\n{}", lines);
   fmt::print("report: {}/report.md, {}/report.html\n", out, out);
-  return lines.find("FAIL ") == std::string::npos ? 0 : 1;
+  const ReportCounts counts = report_counts(sections);
+  fmt::print("{}\n", report_counts_text(counts));
+  return report_exit_code(counts);
 }
 
 }  // namespace
@@ -147,7 +151,9 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
                 "(e.g. while a long reproduction is still running elsewhere); sections with "
                 "missing runs say so");
   report_only->excludes(cmd->get_option("--force-new"));
-  cmd->footer("Exit code 0 when every claim passes, 1 when any fails, 2 on bad input.");
+  cmd->footer("Exit code 0 when no claim fails or is inconclusive (claims not evaluated at this "
+              "size do not count), 1 when any fails, 3 when none fails but some are "
+              "inconclusive, 2 on bad input.");
   cmd->callback([o, exit_code] {
     threads_configure(0);
     *exit_code = reproduce(*o);
