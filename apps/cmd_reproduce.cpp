@@ -1,7 +1,8 @@
 // `attnlab reproduce NAME [--quick] [--out DIR]`: run the shipped specs of experiments/NAME/,
 // draw their figures, check their claims, write report.md and report.html
 // (experiment/reproduce.h does the work; this file parses and prints).
-// Exit code 0 when every claim passes, 1 otherwise.
+// Exit code 0 when no claim fails or is inconclusive, 1 when one fails, 3 when one is
+// inconclusive and none fails, 2 on bad input (report_exit_code).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -35,7 +36,9 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
                 "(e.g. while a long reproduction is still running elsewhere); sections with "
                 "missing runs say so");
   report_only->excludes(cmd->get_option("--force-new"));
-  cmd->footer("Exit code 0 when every claim passes, 1 when any fails, 2 on bad input.");
+  cmd->footer("Exit code 0 when no claim fails or is inconclusive (claims not evaluated at this "
+              "size do not count), 1 when any fails, 3 when none fails but some are "
+              "inconclusive, 2 on bad input.");
   cmd->callback([o, quiet, exit_code] {
     threads_configure(0);
     o->progress = !*quiet;
@@ -45,6 +48,7 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
     };
     const ReproduceResult r = reproduce_run(*o);
     fmt::print("\n{}", report_claim_lines(r.sections));
+    fmt::print("{}\n", report_counts_text(r.counts));
     fmt::print("report: {}/report.md, {}/report.html\n", r.out, r.out);
     *exit_code = r.exit_code;
   });

@@ -229,12 +229,14 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
 
 class Reproduction(dict):
     """What attnlab.reproduce returns: the JSON of OUT/reproduce.json as a dict (name, out,
-    passed, failed, exit_code, sections: [{name, description, spec_path, dir, runs_ok,
+    passed, failed, inconclusive, not_evaluated, exit_code, sections: [{name, description,
+    spec_path, dir, runs_ok,
     runs_failed, note, claims: [{id, text, verdict, detail}]}]), plus:
 
     Attributes:
-        claims (list of dict): every claim, {"section", "id", "text", "verdict" ("PASS" or
-            "FAIL"), "detail" (the numbers compared, in words)}.
+        claims (list of dict): every claim, {"section", "id", "text", "verdict" ("PASS",
+            "FAIL", "INCONCLUSIVE" or "NOT EVALUATED"; docs/spec-format.md, Claims), "detail"
+            (the numbers compared, the bounds and seeds, in words)}.
         report (str): path of report.html.
     """
 
@@ -248,7 +250,8 @@ class Reproduction(dict):
 
     def __repr__(self):
         lines = [f"<attnlab.Reproduction {self['name']!r}: {self['passed']} PASS, "
-                 f"{self['failed']} FAIL; {self.report}>"]
+                 f"{self['failed']} FAIL, {self.get('inconclusive', 0)} INCONCLUSIVE, "
+                 f"{self.get('not_evaluated', 0)} NOT EVALUATED; {self.report}>"]
         lines += [f"{c['verdict']} {c['section']}/{c['id']}: {c['detail']}" for c in self.claims]
         return "\n".join(lines)
 
@@ -275,7 +278,8 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
 
     Returns:
         Reproduction: the claims with their verdicts and numbers (see Reproduction); its
-        "exit_code" is what the command line would exit with (0: every claim passes).
+        "exit_code" is what the command line would exit with (0: no claim fails or is
+        inconclusive, 1: some claim fails, 3: some inconclusive and none fails).
         Failed runs and other warnings arrive as attnlab.AttnlabWarning.
 
     Raises:

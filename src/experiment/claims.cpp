@@ -1,14 +1,18 @@
-// Claim evaluation over stored runs.
+// Claim verdicts over stored runs: evidence collection, wording, and the point claims
+// (below, above, less_than). Trend claims in claims_trend.cpp, size claims in
+// claims_size.cpp; the rules in claims.h.
 #include "experiment/claims.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <set>
+
+#include "experiment/claims_evidence.h"
 
 namespace attn {
-namespace {
+namespace claims_detail {
 
 bool as_number(const std::string& text, double* out) {
   if (text.empty()) return false;
@@ -17,16 +21,19 @@ bool as_number(const std::string& text, double* out) {
   return *end == '\0';
 }
 
-bool value_equal(const std::string& run_value, const ParamValue& wanted) {
-  const std::string w = param_value_text(wanted);
-  double a, b;
-  if (as_number(run_value, &a) && as_number(w, &b)) return a == b;
-  return run_value == w;
+std::string fmt_num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
 }
 
-std::string fmt_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
+std::string fmt_near(double v, double bar) {
+  char buf[40], bar_buf[40];
+  for (int digits = 4; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    std::snprintf(bar_buf, sizeof bar_buf, "%.*g", digits, bar);
+    if (v == bar || std::string(buf) != bar_buf) break;
+  }
   return buf;
 }
 
@@ -40,241 +47,233 @@ std::string filter_text(const RunFilter& f) {
   return out;
 }
 
-struct Mean {
-  double value = NAN;
-  int count = 0;
-};
+std::string level_text(double confidence) { return fmt_num(100 * confidence) + "%"; }
 
-Mean mean_over(const std::vector<StoredRun>& runs, const RunFilter& filter,
-               const std::string& metric) {
-  double sum = 0;
-  int count = 0;
-  for (const auto& r : runs) {
-    if (r.status != "ok" || !run_matches(r, filter)) continue;
-    const double v = r.metric(metric);
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++count;
-  }
-  return {count ? sum / count : NAN, count};
-}
-
-// The smallest value of the size key whose mean metric reaches the goal, per value of `along`
-// (both numeric), over ok runs matching `filter`. not_reached: no size tried at that value
-// reaches it; largest: the largest size tried there.
-struct SizeNeeded {
-  bool reached = false;
-  double size = NAN, largest = NAN;
-};
-
-std::map<double, SizeNeeded> size_needed_along(const std::vector<StoredRun>& runs,
-                                               const ClaimSpec& c) {
-  // along value -> size -> (sum, count)
-  std::map<double, std::map<double, std::pair<double, int>>> cells;
-  for (const auto& run : runs) {
-    if (run.status != "ok" || !run_matches(run, c.where)) continue;
-    double x, size;
-    const double v = run.metric(c.metric);
-    if (!as_number(run.param(c.along), &x) || !as_number(run.param(c.size), &size) ||
-        std::isnan(v))
-      continue;
-    auto& cell = cells[x][size];
-    cell.first += v;
-    cell.second += 1;
-  }
-  std::map<double, SizeNeeded> out;
-  for (const auto& [x, by_size] : cells) {
-    SizeNeeded n;
-    n.largest = by_size.rbegin()->first;
-    for (const auto& [size, sc] : by_size) {  // increasing size
-      const double mean = sc.first / sc.second;
-      if (c.goal == "above" ? mean > c.threshold : mean < c.threshold) {
-        n.reached = true;
-        n.size = size;
-        break;
-      }
-    }
-    out[x] = n;
-  }
+RunFilter filter_and(const RunFilter& side, const RunFilter& where) {
+  RunFilter out = side;
+  for (const auto& [k, v] : where) out.emplace(k, v);
   return out;
 }
 
-std::string size_text(const SizeNeeded& n) {
-  return n.reached ? fmt_num(n.size) : "none up to " + fmt_num(n.largest);
+Matches runs_matching(const std::vector<StoredRun>& runs, const RunFilter& filter) {
+  Matches m;
+  for (const auto& r : runs) {
+    if (!run_matches(r, filter)) continue;
+    ++m.any;
+    m.ok += r.status == "ok";
+  }
+  return m;
 }
 
-// size_increasing / size_flat (see claims.h).
-ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
-  ClaimResult r{c.id, c.text, false, ""};
-  const auto needed = size_needed_along(runs, c);
-  const std::string what = "smallest " + c.size + " with mean " + c.metric +
-                           (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
-                           filter_text(c.where) + "}";
-  if (needed.size() < 2) {
-    r.detail = "needs finished runs at two or more values of " + c.along + " (numeric " + c.size +
-               ", " + c.metric + ") matching " + filter_text(c.where) + "; found " +
-               std::to_string(needed.size());
-    return r;
+void seed_value_add(const StoredRun& r, const std::string& metric, SeedValue& v) {
+  v.sum += r.metric(metric);
+  ++v.runs;
+  const double se = r.metric(metric + "_se"), samples = r.metric("test_samples");
+  if (std::isfinite(se) && std::isfinite(samples) && samples >= 2) {
+    v.se_sq += se * se;
+    v.df = v.runs == 1 ? samples - 1 : std::min(v.df, samples - 1);
+  } else {
+    v.has_se = false;
   }
-  std::string seq;
-  for (const auto& [x, n] : needed)
-    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + size_text(n);
-  std::vector<SizeNeeded> v;
-  for (const auto& [x, n] : needed) v.push_back(n);
-  if (c.type == "size_flat") {
-    // Every value reached, and largest / smallest needed size <= factor.
-    bool all = true;
-    double lo = INFINITY, hi = 0;
-    for (const auto& n : v) {
-      all = all && n.reached;
-      if (n.reached) {
-        lo = std::min(lo, n.size);
-        hi = std::max(hi, n.size);
-      }
+}
+
+SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
+                       const std::string& metric) {
+  SeedValues out;
+  for (const auto& r : runs)
+    if (r.status == "ok" && run_matches(r, filter) && !std::isnan(r.metric(metric)))
+      seed_value_add(r, metric, out[r.seed]);
+  return out;
+}
+
+std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& runs,
+                                               const RunFilter& filter, const std::string& metric,
+                                               const std::string& along) {
+  std::map<double, SeedValues> out;
+  double x;
+  for (const auto& r : runs)
+    if (r.status == "ok" && run_matches(r, filter) && !std::isnan(r.metric(metric)) &&
+        as_number(r.param(along), &x))
+      seed_value_add(r, metric, out[x][r.seed]);
+  return out;
+}
+
+std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
+                                 const std::string& along) {
+  std::set<double> xs;
+  double x;
+  for (const auto& r : runs)
+    if (run_matches(r, filter) && as_number(r.param(along), &x)) xs.insert(x);
+  return {xs.begin(), xs.end()};
+}
+
+Sample sample_of(const SeedValues& v) {
+  Sample s;
+  for (const auto& [seed, sv] : v) s.values.push_back(sv.value());
+  if (v.size() == 1) {
+    const SeedValue& only = v.begin()->second;
+    if (only.has_se) {
+      s.se_hint = std::sqrt(only.se_sq) / only.runs;  // the mean of `runs` independent means
+      s.df_hint = only.df;
     }
-    r.pass = all && hi <= c.factor * lo;
-    r.detail = what + (all ? " varies by a factor " + fmt_num(hi / lo) + (r.pass ? " <= " : " > ") +
-                                 fmt_num(c.factor)
-                           : " is not reached at every value") +
-               " along " + c.along + ": " + seq;
-    return r;
   }
-  // size_increasing: never smaller than at the previous value (an unreached value counts as
-  // larger than every size tried), and larger at the last value than at the first, which must
-  // be reached.
-  auto rank = [](const SizeNeeded& n) { return n.reached ? n.size : INFINITY; };
-  bool pass = v.front().reached && rank(v.back()) > rank(v.front());
-  for (size_t k = 1; k < v.size(); ++k) {
-    if (!v[k - 1].reached && !v[k].reached) continue;  // both beyond the sizes tried
-    if (rank(v[k]) < rank(v[k - 1])) pass = false;
+  return s;
+}
+
+std::string interval_text(const Interval& iv, double bar, double confidence) {
+  const std::string seeds = std::to_string(iv.seeds) + (iv.seeds == 1 ? " seed" : " seeds");
+  if (!iv.ok)
+    return "= " + fmt_near(iv.mean, bar) + " (" + seeds + ": no spread to judge it by)";
+  return "= " + fmt_near(iv.mean, bar) + ", " + level_text(confidence) + " bounds [" +
+         fmt_near(iv.lo, bar) + ", " + fmt_near(iv.hi, bar) + "] over " + seeds +
+         (iv.seeds == 1 ? " (its test samples' spread)" : "");
+}
+
+Verdict verdict_vs(const Interval& iv, double bar, bool above, double confidence,
+                   std::string* words) {
+  const double margin = above ? iv.mean - bar : bar - iv.mean;
+  *words = "margin " + fmt_num(margin);
+  if (!iv.ok) {
+    *words += "; one seed without a standard error decides nothing (add seeds)";
+    return Verdict::Inconclusive;
   }
-  r.pass = pass;
-  r.detail = what + (pass ? " increases" : " does not increase") + " along " + c.along + ": " + seq;
-  return r;
+  const bool holds = above ? iv.lo > bar : iv.hi < bar;
+  const bool fails = above ? iv.hi <= bar : iv.lo >= bar;
+  if (holds) return Verdict::Pass;
+  if (fails) return Verdict::Fail;
+  const int need = seeds_to_decide(iv, bar, confidence);
+  if (iv.seeds == 1)
+    *words += "; more seeds or test samples would decide it";
+  else if (need > 0)
+    *words += "; about " + std::to_string(need) + " seeds would decide it at this spread";
+  else
+    *words += "; the mean sits on the bar: no number of seeds would decide it";
+  return Verdict::Inconclusive;
+}
+
+ClaimResult result(const ClaimSpec& c, Verdict v, std::string detail) {
+  return ClaimResult{c.id, c.text, v, std::move(detail)};
+}
+
+namespace {
+
+// Why a filter's evidence is missing: NOT EVALUATED when no run of this size matches at all,
+// INCONCLUSIVE when runs match but none finished.
+ClaimResult missing(const ClaimSpec& c, const RunFilter& filter, const Matches& m) {
+  if (m.any == 0)
+    return result(c, Verdict::NotEvaluated,
+                  "not evaluated at this size: no run matches {" + filter_text(filter) + "}");
+  return result(c, Verdict::Inconclusive,
+                "all " + std::to_string(m.any) + " runs matching {" + filter_text(filter) +
+                    "} failed or lack " + c.metric);
+}
+
+// below / above.
+ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  const SeedValues v = seed_values(runs, c.where, c.metric);
+  if (v.empty()) return missing(c, c.where, runs_matching(runs, c.where));
+  const bool above = c.type == "above";
+  const Interval iv = sample_interval(sample_of(v), c.confidence);
+  std::string words;
+  const Verdict verdict = verdict_vs(iv, c.threshold, above, c.confidence, &words);
+  return result(c, verdict,
+                "mean " + c.metric + " over {" + filter_text(c.where) + "} " +
+                    interval_text(iv, c.threshold, c.confidence) + "; claim: " +
+                    (above ? "> " : "< ") + fmt_num(c.threshold) + ", " + words);
+}
+
+// Welch's interval for mean(a) − factor · mean(b) from unpaired seeds.
+Interval welch(const Interval& a, const Interval& b, double factor, double confidence) {
+  Interval d;
+  d.seeds = std::min(a.seeds, b.seeds);
+  d.mean = a.mean - factor * b.mean;
+  if (!a.ok || !b.ok) return d;
+  const double va = a.se * a.se, vb = factor * factor * b.se * b.se;
+  d.se = std::sqrt(va + vb);
+  if (!(d.se > 0)) {
+    d.ok = true;
+    d.lo = d.hi = d.mean;
+    return d;
+  }
+  d.df = (va + vb) * (va + vb) / (va * va / a.df + vb * vb / b.df);
+  const double half = student_t_quantile(confidence, d.df) * d.se;
+  d.ok = true;
+  d.lo = d.mean - half;
+  d.hi = d.mean + half;
+  return d;
+}
+
+// less_than: mean(a) < factor · mean(b).
+ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  const RunFilter fa = filter_and(c.a, c.where), fb = filter_and(c.b, c.where);
+  const SeedValues va = seed_values(runs, fa, c.metric), vb = seed_values(runs, fb, c.metric);
+  if (va.empty()) return missing(c, fa, runs_matching(runs, fa));
+  if (vb.empty()) return missing(c, fb, runs_matching(runs, fb));
+  // Paired by seed when the two sides share two or more seeds (or are one shared seed).
+  SeedValues diff;
+  for (const auto& [seed, a] : va) {
+    const auto it = vb.find(seed);
+    if (it == vb.end()) continue;
+    SeedValue d;
+    d.sum = a.value() - c.factor * it->second.value();
+    d.runs = 1;
+    d.has_se = a.has_se && it->second.has_se;
+    d.se_sq = a.se_sq / (a.runs * a.runs) +
+              c.factor * c.factor * it->second.se_sq / (it->second.runs * it->second.runs);
+    d.df = std::min(a.df, it->second.df);
+    diff[seed] = d;
+  }
+  const Interval ia = sample_interval(sample_of(va), c.confidence);
+  const Interval ib = sample_interval(sample_of(vb), c.confidence);
+  const bool paired = diff.size() >= 2 || (va.size() == 1 && vb.size() == 1 && diff.size() == 1);
+  const Interval d = paired ? sample_interval(sample_of(diff), c.confidence)
+                            : welch(ia, ib, c.factor, c.confidence);
+  std::string words;
+  const Verdict verdict = verdict_vs(d, 0, false, c.confidence, &words);
+  const std::string scaled = c.factor != 1.0 ? fmt_num(c.factor) + " x " : "";
+  return result(
+      c, verdict,
+      "mean " + c.metric + " over {" + filter_text(fa) + "} = " + fmt_num(ia.mean) + " (" +
+          std::to_string(ia.seeds) + " seeds) vs " + scaled + fmt_num(ib.mean) + " over {" +
+          filter_text(fb) + "} (" + std::to_string(ib.seeds) + " seeds); difference a − " +
+          scaled + "b " + (paired ? "paired by seed " : "(Welch, unpaired) ") +
+          interval_text(d, 0, c.confidence) + "; claim: < 0, " + words);
 }
 
 }  // namespace
+}  // namespace claims_detail
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Pass: return "PASS";
+    case Verdict::Fail: return "FAIL";
+    case Verdict::Inconclusive: return "INCONCLUSIVE";
+    case Verdict::NotEvaluated: return "NOT EVALUATED";
+  }
+  return "?";
+}
 
 bool run_matches(const StoredRun& run, const RunFilter& filter) {
   for (const auto& [key, values] : filter) {
     const std::string v = run.param(key);
     bool any = false;
-    for (const auto& wanted : values) any = any || value_equal(v, wanted);
+    for (const auto& wanted : values) {
+      const std::string w = param_value_text(wanted);
+      double a, b;
+      any = any || (claims_detail::as_number(v, &a) && claims_detail::as_number(w, &b) ? a == b
+                                                                                        : v == w);
+    }
     if (!any) return false;
   }
   return true;
 }
 
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  using namespace claims_detail;
   if (c.type == "size_increasing" || c.type == "size_flat") return size_claim(c, runs);
-  ClaimResult r{c.id, c.text, false, ""};
-  if (c.type == "less_than") {
-    // `where` restricts both sides.
-    RunFilter fa = c.a, fb = c.b;
-    for (const auto& [k, v] : c.where) {
-      fa.emplace(k, v);
-      fb.emplace(k, v);
-    }
-    const Mean a = mean_over(runs, fa, c.metric), b = mean_over(runs, fb, c.metric);
-    if (a.count == 0 || b.count == 0) {
-      r.detail = "no finished runs with " + c.metric + " match " +
-                 (a.count == 0 ? filter_text(fa) : filter_text(fb));
-      return r;
-    }
-    r.pass = a.value < c.factor * b.value;
-    r.detail = "mean " + c.metric + " over {" + filter_text(fa) + "} (" + std::to_string(a.count) +
-               " runs) = " + fmt_num(a.value) + (r.pass ? " < " : " >= ") +
-               (c.factor != 1.0 ? fmt_num(c.factor) + " x " : "") + fmt_num(b.value) + " over {" +
-               filter_text(fb) + "} (" + std::to_string(b.count) + " runs)";
-    return r;
-  }
-  if (c.type == "below" || c.type == "above") {
-    const Mean m = mean_over(runs, c.where, c.metric);
-    if (m.count == 0) {
-      r.detail = "no finished runs with " + c.metric + " match " + filter_text(c.where);
-      return r;
-    }
-    r.pass = c.type == "below" ? m.value < c.threshold : m.value > c.threshold;
-    r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} (" +
-               std::to_string(m.count) + " runs) = " + fmt_num(m.value) +
-               (c.type == "below" ? (r.pass ? " < " : " >= ") : (r.pass ? " > " : " <= ")) +
-               fmt_num(c.threshold);
-    return r;
-  }
-  // Means per value of `along` (numeric order) over runs matching `filter`.
-  auto means_along = [&](const RunFilter& filter) {
-    std::map<double, std::pair<double, int>> by_value;  // along value -> (sum, count)
-    for (const auto& run : runs) {
-      if (run.status != "ok" || !run_matches(run, filter)) continue;
-      double x;
-      const double v = run.metric(c.metric);
-      if (!as_number(run.param(c.along), &x) || std::isnan(v)) continue;
-      by_value[x].first += v;
-      by_value[x].second += 1;
-    }
-    std::map<double, double> means;
-    for (const auto& [x, sc] : by_value) means[x] = sc.first / sc.second;
-    return means;
-  };
-  if (c.type == "ratio_increasing") {
-    RunFilter fa = c.a, fb = c.b;
-    for (const auto& [k, v] : c.where) {
-      fa.emplace(k, v);
-      fb.emplace(k, v);
-    }
-    const auto ma = means_along(fa), mb = means_along(fb);
-    std::vector<double> ratios;
-    std::string seq;
-    for (const auto& [x, a] : ma) {
-      const auto it = mb.find(x);
-      if (it == mb.end() || it->second == 0) continue;
-      ratios.push_back(a / it->second);
-      seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + fmt_num(ratios.back());
-    }
-    if (ratios.size() < 2) {
-      r.detail = "needs runs of both {" + filter_text(fa) + "} and {" + filter_text(fb) +
-                 "} at two or more values of " + c.along;
-      return r;
-    }
-    bool pass = ratios.back() > ratios.front();
-    for (size_t k = 1; k < ratios.size(); ++k)
-      if (ratios[k] < ratios[k - 1] * (1 - c.tolerance)) pass = false;
-    r.pass = pass;
-    r.detail = "ratio of mean " + c.metric + " {" + filter_text(fa) + "} / {" + filter_text(fb) +
-               "} " + (pass ? "increases" : "does not increase") + " along " + c.along + ": " + seq;
-    return r;
-  }
-  std::map<double, std::pair<double, int>> by_value;
-  for (const auto& [x, m] : means_along(c.where)) by_value[x] = {m, 1};
-  if (by_value.size() < 2) {
-    r.detail = "needs finished runs at two or more values of " + c.along + " matching " +
-               filter_text(c.where) + "; found " + std::to_string(by_value.size());
-    return r;
-  }
-  const bool decreasing = c.type == "decreasing";
-  std::vector<double> means;
-  std::string seq;
-  for (const auto& [x, sc] : by_value) {
-    means.push_back(sc.first / sc.second);
-    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + fmt_num(means.back());
-  }
-  if (c.type == "flat") {
-    const auto [lo, hi] = std::minmax_element(means.begin(), means.end());
-    r.pass = *hi - *lo <= c.threshold;
-    r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} spreads by " +
-               fmt_num(*hi - *lo) + (r.pass ? " <= " : " > ") + fmt_num(c.threshold) +
-               " along " + c.along + ": " + seq;
-    return r;
-  }
-  bool pass = decreasing ? means.back() < means.front() : means.back() > means.front();
-  for (size_t k = 1; k < means.size(); ++k) {
-    if (decreasing && means[k] > means[k - 1] * (1 + c.tolerance)) pass = false;
-    if (!decreasing && means[k] < means[k - 1] * (1 - c.tolerance)) pass = false;
-  }
-  r.pass = pass;
-  r.detail = "mean " + c.metric + " over {" + filter_text(c.where) + "} " +
-             (pass ? "is " : "is not ") + c.type + " along " + c.along + ": " + seq;
-  return r;
+  if (c.type == "below" || c.type == "above") return level_claim(c, runs);
+  if (c.type == "less_than") return less_than_claim(c, runs);
+  return trend_claim(c, runs);
 }
 
 }  // namespace attn

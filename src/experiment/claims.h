@@ -1,24 +1,33 @@
-// Claim checks: declarative statements about an experiment's results, evaluated on the
-// stored runs (status ok only), each giving PASS or FAIL with the numbers compared.
+// Claim checks: declarative statements about an experiment's results, decided on the stored
+// runs (status ok only) with their uncertainty across seeds (statistics in claim_stats.h;
+// the full rules in docs/spec-format.md §Claims).
 //
-//   less_than   mean(metric over runs matching a) < factor * mean(metric over b)
-//               (`where`, if given, restricts both sides)
-//   below       mean(metric over runs matching where) < threshold
-//   above       mean(metric over runs matching where) > threshold
-//   decreasing  the means per value of `along` (numeric order, runs matching where)
-//               decrease: each <= previous * (1 + tolerance), and last < first
-//   increasing  the mirror image
-//   ratio_increasing  the ratio mean(a) / mean(b) per value of `along` (runs also matching
-//               where) increases: each >= previous * (1 - tolerance), and last > first
-//   flat        the means per value of `along` spread by at most threshold (max - min)
-//   size_increasing  per value of `along`, the smallest value of the swept key `size` whose
-//               mean metric reaches the goal (< threshold for goal "below", > for "above");
-//               PASS when it is reached at the first value, never smaller at a later value,
-//               and larger at the last (a value where no size reaches the goal counts as
-//               larger than every size tried)
-//   size_flat   the same smallest sizes are reached at every value of `along` and
-//               largest / smallest <= factor
-// A claim with no matching runs fails (it cannot be checked).
+// Evidence. A claim's filter selects runs; each seed's value is the mean of the metric over
+// that seed's matching runs (several grid points pool into one value per seed). The seeds'
+// values give a mean and Student-t bounds at the claim's confidence (each bound one-sided).
+// With a single seed, a metric that is a mean over test samples is judged by its own
+// standard error (the stored test_*_se); otherwise a single seed decides nothing.
+//
+// Verdicts. PASS when the claim holds at the confidence, FAIL when its negation does,
+// INCONCLUSIVE otherwise (with a rough count of seeds that would decide it), NOT EVALUATED
+// when the runs cannot contain the evidence (e.g. a trend along N when every run has one N,
+// or no run matches the filter at all).
+//
+//   less_than   mean(a) < factor · mean(b): paired by seed (a_s − factor · b_s), or Welch
+//               when the two sides share fewer than two seeds (`where` restricts both)
+//   below / above  mean < threshold / mean > threshold
+//   decreasing / increasing  the change from the first to the last value of `along`,
+//               paired by seed, is < 0 / > 0, and no single step surely goes the other way
+//   ratio_increasing  the same test on mean(a) / mean(b) per value of `along`
+//   flat        every pair of values of `along` differs by at most threshold (paired by seed)
+//   size_increasing  per value of `along`, the smallest swept `size` whose mean reaches the
+//               goal, bracketed by the bounds: [the smallest size that may reach it, the
+//               smallest that surely does]; PASS when the bracket at the first value lies
+//               below the one at the last and no later bracket lies surely below an earlier
+//   size_flat   every value's needed size surely reached, largest / smallest <= factor
+//   power_law   the slope of log(metric) on log(along) (the exponent), per seed, compared
+//               with the theory's `exponent`: within ± margin (compare = "equal"), at most
+//               exponent + margin ("at_most") or at least exponent − margin ("at_least")
 #pragma once
 
 #include <string>
@@ -29,10 +38,15 @@
 
 namespace attn {
 
+enum class Verdict { Pass, Fail, Inconclusive, NotEvaluated };
+
+// "PASS", "FAIL", "INCONCLUSIVE", "NOT EVALUATED".
+const char* verdict_name(Verdict v);
+
 struct ClaimResult {
   std::string id, text;
-  bool pass = false;
-  std::string detail;  // the numbers compared, in words
+  Verdict verdict = Verdict::NotEvaluated;
+  std::string detail;  // the numbers compared, in words: estimate, bounds, seeds, margin
 };
 
 // Whether a run matches a filter (values compared as numbers when both parse as numbers).

@@ -83,20 +83,39 @@ std::string report_claim_lines(const std::vector<ReportSection>& sections) {
   std::string out;
   for (const auto& s : sections)
     for (const auto& c : s.claims)
-      out += std::string(c.pass ? "PASS " : "FAIL ") + s.name + "/" + c.id + ": " + c.text +
+      out += std::string(verdict_name(c.verdict)) + " " + s.name + "/" + c.id + ": " + c.text +
              " -- " + c.detail + "\n";
+  return out;
+}
+
+ReportCounts report_counts(const std::vector<ReportSection>& sections) {
+  ReportCounts n;
+  for (const auto& s : sections)
+    for (const auto& c : s.claims) {
+      ++n.total;
+      n.pass += c.verdict == Verdict::Pass;
+      n.fail += c.verdict == Verdict::Fail;
+      n.inconclusive += c.verdict == Verdict::Inconclusive;
+      n.not_evaluated += c.verdict == Verdict::NotEvaluated;
+    }
+  return n;
+}
+
+int report_exit_code(const ReportCounts& n) {
+  return n.fail > 0 ? 1 : n.inconclusive > 0 ? 3 : 0;
+}
+
+std::string report_counts_text(const ReportCounts& n) {
+  std::string out = std::to_string(n.pass) + " of " + std::to_string(n.total) + " claims pass";
+  if (n.fail) out += ", " + std::to_string(n.fail) + " fail";
+  if (n.inconclusive) out += ", " + std::to_string(n.inconclusive) + " inconclusive";
+  if (n.not_evaluated) out += ", " + std::to_string(n.not_evaluated) + " not evaluated at this size";
   return out;
 }
 
 void report_write(const std::string& out_dir, const std::string& title,
                   const std::vector<ReportSection>& sections) {
-  int passed = 0, total = 0;
-  for (const auto& s : sections)
-    for (const auto& c : s.claims) {
-      ++total;
-      passed += c.pass;
-    }
-  const std::string verdict = std::to_string(passed) + " of " + std::to_string(total) + " claims pass";
+  const std::string verdict = report_counts_text(report_counts(sections));
 
   std::string md = "# " + title + "\n\n" + verdict + ". attnlab " + kVersion + " (" + kGitCommit + ").\n";
   std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
@@ -126,10 +145,13 @@ void report_write(const std::string& out_dir, const std::string& title,
       md += "| result | claim | numbers |\n|---|---|---|\n";
       html += "<table><tr><th>result</th><th>claim</th><th>numbers</th></tr>\n";
       for (const auto& c : s.claims) {
-        md += std::string("| ") + (c.pass ? "**PASS**" : "**FAIL**") + " | " + c.id + ": " +
-              c.text + " | " + c.detail + " |\n";
-        html += std::string("<tr><td class=\"") + (c.pass ? "pass\">PASS" : "fail\">FAIL") +
-                "</td><td>" + html_escape(c.id + ": " + c.text) + "</td><td>" +
+        const std::string name = verdict_name(c.verdict);
+        const char* css = c.verdict == Verdict::Pass           ? "pass"
+                          : c.verdict == Verdict::Fail         ? "fail"
+                          : c.verdict == Verdict::Inconclusive ? "inconclusive"
+                                                               : "not-evaluated";
+        md += "| **" + name + "** | " + c.id + ": " + c.text + " | " + c.detail + " |\n";
+        html += std::string("<tr><td class=\"") + css + "\">" + name + "</td><td>" + html_escape(c.id + ": " + c.text) + "</td><td>" +
                 html_escape(c.detail) + "</td></tr>\n";
       }
       html += "</table>\n";

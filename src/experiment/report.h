@@ -1,5 +1,5 @@
 // Reproduction reports: report.md and report.html (figures embedded) with each claim's
-// text, the numbers compared and PASS or FAIL.
+// text, the numbers compared and its verdict (PASS, FAIL, INCONCLUSIVE, NOT EVALUATED).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,18 @@ struct ReportSection {
 void report_write(const std::string& out_dir, const std::string& title,
                   const std::vector<ReportSection>& sections);
 
-// "PASS" or "FAIL" lines, one per claim, for the terminal.
+// "PASS ...", "FAIL ...", "INCONCLUSIVE ..." lines, one per claim, for the terminal.
 std::string report_claim_lines(const std::vector<ReportSection>& sections);
+
+struct ReportCounts {
+  int total = 0, pass = 0, fail = 0, inconclusive = 0, not_evaluated = 0;
+};
+ReportCounts report_counts(const std::vector<ReportSection>& sections);
+// "12 of 15 claims pass, 1 fail, 2 inconclusive, ..."
+std::string report_counts_text(const ReportCounts& n);
+// `attnlab reproduce`'s exit code: 0 when no claim fails or is inconclusive (claims not
+// evaluated at this size do not count), 1 when any fails, 3 when none fails but some are
+// inconclusive. (2 is a user error, from the command line.)
+int report_exit_code(const ReportCounts& n);
 
 }  // namespace attn

@@ -71,12 +71,13 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
   section.spec_path = rq.spec_path;
   section.dir = rq.out_dir;
   if (!unreadable.empty()) {
-    // E.g. the directory holds another spec's results: this section's claims fail with the
-    // reason, the other sections go on.
+    // E.g. the directory holds another spec's results: this section's claims are undecided,
+    // with the reason; the other sections go on.
     section.note = "not reported: " + unreadable;
     say(o, "attnlab: " + section.name + ": " + section.note);
     for (const auto& claim : s.spec.claims)
-      section.claims.push_back(ClaimResult{claim.id, claim.text, false, "not evaluated (see the note)"});
+      section.claims.push_back(ClaimResult{claim.id, claim.text, Verdict::Inconclusive,
+                                                 "not evaluated (see the note)"});
     return section;
   }
   const bool partial = o.report_only && s.skipped < s.planned;
@@ -144,9 +145,8 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
   for (const auto& spec_path : specs) result.sections.push_back(section_reproduce(o, spec_path, result.out));
   report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), result.sections);
-  for (const auto& s : result.sections)
-    for (const auto& c : s.claims) (c.pass ? result.passed : result.failed) += 1;
-  result.exit_code = result.failed == 0 ? 0 : 1;
+  result.counts = report_counts(result.sections);
+  result.exit_code = report_exit_code(result.counts);
   atomic_file_write((fs::path(result.out) / "reproduce.json").string(), reproduce_result_json(result));
   if (o.out.empty()) reproduce_index_write("results/reproduce");  // the default folder only
   return result;
@@ -156,8 +156,10 @@ std::string reproduce_result_json(const ReproduceResult& r) {
   nlohmann::json j;
   j["name"] = r.name;
   j["out"] = r.out;
-  j["passed"] = r.passed;
-  j["failed"] = r.failed;
+  j["passed"] = r.counts.pass;
+  j["failed"] = r.counts.fail;
+  j["inconclusive"] = r.counts.inconclusive;
+  j["not_evaluated"] = r.counts.not_evaluated;
   j["exit_code"] = r.exit_code;
   j["sections"] = nlohmann::json::array();
   for (const auto& s : r.sections) {
@@ -166,7 +168,7 @@ std::string reproduce_result_json(const ReproduceResult& r) {
                       {"note", s.note},       {"claims", nlohmann::json::array()}};
     for (const auto& c : s.claims)
       js["claims"].push_back(
-          {{"id", c.id}, {"text", c.text}, {"verdict", c.pass ? "PASS" : "FAIL"}, {"detail", c.detail}});
+          {{"id", c.id}, {"text", c.text}, {"verdict", verdict_name(c.verdict)}, {"detail", c.detail}});
     j["sections"].push_back(js);
   }
   return j.dump(1) + "\n";
@@ -184,21 +186,26 @@ void reproduce_index_write(const std::string& dir) {
     if (!j.is_object()) continue;
     const std::string folder = p.filename().string();
     const int64_t passed = j.value("passed", int64_t{0}), failed = j.value("failed", int64_t{0});
+    const int64_t inconclusive = j.value("inconclusive", int64_t{0});
+    const int64_t not_evaluated = j.value("not_evaluated", int64_t{0});
     struct stat st {};
     const std::time_t t = ::stat((p / "reproduce.json").c_str(), &st) == 0 ? st.st_mtime : 0;
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", std::localtime(&t));
     rows += fmt::format(
         "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td>"
-        "<td>{4}</td></tr>\n",
-        html_escape(folder), passed, failed, failed == 0 ? "all claims pass" : "some claims fail", stamp);
+        "<td>{4}</td><td>{5}</td><td>{6}</td></tr>\n",
+        html_escape(folder), passed, failed, inconclusive, not_evaluated,
+        failed > 0 ? "some claims fail" : inconclusive > 0 ? "some claims undecided" : "no claim fails",
+        stamp);
   }
   const std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attnlab reproductions</title>"
       "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .8em;text-align:left}</style>"
       "</head><body>\n<h1>attnlab reproductions</h1>\n<p>The latest report of every group "
       "reproduced into this folder (<code>attnlab reproduce NAME</code>).</p>\n"
-      "<table>\n<tr><th>report</th><th>PASS</th><th>FAIL</th><th>verdict</th><th>finished</th></tr>\n" +
+      "<table>\n<tr><th>report</th><th>PASS</th><th>FAIL</th><th>INCONCLUSIVE</th>"
+      "<th>NOT EVALUATED</th><th>verdict</th><th>finished</th></tr>\n" +
       rows + "</table>\n</body></html>\n";
   atomic_file_write((fs::path(dir) / "index.html").string(), html);
 }

@@ -8,7 +8,7 @@
 // ("== spec (path)", notes) go to ReproduceOptions::say; warnings go through core/log.h.
 // Errors: UserError (nothing run) for an unknown group or a group without specs, and
 // whatever experiment_run throws (except with report_only, where a section whose directory
-// cannot be read as its spec's gets a note and failing claims).
+// cannot be read as its spec's gets a note and inconclusive claims).
 #pragma once
 
 #include <functional>
@@ -33,8 +33,9 @@ struct ReproduceOptions {
 struct ReproduceResult {
   std::string name, out;        // the group and its output directory
   std::vector<ReportSection> sections;
-  int64_t passed = 0, failed = 0;
-  int exit_code = 0;            // 0: every claim passes, 1: some claim fails
+  ReportCounts counts;          // claims by verdict
+  int exit_code = 0;            // report_exit_code: 0 none fails or is inconclusive, 1 some
+                                // fails, 3 some inconclusive (none fails)
 };
 
 ReproduceResult reproduce_run(const ReproduceOptions& options);
@@ -42,9 +43,10 @@ ReproduceResult reproduce_run(const ReproduceOptions& options);
 // The folders of experiments/ under attnlab_home(), sorted.
 std::vector<std::string> reproduce_groups();
 
-// The result as JSON: {"name", "out", "passed", "failed", "exit_code", "sections": [{"name",
-// "description", "spec_path", "dir", "runs_ok", "runs_failed", "note", "claims": [{"id",
-// "text", "verdict" ("PASS" | "FAIL"), "detail"}]}]} (OUT/reproduce.json, Python).
+// The result as JSON: {"name", "out", "passed", "failed", "inconclusive", "not_evaluated",
+// "exit_code", "sections": [{"name", "description", "spec_path", "dir", "runs_ok",
+// "runs_failed", "note", "claims": [{"id", "text", "verdict" ("PASS" | "FAIL" |
+// "INCONCLUSIVE" | "NOT EVALUATED"), "detail"}]}]} (OUT/reproduce.json, Python).
 std::string reproduce_result_json(const ReproduceResult& result);
 
 // Rewrites DIR/index.html: one row per DIR/*/reproduce.json (a group's latest report) with

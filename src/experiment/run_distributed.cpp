@@ -52,8 +52,7 @@ void distributed_body(const RunPoint& p, const Comm& comm, RunOutcome& out) {
     if (!comm.is_root()) return;
     const auto test_task = task_make(c.task, eval_task_params(c));  // eval.instances
     const Batch test = task_generate(*test_task, p.seed, first_test, n_test);
-    for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
-      out.metrics.emplace_back("test_" + name, value);
+    run_outcome_add_test(test, model->predict(test), out);
     model->evaluate(test, log);  // right after predict(test): models may reuse its work
   });
 

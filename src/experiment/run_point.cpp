@@ -43,8 +43,7 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   model->fit(train, log);
   const double fit_seconds = seconds_since(fit_start);
 
-  for (const auto& [name, value] : metrics_compute(test, model->predict(test)))
-    out.metrics.emplace_back("test_" + name, value);
+  run_outcome_add_test(test, model->predict(test), out);
   model->evaluate(test, log);  // right after predict(test): models may reuse its work
   run_outcome_add_fit(n_train > 0 ? metrics_compute(train, model->predict(train))
                                   : std::vector<std::pair<std::string, double>>{},
@@ -52,6 +51,14 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
 }
 
 }  // namespace
+
+void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction, RunOutcome& out) {
+  std::vector<std::pair<std::string, double>> standard_errors;
+  for (const auto& [name, value] : metrics_compute(test, prediction, &standard_errors))
+    out.metrics.emplace_back("test_" + name, value);
+  for (const auto& [name, value] : standard_errors) out.metrics.emplace_back("test_" + name, value);
+  out.metrics.emplace_back("test_samples", static_cast<double>(test.n));
+}
 
 void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
                          const FitLog& log, double fit_seconds, RunOutcome& out) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiment/plan.h"
+#include "tasks/batch.h"
 #include "models/model.h"
 
 namespace attn {
@@ -27,6 +28,10 @@ struct RunOutcome {
 };
 
 RunOutcome run_point_execute(const RunPoint& point);
+
+// A run's test metrics (metrics_compute of the prediction, stored as test_*), their standard
+// errors over the test samples (test_*_se) and the test set's size (test_samples).
+void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction, RunOutcome& out);
 
 // The end of a run, after the test metrics: the train metrics worth keeping (mse, nmse,
 // accuracy of `train_metrics`, stored as train_*; pass {} when there was no training set),

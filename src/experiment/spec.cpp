@@ -386,8 +386,9 @@ std::string spec_to_json(const Spec& spec) {
     claims.push_back({{"id", c.id}, {"text", c.text}, {"type", c.type}, {"metric", c.metric},
                       {"a", filter_json(c.a)}, {"b", filter_json(c.b)},
                       {"where", filter_json(c.where)}, {"factor", c.factor},
-                      {"threshold", c.threshold}, {"along", c.along}, {"tolerance", c.tolerance},
-                      {"size", c.size}, {"goal", c.goal}});
+                      {"threshold", c.threshold}, {"along", c.along}, {"size", c.size},
+                      {"goal", c.goal}, {"confidence", c.confidence}, {"exponent", c.exponent},
+                      {"margin", c.margin}, {"compare", c.compare}});
   j["claims"] = claims;
   return j.dump(2);
 }

@@ -64,9 +64,12 @@ struct ClaimSpec {
   double factor = 1.0;         // less_than; size_flat: largest / smallest needed size
   double threshold = 0.0;      // below / above / flat; size_*: the goal's level
   std::string along;           // decreasing / increasing / ...: dotted key ordering the means
-  double tolerance = 0.0;      // decreasing: next <= previous * (1 + tolerance)
   std::string size;            // size_increasing / size_flat: the swept size key
   std::string goal = "below";  // size_*: a size reaches the goal when its mean is below/above
+  double confidence = 0.95;    // each one-sided bound's level (claims.h)
+  double exponent = 0.0;       // power_law: the theory's exponent of metric in along
+  double margin = 0.0;         // power_law: allowed distance from it
+  std::string compare = "equal";  // power_law: equal | at_most | at_least
 };
 
 struct Spec {

@@ -141,22 +141,44 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
   const std::vector<std::string> types = {"less_than",  "below",           "above",
                                           "decreasing", "increasing",      "ratio_increasing",
-                                          "flat",       "size_increasing", "size_flat"};
+                                          "flat",       "size_increasing", "size_flat",
+                                          "power_law"};
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
+    for (const auto& [key, v] : c.entries)
+      if (key == "tolerance")
+        L.fail(v.line, "claim.tolerance is no longer used: trend claims are decided by a slope "
+                       "test across seeds at claim.confidence (docs/spec-format.md, Claims); "
+                       "remove it");
     L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
-                                  "threshold", "along", "tolerance", "size", "goal"});
+                                  "threshold", "along", "size", "goal", "confidence",
+                                  "exponent", "margin", "compare"});
     ClaimSpec claim;
     claim.id = "claim" + std::to_string(spec.claims.size() + 1);
-    bool has_threshold = false, has_factor = false;
+    bool has_threshold = false, has_factor = false, has_exponent = false;
     for (const auto& [key, v] : c.entries) {
       if (key == "a" || key == "b" || key == "where") {
         (key == "a" ? claim.a : key == "b" ? claim.b : claim.where) = L.filter_of(v, "claim." + key);
-      } else if (key == "factor" || key == "threshold" || key == "tolerance") {
+      } else if (key == "factor" || key == "threshold" || key == "confidence" ||
+                 key == "exponent" || key == "margin") {
         const double number = number_of(L, v, "claim." + key);
         if (key == "factor") { claim.factor = number; has_factor = true; }
         if (key == "threshold") { claim.threshold = number; has_threshold = true; }
-        if (key == "tolerance") claim.tolerance = number;
+        if (key == "exponent") { claim.exponent = number; has_exponent = true; }
+        if (key == "margin") {
+          if (!(number >= 0)) L.fail(v.line, "claim.margin = " + std::to_string(number) + " must be >= 0");
+          claim.margin = number;
+        }
+        if (key == "confidence") {
+          if (!(number >= 0.5 && number < 1))
+            L.fail(v.line, "claim.confidence = " + std::to_string(number) +
+                               " must be in [0.5, 1), e.g. 0.95 (the level of each one-sided bound)");
+          claim.confidence = number;
+        }
+      } else if (key == "compare") {
+        claim.compare = L.string_of(v, "claim.compare");
+        if (claim.compare != "equal" && claim.compare != "at_most" && claim.compare != "at_least")
+          L.fail(v.line, "claim.compare = '" + claim.compare + "' is not one of equal, at_most, at_least");
       } else {
         const std::string s = L.string_of(v, "claim." + key);
         if (key == "id") claim.id = s;
@@ -185,8 +207,12 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     if ((claim.type == "below" || claim.type == "above") && !has_threshold)
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
     const bool size_type = claim.type == "size_increasing" || claim.type == "size_flat";
+    if (claim.type == "power_law" && !has_exponent)
+      L.fail(c.line, "claim '" + claim.id + "' (power_law) needs exponent = NUMBER, the theory's "
+                     "rate (e.g. -0.5 for an error falling like n^-1/2), and a margin");
     if ((claim.type == "decreasing" || claim.type == "increasing" ||
-         claim.type == "ratio_increasing" || claim.type == "flat" || size_type) &&
+         claim.type == "ratio_increasing" || claim.type == "flat" || size_type ||
+         claim.type == "power_law") &&
         claim.along.empty())
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs along = \"dotted.key\"");
     if (size_type && (claim.size.empty() || !has_threshold))

@@ -50,8 +50,9 @@ double disj_accuracy(const Batch& data, const double* f) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
-                                                            const std::vector<double>& prediction) {
+std::vector<std::pair<std::string, double>> metrics_compute(
+    const Batch& data, const std::vector<double>& prediction,
+    std::vector<std::pair<std::string, double>>* standard_errors) {
   const int64_t n = data.n, T_out = data.shape.T_out, d_out = data.shape.d_out;
   const int64_t K = T_out * d_out, total = n * K;
   ATTN_CHECK(total >= 1 && static_cast<int64_t>(data.Y.size()) == total,
@@ -86,9 +87,13 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
   long double se_sum = 0, var_sum = 0, pos_err_sum = 0;
   double max_abs = 0, max_pos = 0;
   int64_t correct = 0, positives = 0, true_pos = 0, true_neg = 0, exact = 0, successes = 0;
+  // Sums of squares of the per-sample values, for the standard errors.
+  long double sample_se_sq = 0, pos_err_sq = 0, correct_sq = 0;
   for (int64_t j = 0; j < n; ++j) {
     double sample_max = 0;  // max over positions of the ℓ2 error of the d_out-vector
     bool sample_exact = true;
+    long double sample_se = 0;
+    int64_t sample_correct = 0;
     for (int64_t i = 0; i < T_out; ++i) {
       long double pos_se = 0;
       for (int64_t k = 0; k < d_out; ++k) {
@@ -101,6 +106,7 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
         if (binary) {
           const bool right = (f[e] >= 0.5) == (y[e] == 1.0);
           correct += right;
+          sample_correct += right;
           sample_exact = sample_exact && right;
           positives += y[e] == 1.0;
           true_pos += right && y[e] == 1.0;
@@ -108,12 +114,17 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
         }
       }
       se_sum += pos_se;
+      sample_se += pos_se;
       sample_max = std::max(sample_max, static_cast<double>(std::sqrt(pos_se)));
     }
     pos_err_sum += sample_max;
     max_pos = std::max(max_pos, sample_max);
     exact += sample_exact;
     successes += sample_max <= threshold;
+    const long double sample_mse = sample_se / K, sample_acc = static_cast<long double>(sample_correct) / K;
+    sample_se_sq += sample_mse * sample_mse;
+    pos_err_sq += static_cast<long double>(sample_max) * sample_max;
+    correct_sq += sample_acc * sample_acc;
   }
 
   const double mse = static_cast<double>(se_sum / total);
@@ -144,6 +155,29 @@ std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
     out.emplace_back("exact_match", static_cast<double>(exact) / static_cast<double>(n));
   }
   if (has_array(data, "disjoint")) out.emplace_back("disj_accuracy", disj_accuracy(data, f));
+  if (standard_errors) {
+    // sd / sqrt(n) of per-sample values with mean `mean` and sum of squares `sq`.
+    auto se = [n](long double mean, long double sq) {
+      if (n < 2) return 0.0;
+      const long double var = std::max(0.0L, (sq - n * mean * mean) / (n - 1));
+      return static_cast<double>(std::sqrt(var / n));
+    };
+    auto rate_se = [&](int64_t count) {  // a 0/1 per-sample value
+      const long double p = static_cast<long double>(count) / n;
+      return se(p, static_cast<long double>(count));
+    };
+    const double mse_se = se(se_sum / total, sample_se_sq);
+    standard_errors->clear();
+    standard_errors->emplace_back("mse_se", mse_se);
+    standard_errors->emplace_back("nmse_se", nmse == mse ? mse_se : mse_se / var);
+    standard_errors->emplace_back("mean_max_pos_err_se", se(pos_err_sum / n, pos_err_sq));
+    if (threshold >= 0) standard_errors->emplace_back("success_rate_se", rate_se(successes));
+    if (binary) {
+      standard_errors->emplace_back("accuracy_se",
+                                    se(static_cast<long double>(correct) / total, correct_sq));
+      standard_errors->emplace_back("exact_match_se", rate_se(exact));
+    }
+  }
   return out;
 }
 

@@ -23,6 +23,10 @@
 //                     at the query position 2q decides disjointness right, i.e. says
 //                     "disjoint" (⟨f_2q, e₁⟩ < −1 + 1/q, the constant disj_threshold) iff
 //                     disjoint = 1
+// With standard_errors given, it also receives, for each metric above that is a mean over
+// samples (mse, nmse, mean_max_pos_err, success_rate, accuracy, exact_match), NAME_se: the
+// standard error of that mean, sd(per-sample values) / sqrt(n) (0 when n = 1); nmse's is
+// mse's divided by Var(targets), like nmse itself. Claims use them to judge a single seed.
 // Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
 // recorded as failed), or the batch is empty or has non-finite targets.
 #pragma once
@@ -35,7 +39,8 @@
 
 namespace attn {
 
-std::vector<std::pair<std::string, double>> metrics_compute(const Batch& data,
-                                                            const std::vector<double>& prediction);
+std::vector<std::pair<std::string, double>> metrics_compute(
+    const Batch& data, const std::vector<double>& prediction,
+    std::vector<std::pair<std::string, double>>* standard_errors = nullptr);
 
 }  // namespace attn

@@ -1,0 +1,70 @@
+// Internal to the claim checks (claims.cpp, claims_trend.cpp, claims_size.cpp): collecting a
+// claim's evidence from stored runs as per-seed samples, and wording numbers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiment/claim_stats.h"
+#include "experiment/claims.h"
+
+namespace attn::claims_detail {
+
+bool as_number(const std::string& text, double* out);
+std::string fmt_num(double v);
+// v with enough digits that it does not print like `bar` (0.99999 against 1 is not "1").
+std::string fmt_near(double v, double bar);
+std::string filter_text(const RunFilter& f);
+std::string level_text(double confidence);  // "95%"
+RunFilter filter_and(const RunFilter& side, const RunFilter& where);
+
+// One seed's value of a metric: the mean over its matching runs, and (for a single seed)
+// the standard error of that mean over its test samples, when every run stored one.
+struct SeedValue {
+  double sum = 0, se_sq = 0, df = 0;
+  int runs = 0;
+  bool has_se = true;
+  double value() const { return sum / runs; }
+};
+using SeedValues = std::map<uint64_t, SeedValue>;
+// Adds one ok run's metric (and its test_*_se, test_samples) to a seed's value.
+void seed_value_add(const StoredRun& run, const std::string& metric, SeedValue& v);
+
+// How many runs match a filter at all (any status) and how many of those are ok.
+struct Matches {
+  int64_t any = 0, ok = 0;
+};
+Matches runs_matching(const std::vector<StoredRun>& runs, const RunFilter& filter);
+
+// Per-seed values of `metric` over ok runs matching `filter`.
+SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
+                       const std::string& metric);
+// The same per value of the numeric key `along` (runs without a numeric value are skipped).
+std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& runs,
+                                               const RunFilter& filter, const std::string& metric,
+                                               const std::string& along);
+// The distinct numeric values of `along` among runs matching `filter` (any status).
+std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
+                                 const std::string& along);
+
+// Seed values as a Sample (with the standard-error hint when there is one seed).
+Sample sample_of(const SeedValues& v);
+
+// "mean = 0.81, 95% bounds [0.78, 0.84] over 3 seeds" (numbers near `bar` told apart from it).
+std::string interval_text(const Interval& iv, double bar, double confidence);
+
+// The verdict of "mean > bar" (above = true) or "mean < bar" from an interval, and the words
+// that go with it: margin, and for INCONCLUSIVE the seeds that would decide it.
+Verdict verdict_vs(const Interval& iv, double bar, bool above, double confidence,
+                   std::string* words);
+
+ClaimResult result(const ClaimSpec& c, Verdict v, std::string detail);
+
+// claims_trend.cpp: decreasing, increasing, ratio_increasing, flat, power_law.
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
+// claims_size.cpp: size_increasing, size_flat.
+ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
+
+}  // namespace attn::claims_detail

@@ -1,0 +1,256 @@
+// Trend claims (rules in claims.h): decreasing, increasing and ratio_increasing by the
+// paired change from the first to the last value of `along` (and no step surely the other
+// way), flat by the paired differences between every two values, power_law by the slope of
+// log(metric) on log(along) fitted per seed. All are judged across seeds; one seed by its
+// points' test-sample errors (a slope, else, by the fit's residuals).
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "experiment/claims_evidence.h"
+
+namespace attn::claims_detail {
+namespace {
+
+// The curve a trend is fitted to: coordinates x, and per seed (only seeds present at every
+// x) the values y and, with a single seed, each point's standard error.
+struct Curve {
+  std::vector<double> along, x;
+  std::map<uint64_t, std::vector<double>> y;
+  std::vector<double> point_se;  // one seed: per point (empty when unknown)
+  double df = 0;
+  std::vector<double> means;     // mean over seeds per x, for the words
+  int64_t dropped = 0;           // seeds left out for missing an x (or a non-positive value)
+};
+
+bool is_power_law(const ClaimSpec& c) { return c.type == "power_law"; }
+
+// The value of one seed at one x, its standard error, or false when it cannot be used.
+bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, double* y, double* se,
+                 double* df) {
+  const double va = a.value();
+  const double sa = a.has_se ? std::sqrt(a.se_sq) / a.runs : -1;
+  *df = a.df;
+  if (b) {  // ratio a / b, standard error by the delta method
+    const double vb = b->value();
+    if (vb == 0) return false;
+    *y = va / vb;
+    const double sb = b->has_se ? std::sqrt(b->se_sq) / b->runs : -1;
+    *se = sa < 0 || sb < 0 ? -1 : std::fabs(*y) * std::hypot(va ? sa / va : 0, sb / vb);
+    *df = std::min(a.df, b->df);
+    return true;
+  }
+  if (is_power_law(c)) {
+    if (!(va > 0)) return false;
+    *y = std::log(va);
+    *se = sa < 0 ? -1 : sa / va;
+    return true;
+  }
+  *y = va;
+  *se = sa;
+  return true;
+}
+
+Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  Curve cv;
+  const bool ratio = c.type == "ratio_increasing";
+  const auto a = seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where, c.metric, c.along);
+  const auto b = ratio ? seed_values_along(runs, filter_and(c.b, c.where), c.metric, c.along)
+                       : std::map<double, SeedValues>{};
+  std::set<uint64_t> seeds;
+  for (const auto& [x, by_seed] : a)
+    for (const auto& [seed, v] : by_seed) seeds.insert(seed);
+  for (const auto& [x, by_seed] : a) {
+    if (ratio && !b.count(x)) continue;
+    if (is_power_law(c) && !(x > 0)) continue;
+    cv.along.push_back(x);
+  }
+  for (size_t i = 0; i < cv.along.size(); ++i)
+    cv.x.push_back(is_power_law(c) ? std::log(cv.along[i]) : static_cast<double>(i));
+  cv.means.assign(cv.along.size(), 0);
+  std::vector<std::vector<double>> se_by_seed;
+  for (uint64_t seed : seeds) {
+    std::vector<double> ys, ses;
+    double df = 1e300;
+    bool complete = true;
+    for (double x : cv.along) {
+      const auto& at = a.at(x);
+      const auto ia = at.find(seed);
+      const SeedValue* vb = nullptr;
+      if (ratio) {
+        const auto ib = b.at(x).find(seed);
+        vb = ib == b.at(x).end() ? nullptr : &ib->second;
+      }
+      double y, se, point_df;
+      if (ia == at.end() || (ratio && !vb) || !point_value(c, ia->second, vb, &y, &se, &point_df)) {
+        complete = false;
+        break;
+      }
+      ys.push_back(y);
+      ses.push_back(se);
+      df = std::min(df, point_df);
+    }
+    if (!complete) {
+      ++cv.dropped;
+      continue;
+    }
+    cv.y[seed] = ys;
+    if (std::all_of(ses.begin(), ses.end(), [](double s) { return s >= 0; })) {
+      cv.point_se = ses;
+      cv.df = df;
+    } else {
+      cv.point_se.clear();
+    }
+  }
+  for (const auto& [seed, ys] : cv.y)
+    for (size_t i = 0; i < ys.size(); ++i) cv.means[i] += ys[i] / static_cast<double>(cv.y.size());
+  if (cv.y.size() != 1) cv.point_se.clear();
+  return cv;
+}
+
+// The slope's interval: across seeds, or for one seed from its points' errors or residuals.
+Interval slope_interval(const Curve& cv, double confidence) {
+  Sample s;
+  for (const auto& [seed, ys] : cv.y) s.values.push_back(slope_fit(cv.x, ys).slope);
+  if (cv.y.size() == 1) {
+    const Slope fit = slope_fit(cv.x, cv.y.begin()->second);
+    if (!cv.point_se.empty()) {
+      double mx = 0, sxx = 0, var = 0;
+      for (double x : cv.x) mx += x / static_cast<double>(cv.x.size());
+      for (double x : cv.x) sxx += (x - mx) * (x - mx);
+      for (size_t i = 0; i < cv.x.size(); ++i)
+        var += std::pow((cv.x[i] - mx) / sxx * cv.point_se[i], 2);
+      s.se_hint = std::sqrt(var);
+      s.df_hint = cv.df;
+    } else if (fit.se >= 0) {
+      s.se_hint = fit.se;
+      s.df_hint = fit.df;
+    }
+  }
+  return sample_interval(s, confidence);
+}
+
+std::string curve_text(const ClaimSpec& c, const Curve& cv) {
+  std::string seq;
+  for (size_t i = 0; i < cv.along.size(); ++i)
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(cv.along[i]) + ": " +
+           fmt_num(is_power_law(c) ? std::exp(cv.means[i]) : cv.means[i]);
+  if (cv.dropped)
+    seq += " (" + std::to_string(cv.dropped) + " seeds left out: not at every " + c.along + ")";
+  return seq;
+}
+
+// The paired difference y[j] − y[i] across seeds (one seed: its points' errors).
+Interval pair_interval(const Curve& cv, size_t i, size_t j, double confidence) {
+  Sample s;
+  for (const auto& [seed, ys] : cv.y) s.values.push_back(ys[j] - ys[i]);
+  if (cv.y.size() == 1 && !cv.point_se.empty()) {
+    s.se_hint = std::hypot(cv.point_se[i], cv.point_se[j]);
+    s.df_hint = cv.df;
+  }
+  return sample_interval(s, confidence);
+}
+
+// decreasing / increasing / ratio_increasing: the change from the first to the last value
+// surely has the claimed sign, and no single step surely has the other.
+ClaimResult monotone_claim(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+  const bool up = c.type != "decreasing";
+  const size_t last = cv.along.size() - 1;
+  const Interval total = pair_interval(cv, 0, last, c.confidence);
+  std::string words;
+  Verdict v = verdict_vs(total, 0, up, c.confidence, &words);
+  for (size_t k = 1; k <= last; ++k) {
+    const Interval step = pair_interval(cv, k - 1, k, c.confidence);
+    if (step.ok && (up ? step.hi < 0 : step.lo > 0)) {
+      v = Verdict::Fail;
+      words += "; but the step " + c.along + "=" + fmt_num(cv.along[k - 1]) + " -> " +
+               fmt_num(cv.along[k]) + " surely goes the other way (" +
+               interval_text(step, 0, c.confidence) + ")";
+      break;
+    }
+  }
+  return result(c, v,
+                "change of " + what + " from " + c.along + "=" + fmt_num(cv.along[0]) + " to " +
+                    fmt_num(cv.along[last]) + ", paired by seed, " +
+                    interval_text(total, 0, c.confidence) + "; claim: " + (up ? "> 0" : "< 0") +
+                    ", " + words + "; " + curve_text(c, cv));
+}
+
+ClaimResult flat_claim(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+  // Every pair of values of `along`, paired by seed.
+  bool all_within = true, some_outside = false;
+  double worst = 0;
+  std::string worst_pair;
+  for (size_t i = 0; i < cv.along.size(); ++i)
+    for (size_t j = i + 1; j < cv.along.size(); ++j) {
+      const Interval iv = pair_interval(cv, i, j, c.confidence);
+      all_within = all_within && iv.ok && iv.lo >= -c.threshold && iv.hi <= c.threshold;
+      some_outside = some_outside || (iv.ok && (iv.lo > c.threshold || iv.hi < -c.threshold));
+      if (std::fabs(iv.mean) >= worst) {
+        worst = std::fabs(iv.mean);
+        worst_pair = c.along + "=" + fmt_num(cv.along[j]) + " − " + fmt_num(cv.along[i]) + " " +
+                     interval_text(iv, c.threshold, c.confidence);
+      }
+    }
+  const Verdict v = all_within ? Verdict::Pass : some_outside ? Verdict::Fail : Verdict::Inconclusive;
+  return result(c, v,
+                what + " spreads by " + fmt_num(worst) + " (largest pair: " + worst_pair +
+                    "); claim: every pair within ±" + fmt_num(c.threshold) +
+                    (v == Verdict::Inconclusive ? " (undecided at these bounds: add seeds)" : "") +
+                    "; " + curve_text(c, cv));
+}
+
+ClaimResult power_law_claim(const ClaimSpec& c, const Curve& cv, const Interval& iv,
+                            const std::string& what) {
+  const double lo_ok = c.exponent - c.margin, hi_ok = c.exponent + c.margin;
+  Verdict v = Verdict::Inconclusive;
+  std::string want;
+  if (c.compare == "at_most") {
+    want = "at most " + fmt_num(hi_ok);
+    if (iv.ok) v = iv.hi <= hi_ok ? Verdict::Pass : iv.lo > hi_ok ? Verdict::Fail : v;
+  } else if (c.compare == "at_least") {
+    want = "at least " + fmt_num(lo_ok);
+    if (iv.ok) v = iv.lo >= lo_ok ? Verdict::Pass : iv.hi < lo_ok ? Verdict::Fail : v;
+  } else {
+    want = "within " + fmt_num(c.exponent) + " ± " + fmt_num(c.margin);
+    if (iv.ok)
+      v = iv.lo >= lo_ok && iv.hi <= hi_ok ? Verdict::Pass
+          : iv.hi < lo_ok || iv.lo > hi_ok  ? Verdict::Fail
+                                            : v;
+  }
+  const std::string measured =
+      iv.ok ? fmt_num(iv.mean) + " ± " + fmt_num((iv.hi - iv.lo) / 2) + " (" +
+                  level_text(c.confidence) + " bounds [" + fmt_num(iv.lo) + ", " + fmt_num(iv.hi) +
+                  "], " + std::to_string(iv.seeds) + (iv.seeds == 1 ? " seed)" : " seeds)")
+            : fmt_num(iv.mean) + " (one seed, two points: no spread to judge it by)";
+  return result(c, v,
+                "exponent of " + what + ": measured " + measured + "; the theory's rate is " +
+                    fmt_num(c.exponent) + ", claim: " + want + "; " + curve_text(c, cv));
+}
+
+}  // namespace
+
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  const bool ratio = c.type == "ratio_increasing";
+  const RunFilter scope = ratio ? filter_and(c.a, c.where) : c.where;
+  const std::vector<double> xs = along_values(runs, scope, c.along);
+  if (xs.size() < 2)
+    return result(c, Verdict::NotEvaluated,
+                  "not evaluated at this size: the runs matching {" + filter_text(scope) +
+                      "} hold " + (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") +
+                      " of " + c.along + "; the claim needs two or more");
+  const Curve cv = curve_make(c, runs);
+  const std::string what =
+      ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
+                  filter_text(filter_and(c.b, c.where)) + "}"
+            : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" + filter_text(c.where) + "}";
+  if (cv.y.empty() || cv.along.size() < 2)
+    return result(c, Verdict::Inconclusive,
+                  "no seed has finished runs with " + c.metric + " at two or more values of " +
+                      c.along + " (" + what + ")");
+  if (c.type == "flat") return flat_claim(c, cv, what);
+  if (is_power_law(c)) return power_law_claim(c, cv, slope_interval(cv, c.confidence), what);
+  return monotone_claim(c, cv, what);
+}
+
+}  // namespace attn::claims_detail
