@@ -701,6 +701,10 @@ def draw_size_needed(plot, picked, spec, formats, fig_dir, plt, np):
             axis.set_ticks(values)
             axis.set_ticklabels([f"{v:.6g}" for v in values])
             axis.set_minor_locator(NullLocator())
+    if len(x_keys) == 1:  # one value: a tick at it, not a range around it
+        ax.set_xticks(x_keys)
+        ax.set_xticklabels([f"{x_keys[0]:.6g}"])
+        ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel(x_key)
     ax.set_ylabel(f"smallest {size_key} with {goal}")
     ax.set_title(textwrap.fill(title, 60), fontsize=10 if len(title) > 50 else None)
