@@ -46,8 +46,9 @@ std::vector<std::string> swept_keys(const Spec& spec) {
   for (const auto& plot : spec.plots) {
     add(plot.x);
     add(plot.y);
-    add(plot.line);
+    for (const auto& k : plot_line_keys(plot.line)) add(k);
     for (const auto& [k, v] : plot.where) add(k);
+    for (const auto& k : plot_title_keys(plot.title)) add(k);
   }
   return keys;
 }

@@ -230,7 +230,8 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   };
   for (const auto& plot : spec.plots) {
     check(plot.x, "plot '" + plot.name + "' x");
-    check(plot.line, "plot '" + plot.name + "' line");
+    for (const auto& k : plot_line_keys(plot.line)) check(k, "plot '" + plot.name + "' line");
+    for (const auto& k : plot_title_keys(plot.title)) check(k, "plot '" + plot.name + "' title");
     check(plot.y, "plot '" + plot.name + "' y");
     check(plot.size, "plot '" + plot.name + "' size");
     for (const auto& [k, v] : plot.where) check(k, "plot '" + plot.name + "' where");

@@ -6,7 +6,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
+#include "core/home.h"
 #include "core/version.h"
+#include "experiment/spec.h"
 #include "io/atomic_file.h"
 
 namespace attn {
@@ -14,9 +17,20 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Figure {
-  std::string title, png;  // png: path relative to the report directory
+  std::string name, title, png;  // png: path relative to the report directory
   fs::path png_abs;
 };
+
+// The plots and claim docs of a section's spec (none when the spec cannot be read: its
+// section's note says why).
+Spec spec_of(const ReportSection& s) {
+  if (s.spec_path.empty() || !fs::exists(s.spec_path)) return {};
+  try {
+    return spec_load(s.spec_path, {}, false);
+  } catch (const UserError&) {
+    return {};
+  }
+}
 
 std::vector<Figure> figures_of(const ReportSection& s, const std::string& out_dir) {
   std::vector<Figure> figs;
@@ -31,12 +45,21 @@ std::vector<Figure> figures_of(const ReportSection& s, const std::string& out_di
     if (png.is_relative()) png = fs::path(s.dir) / "figures" / png.filename();
     if (!fs::exists(png)) continue;
     Figure fig;
+    fig.name = f.value("name", png.stem().string());
     fig.title = f.value("title", png.stem().string());
     fig.png_abs = png;
     fig.png = fs::relative(png, out_dir).string();
     figs.push_back(fig);
   }
   return figs;
+}
+
+// Why the plotting script skipped a plot: figures/skipped.json ({name: reason}).
+nlohmann::json skipped_of(const ReportSection& s) {
+  std::ifstream in(fs::path(s.dir) / "figures" / "skipped.json");
+  if (!in) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
 }
 
 std::string base64(const std::string& bytes) {
@@ -77,7 +100,39 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// A claim's doc ("docs/x.md#anchor") as a link relative to the report directory.
+std::string doc_link(const std::string& doc, const std::string& out_dir) {
+  const size_t hash = doc.find('#');
+  const fs::path file = fs::absolute(fs::path(attnlab_home()) / doc.substr(0, hash));
+  const fs::path from = fs::absolute(out_dir);
+  return fs::relative(file, from).generic_string() + (hash == std::string::npos ? "" : doc.substr(hash));
+}
+
 }  // namespace
+
+std::string report_md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string report_html_text(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const size_t close = s[i] == '`' ? s.find('`', i + 1) : std::string::npos;
+    if (close == std::string::npos) {
+      out += html_escape(std::string(1, s[i]));
+      continue;
+    }
+    out += "<code>" + html_escape(s.substr(i + 1, close - i - 1)) + "</code>";
+    i = close;
+  }
+  return out;
+}
 
 std::string report_claim_lines(const std::vector<ReportSection>& sections) {
   std::string out;
@@ -126,20 +181,21 @@ void report_write(const std::string& out_dir, const std::string& title,
                      "</h1>\n<p>" + html_escape(verdict) + ". attnlab " + kVersion + " (" +
                      kGitCommit + ").</p>\n";
   for (const auto& s : sections) {
+    const Spec spec = spec_of(s);
     md += "\n## " + s.name + "\n\n";
     html += "<h2>" + html_escape(s.name) + "</h2>\n";
     if (!s.description.empty()) {
       md += s.description + "\n\n";
-      html += "<p>" + html_escape(s.description) + "</p>\n";
+      html += "<p>" + report_html_text(s.description) + "</p>\n";
     }
     const std::string runs = "Spec `" + s.spec_path + "`; results in `" + s.dir + "`; " +
                              std::to_string(s.runs_ok) + " runs ok, " +
                              std::to_string(s.runs_failed) + " failed.";
     md += runs + "\n\n";
-    html += "<p>" + html_escape(runs) + "</p>\n";
+    html += "<p>" + report_html_text(runs) + "</p>\n";
     if (!s.note.empty()) {
       md += "> " + s.note + "\n\n";
-      html += "<p><em>" + html_escape(s.note) + "</em></p>\n";
+      html += "<p><em>" + report_html_text(s.note) + "</em></p>\n";
     }
     if (!s.claims.empty()) {
       md += "| result | claim | numbers |\n|---|---|---|\n";
@@ -150,19 +206,52 @@ void report_write(const std::string& out_dir, const std::string& title,
                           : c.verdict == Verdict::Fail         ? "fail"
                           : c.verdict == Verdict::Inconclusive ? "inconclusive"
                                                                : "not-evaluated";
-        md += "| **" + name + "** | " + c.id + ": " + c.text + " | " + c.detail + " |\n";
-        html += std::string("<tr><td class=\"") + css + "\">" + name + "</td><td>" + html_escape(c.id + ": " + c.text) + "</td><td>" +
-                html_escape(c.detail) + "</td></tr>\n";
+        std::string doc;  // a failing or undecided claim links to the paragraph explaining it
+        const bool explain = c.verdict == Verdict::Fail || c.verdict == Verdict::Inconclusive;
+        for (const auto& cs : spec.claims)
+          if (cs.id == c.id && explain) doc = cs.doc;
+        const std::string link = doc.empty() ? "" : doc_link(doc, out_dir);
+        md += "| **" + name + "** | " + report_md_cell(c.id + ": " + c.text) +
+              (link.empty() ? "" : " ([why](" + report_md_cell(link) + "))") + " | " +
+              report_md_cell(c.detail) + " |\n";
+        html += std::string("<tr><td class=\"") + css + "\">" + name + "</td><td>" +
+                report_html_text(c.id + ": " + c.text) +
+                (link.empty() ? "" : " (<a href=\"" + html_escape(link) + "\">why</a>)") +
+                "</td><td>" + report_html_text(c.detail) + "</td></tr>\n";
       }
       html += "</table>\n";
       md += "\n";
     }
-    for (const auto& fig : figures_of(s, out_dir)) {
+    const auto figs = figures_of(s, out_dir);
+    for (const auto& fig : figs) {
       md += "![" + fig.title + "](" + fig.png + ")\n\n";
       std::ifstream in(fig.png_abs, std::ios::binary);
       const std::string bytes((std::istreambuf_iterator<char>(in)), {});
       html += "<figure><img alt=\"" + html_escape(fig.title) + "\" src=\"data:image/png;base64," +
               base64(bytes) + "\"><figcaption>" + html_escape(fig.title) + "</figcaption></figure>\n";
+    }
+    // Every plot of the spec that has no figure, and why.
+    const auto skipped = skipped_of(s);
+    std::vector<std::string> missing;
+    for (const auto& plot : spec.plots) {
+      bool drawn = false;
+      for (const auto& fig : figs) drawn = drawn || fig.name == plot.name;
+      if (drawn) continue;
+      const auto why = skipped.find(plot.name);
+      missing.push_back("`" + plot.name + "`: " +
+                        (why != skipped.end() && why->is_string() ? why->get<std::string>()
+                         : s.note.empty() ? "not drawn"
+                                          : "not drawn (see the note above)"));
+    }
+    if (!missing.empty()) {
+      md += "Figures not drawn:\n\n";
+      html += "<p>Figures not drawn:</p>\n<ul>\n";
+      for (const auto& m : missing) {
+        md += "- " + m + "\n";
+        html += "<li>" + report_html_text(m) + "</li>\n";
+      }
+      md += "\n";
+      html += "</ul>\n";
     }
   }
   html += "</body></html>\n";

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -364,6 +365,26 @@ std::string spec_runs_json(const Spec& spec) {
   return j.dump();
 }
 
+std::vector<std::string> plot_line_keys(const std::string& line) {
+  std::vector<std::string> keys;
+  std::string key;
+  for (std::istringstream in(line); std::getline(in, key, ',');) {
+    const size_t first = key.find_first_not_of(' '), last = key.find_last_not_of(' ');
+    if (first != std::string::npos) keys.push_back(key.substr(first, last - first + 1));
+  }
+  return keys;
+}
+
+std::vector<std::string> plot_title_keys(const std::string& title) {
+  std::vector<std::string> keys;
+  for (size_t open = title.find('{'); open != std::string::npos; open = title.find('{', open + 1)) {
+    const size_t close = title.find('}', open);
+    if (close == std::string::npos) break;
+    keys.push_back(title.substr(open + 1, close - open - 1));
+  }
+  return keys;
+}
+
 std::string spec_to_json(const Spec& spec) {
   nlohmann::json j;
   j["name"] = spec.name;
@@ -374,12 +395,15 @@ std::string spec_to_json(const Spec& spec) {
     for (const auto& k : axis.keys) swept.push_back(k);
   j["swept"] = swept;
   nlohmann::json plots = nlohmann::json::array();
-  for (const auto& p : spec.plots)
+  for (const auto& p : spec.plots) {
     plots.push_back({{"name", p.name}, {"title", p.title}, {"kind", p.kind},
                      {"metric", p.metric}, {"x", p.x}, {"y", p.y}, {"series", p.series},
                      {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
                      {"product_boundary", p.product_boundary}, {"size", p.size},
                      {"threshold", p.threshold}, {"goal", p.goal}, {"where", filter_json(p.where)}});
+    if (p.has_none) plots.back()["none"] = p.none;
+    if (!p.mark.empty()) plots.back()["mark"] = p.mark;
+  }
   j["plots"] = plots;
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& c : spec.claims)
@@ -388,7 +412,7 @@ std::string spec_to_json(const Spec& spec) {
                       {"where", filter_json(c.where)}, {"factor", c.factor},
                       {"threshold", c.threshold}, {"along", c.along}, {"size", c.size},
                       {"goal", c.goal}, {"confidence", c.confidence}, {"exponent", c.exponent},
-                      {"margin", c.margin}, {"compare", c.compare}});
+                      {"margin", c.margin}, {"compare", c.compare}, {"doc", c.doc}});
   j["claims"] = claims;
   return j.dump(2);
 }

@@ -44,7 +44,7 @@ struct PlotSpec {
   std::string x;       // dotted key on the x axis (line, heatmap)
   std::string y;       // dotted key on the y axis (heatmap)
   std::string series;  // series name (curve, matrix), e.g. "val_loss"
-  std::string line;    // dotted key: one line per value ("" = one line; line, curve)
+  std::string line;    // dotted key(s): one line per value ("" = one line; line, curve; see plot_line_keys)
   bool logx = false, logy = false;
   // heatmap: > 0 overlays the curve x·y = c, c the smallest x·y over the cells whose mean
   // reaches this level (the fitted boundary of a product law such as m·p = c·q); 0 = none.
@@ -54,6 +54,13 @@ struct PlotSpec {
   std::string size;
   double threshold = 0;
   std::string goal = "below";
+  // line: runs whose metric equals `none` (e.g. -1 for "no bits suffice") are left out and
+  // counted on the figure; has_none = false: every value is data.
+  bool has_none = false;
+  double none = 0;
+  // matrix: a series of the same S x S shape whose nonzero entries are outlined (e.g.
+  // "target_sample0", the target set y_i of each row); "" = none.
+  std::string mark;
   RunFilter where;     // only runs matching this
 };
 
@@ -70,6 +77,7 @@ struct ClaimSpec {
   double exponent = 0.0;       // power_law: the theory's exponent of metric in along
   double margin = 0.0;         // power_law: allowed distance from it
   std::string compare = "equal";  // power_law: equal | at_most | at_least
+  std::string doc;             // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
 };
 
 struct Spec {
@@ -97,6 +105,13 @@ std::string spec_runs_json(const Spec& spec);
 // JSON of the whole spec for the plotting script: name, description, plots, claims,
 // swept keys.
 std::string spec_to_json(const Spec& spec);
+
+// The keys a plot's `line` names: one, or several separated by commas ("task.name, model.name":
+// one line per combination of their values).
+std::vector<std::string> plot_line_keys(const std::string& line);
+// The dotted keys a plot's title names as {key} ("N = {task.N}"): the plotting script writes
+// the values of the runs drawn there.
+std::vector<std::string> plot_title_keys(const std::string& title);
 
 // Parse a value written as TOML (16, 0.5, true, "x", [1, 2]) or bare text (a string).
 // Arrays come back as a list; scalars as a one-element list with is_list = false.

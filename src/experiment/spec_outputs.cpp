@@ -15,13 +15,13 @@ struct PlotKind {
 
 const std::vector<PlotKind>& plot_kinds() {
   static const std::vector<PlotKind> kinds = {
-      {"line", {"metric", "x"}, {"line", "logx", "logy"},
+      {"line", {"metric", "x"}, {"line", "logx", "logy", "none"},
        "[[plot]] needs metric = \"...\" and x = \"dotted.key\""},
       {"heatmap", {"metric", "x", "y"}, {"logx", "logy", "product_boundary"},
        "needs metric = \"...\" (the cell colour), x = \"dotted.key\" and y = \"dotted.key\""},
       {"curve", {"series"}, {"line", "logx", "logy"},
        "needs series = \"...\" (a series name such as \"val_loss\"; the x axis is its step)"},
-      {"matrix", {"series"}, {},
+      {"matrix", {"series"}, {"mark"},
        "needs series = \"...\" (a series of S*S points, such as \"attention_sample0\")"},
       {"size_needed", {"metric", "x", "size", "threshold"}, {"line", "goal", "logx", "logy"},
        "needs metric = \"...\", x = \"dotted.key\", size = \"dotted.key\" (the swept model "
@@ -46,6 +46,18 @@ std::string goal_of(const Loader& L, const SpecTree& v, const std::string& s,
   return s;
 }
 
+// claim.doc: "docs/NAME.md#anchor", a paragraph of the repository's docs (tests/
+// test_claim_docs.cpp checks that the shipped specs' files and anchors exist).
+std::string doc_of(const Loader& L, const SpecTree& v, const std::string& s) {
+  const size_t hash = s.find('#');
+  const std::string file = s.substr(0, hash);
+  if (file.rfind("docs/", 0) != 0 || file.size() <= 8 || file.substr(file.size() - 3) != ".md" ||
+      hash == std::string::npos || hash + 1 == s.size() || file.find("..") != std::string::npos)
+    L.fail(v.line, "claim.doc = \"" + s + "\" must be \"docs/NAME.md#anchor\" (the paragraph "
+                   "of the docs that explains the claim)");
+  return s;
+}
+
 }  // namespace
 
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
@@ -57,7 +69,7 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
     L.check_keys(p, "[[plot]]", {"name", "title", "kind", "metric", "x", "y", "series", "line",
                                  "logx", "logy", "where", "product_boundary", "size",
-                                 "threshold", "goal"});
+                                 "threshold", "goal", "none", "mark"});
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
     bool has_threshold = false;
@@ -75,6 +87,9 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
       } else if (key == "threshold") {
         plot.threshold = number_of(L, v, "plot.threshold");
         has_threshold = true;
+      } else if (key == "none") {
+        plot.none = number_of(L, v, "plot.none");
+        plot.has_none = true;
       } else {
         const std::string s = L.string_of(v, "plot." + key);
         if (key == "name") plot.name = s;
@@ -87,6 +102,7 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
         if (key == "line") plot.line = s;
         if (key == "size") plot.size = s;
         if (key == "goal") plot.goal = goal_of(L, v, s, "plot.goal");
+        if (key == "mark") plot.mark = s;
       }
     }
     const PlotKind* kind = nullptr;
@@ -152,7 +168,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
                        "remove it");
     L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
                                   "threshold", "along", "size", "goal", "confidence",
-                                  "exponent", "margin", "compare"});
+                                  "exponent", "margin", "compare", "doc"});
     ClaimSpec claim;
     claim.id = "claim" + std::to_string(spec.claims.size() + 1);
     bool has_threshold = false, has_factor = false, has_exponent = false;
@@ -188,6 +204,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
         if (key == "along") claim.along = s;
         if (key == "size") claim.size = s;
         if (key == "goal") claim.goal = goal_of(L, v, s, "claim.goal");
+        if (key == "doc") claim.doc = doc_of(L, v, s);
       }
     }
     bool known = false;

@@ -83,6 +83,7 @@ class NeuralModel : public Model {
   //   attn_kl_from_uniform  mean of KL(Unif(y_i) ‖ A_i) (0 when A_i is uniform on y_i)
   //   series attention_sample0: the first test sample's attention matrix (mean over heads;
   //                         third order: the weight on j), entry (i, j) at step i·N + j
+  //   series target_sample0: 1 at (i, j) when j ∈ y_i for that sample (sets tasks), else 0
   void evaluate(const Batch& test, FitLog& log) const override {
     const auto maps = attention(test);
     if (maps.empty() || test.n == 0) return;
@@ -102,6 +103,12 @@ class NeuralModel : public Model {
         sets = k;
     if (sets == test.raw.size()) return;
     const int64_t q = test.raw[sets].spec.sample_shape[1];
+    if (N <= 64) {  // series target_sample0: 1 where j ∈ y_i of the first test sample, else 0
+      const int64_t* y = test.raw_i64(sets, 0);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          log.point("target_sample0", i * N + j, std::count(y + i * q, y + (i + 1) * q, j) > 0 ? 1.0 : 0.0);
+    }
     long double on = 0, kl = 0;
     for (int64_t b = 0; b < test.n; ++b) {
       const int64_t* y = test.raw_i64(sets, b);

@@ -404,6 +404,81 @@ with open(os.path.join(old_dir, "spec.json"), "w") as f:
 r = run(old_dir)
 check(r.returncode == 0, f"dir without series.csv: exit {r.returncode}, stderr {r.stderr!r}")
 
+# Figures a researcher reads, in a directory of their own: lines split by two keys, a line
+# identical to another, a -1 "none" value, one x value, titles that follow the runs, skipped
+# plots with their reasons, and the target set outlined on an attention matrix.
+# 3 (task, model) pairs x N in (8, 16) x 2 seeds = 12 runs; task.q = 2 is fixed (not swept).
+# acc: match2 0.9; match3 0.5 for both models (identical lines); bits: N / 2, -1 for
+# (match3, third_order, N = 16).
+read_header = ["run_id", "seed", "status", "task.N", "task.name", "model.name", "task.q", "acc",
+               "bits_needed", "wall_seconds", "peak_rss_mb", "error"]
+read_rows, read_series = [], []
+for task, model in (("match2", "attention"), ("match3", "attention"), ("match3", "third_order")):
+    for N in (8, 16):
+        for seed in (0, 1):
+            bits = -1 if (model, N) == ("third_order", 16) else N // 2
+            row = [f"r{len(read_rows):015x}", seed, "ok", N, task, model, 2,
+                   0.9 if task == "match2" else 0.5, bits, 0.5, 12.0, ""]
+            read_rows.append(row)
+            for k in range(16):
+                read_series.append(row[:7] + ["attention_sample0", k, k / 16])
+                if N == 8:  # the target set y_i = {i} of the first sample: the diagonal
+                    read_series.append(row[:7] + ["target_sample0", k, 1 if k // 4 == k % 4 else 0])
+pair = "task.name, model.name"
+read_plots = [
+    {"name": "by_pair", "title": "acc, q = {task.q}, N = {task.N}", "metric": "acc",
+     "x": "task.N", "line": pair},
+    {"name": "bits", "title": "", "metric": "bits_needed", "x": "task.N", "line": pair,
+     "none": -1},
+    {"name": "one_x", "title": "N = {task.N}", "metric": "acc", "x": "task.N", "line": pair,
+     "where": {"task.N": [16]}},
+    {"name": "all_none", "title": "", "metric": "bits_needed", "x": "task.N", "line": "",
+     "none": -1, "where": {"model.name": ["third_order"], "task.N": [16]}},
+    {"name": "nothing", "title": "", "metric": "acc", "x": "task.N", "line": "",
+     "where": {"model.name": ["nope"]}},
+    {"name": "attn", "kind": "matrix", "title": "attention (outlined: y_i)",
+     "series": "attention_sample0", "mark": "target_sample0"},
+    {"name": "attn_unmarked", "kind": "matrix", "title": "", "series": "attention_sample0",
+     "mark": "target_sample0", "where": {"task.N": [16]}},
+]
+read_spec = {"name": "reads", "description": "", "path": "reads.toml",
+             "swept": ["task.N", "task.name", "model.name"], "plots": read_plots, "claims": []}
+reads = write_fixture("reads", read_header, read_rows, read_spec,
+                      (read_header[:7] + ["series", "step", "value"], read_series))
+r = run(reads, "--format", "png")
+check(r.returncode == 0, f"reads: exit {r.returncode}, stderr {r.stderr!r}")
+with open(os.path.join(reads, "figures", "index.json")) as f:
+    drawn = {e["name"]: e for e in json.load(f)}
+with open(os.path.join(reads, "figures", "skipped.json")) as f:
+    skipped = json.load(f)
+check(list(drawn) == ["by_pair", "bits", "one_x", "attn", "attn_unmarked"], f"drawn {list(drawn)}")
+by_pair = drawn.get("by_pair", {})
+check(by_pair.get("lines") == ["match2, attention", "match3, attention",
+                               "match3, third_order (same as match3, attention)"],
+      f"one line per (task, model), the identical one labelled: {by_pair.get('lines')}")
+check(by_pair.get("runs_used") == 12 and by_pair.get("notes") == [],
+      f"no mean over model.name any more: {by_pair}")
+check(by_pair.get("title") == "acc, q = 2, N = 8, 16", f"title from the runs: {by_pair.get('title')}")
+bits = drawn.get("bits", {})
+check(bits.get("runs_used") == 10 and
+      "2 run(s) with bits_needed = -1 (none) left out" in bits.get("notes", []),
+      f"the -1 runs are left out and counted: {bits}")
+one_x = drawn.get("one_x", {})
+check(one_x.get("title") == "N = 16" and
+      any(n.startswith("only task.N = 16 ran") for n in one_x.get("notes", [])),
+      f"one x value is said: {one_x}")
+check(set(skipped) == {"all_none", "nothing"} and "-1" in skipped.get("all_none", "") and
+      "nope" in skipped.get("nothing", ""), f"skipped.json: {skipped}")
+check(drawn.get("attn", {}).get("marked") == 4 and drawn["attn"].get("notes") == [],
+      f"the diagonal target set is outlined: {drawn.get('attn')}")
+check(drawn.get("attn_unmarked", {}).get("marked") == 0 and
+      drawn["attn_unmarked"].get("notes") == ["target_sample0 not logged by this run: no entries outlined"],
+      f"a run without the mark series says so: {drawn.get('attn_unmarked')}")
+# A title key that is not a column is an error before anything is drawn.
+bad_title = write_fixture("reads_bad_title", read_header, read_rows,
+                          dict(read_spec, plots=[dict(read_plots[0], title="{task.M}")]))
+expect_error("title key", [bad_title], "title key 'task.M' is not a column")
+
 for f in failures:
     print("FAIL:", f)
 print(f"check_plot: {len(failures)} failure(s)")
