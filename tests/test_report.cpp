@@ -77,8 +77,8 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
   s.spec_path = write(kSpec);
   s.dir = path("run");
   s.runs_ok = 1;
-  s.claims = {ClaimResult{"fails", "fails, with a doc", false, "mean test_nmse over {task.N=8|16} = 1 >= 0"},
-              ClaimResult{"passes", "passes, with a doc", true, "mean test_nmse = 1 < 2"}};
+  s.claims = {ClaimResult{"fails", "fails, with a doc", Verdict::Fail, "mean test_nmse over {task.N=8|16} = 1 >= 0"},
+              ClaimResult{"passes", "passes, with a doc", Verdict::Pass, "mean test_nmse = 1 < 2"}};
   fs::create_directories(fs::path(s.dir) / "figures");
   test::file_write(s.dir + "/figures/drawn.png", "not really a png");
   test::file_write(s.dir + "/figures/index.json",

@@ -163,8 +163,8 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     for (const auto& [key, v] : c.entries)
       if (key == "tolerance")
-        L.fail(v.line, "claim.tolerance is no longer used: trend claims are decided by a slope "
-                       "test across seeds at claim.confidence (docs/spec-format.md, Claims); "
+        L.fail(v.line, "claim.tolerance is no longer used: trend claims are decided across seeds "
+                       "at claim.confidence (docs/spec-format.md, Claims); "
                        "remove it");
     L.check_keys(c, "[[claim]]", {"id", "text", "type", "metric", "a", "b", "where", "factor",
                                   "threshold", "along", "size", "goal", "confidence",
