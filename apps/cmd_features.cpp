@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -144,12 +145,14 @@ void features_command_register(CLI::App& app) {
   cmd->add_option("--model", o->model, "Feature model: rfa, brfa or rfmlp")->required();
   cmd->add_option("--set", o->sets, "Model parameter, model.KEY=VALUE (repeatable)");
   cmd->add_option("--seed", o->seed, "Seed of the frozen weights (as in `attnlab fit --seed`)")
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--in", o->in, "Dataset .npz (as written by `attnlab data rf_target`)")
       ->required();
   cmd->add_option("-o,--out", o->out, "Output .npz file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -209,10 +210,12 @@ void fit_command_register(CLI::App& app) {
                   "Parameter, model.KEY=VALUE or train.KEY=VALUE (repeatable); train.n "
                   "defaults to every sample of --in (a smaller n takes the first n)");
   cmd->add_option("--seed", o->seed, "Seed of the model's random draws (frozen weights)")
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--save", o->save, "Output .safetensors file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(
@@ -231,6 +234,7 @@ void predict_command_register(CLI::App& app) {
   cmd->add_option("-o,--out", o->out, "Output .npz file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(
