@@ -23,6 +23,7 @@
 #include "io/atomic_file.h"
 #include "io/dataset_file.h"
 #include "io/npy.h"
+#include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "models/rf_models.h"
 
@@ -90,6 +91,7 @@ void features_run(const FeaturesOptions& o) {
   const Batch data = dataset_read(o.in, &data_meta);
   const TaskShape& s = data.shape;
   ATTN_CHECK(data.n >= 1, o.in + ": the dataset has no samples");
+  batch_finite_check(data, o.in, false);
 
   // Refuse impossible sizes before drawing anything: memory, then the output path.
   uint64_t P = 0, weights = 0, phi = 0;

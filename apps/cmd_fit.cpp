@@ -22,6 +22,7 @@
 #include "io/atomic_file.h"
 #include "io/dataset_file.h"
 #include "io/npy.h"
+#include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "train/metrics.h"
 
@@ -105,7 +106,7 @@ void fit_run(const FitOptions& o) {
 
   const auto model = model_make(record);
   FitLog log;
-  model->fit(train, log);
+  model_fit_checked(*model, train, log, o.in);
   const auto metrics = metrics_compute(train, model->predict(train));
   model_save(o.save, record, *model, {{"train_data", data_meta}});
   if (o.quiet) return;
@@ -176,7 +177,7 @@ void predict_run(const PredictOptions& o) {
                "split DATA into smaller files");
   output_path_check(o.out, bytes + 64 * 1024);
 
-  const std::vector<double> pred = loaded.model->predict(data);
+  const std::vector<double> pred = model_predict_checked(*loaded.model, data, o.in);
   std::vector<std::pair<std::string, double>> metrics;
   if (has_y) metrics = metrics_compute(data, pred);  // before writing: NaN is a user error
   const std::vector<int64_t> shape{data.n, r.shape.T_out, r.shape.d_out};
