@@ -47,6 +47,18 @@ TEST(PlanCount, AbsurdPlanIsRefusedBeforeExpansion) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
+TEST(PlanCount, LargePlanIsWarnedAbout) {
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(plan_make(spec_with_axes(2, 317, 1)), UserError);  // 100489 runs; no [task]
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("attnlab: warning: grid.toml: the sweep plans 100489 runs (sweep.task.k0: "
+                     "317 values × sweep.task.k1: 317 values × 1 seeds)"),
+            std::string::npos) << err;
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(plan_make(spec_with_axes(2, 316, 1)), UserError);  // 99856 runs: no warning
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(PlanCount, OverflowingPlanIsRefused) {
   try {
     plan_make(spec_with_axes(7, 1000, 1));
