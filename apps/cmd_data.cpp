@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -108,19 +109,23 @@ void data_command_register(CLI::App& app) {
   auto o = std::make_shared<DataOptions>();
   auto* cmd = app.add_subcommand("data", "Generate a dataset of a task as a numpy .npz file");
   cmd->add_option("task", o->task, "Task name (see `attnlab list`)")->required();
-  cmd->add_option("--n", o->n, "Number of samples")->required();
+  cmd->add_option("--n", o->n, "Number of samples")->required()->check(whole_number(1, INT64_MAX));
   cmd->add_option("--seed", o->seed, "Dataset seed: the same seed gives the same samples")
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--first", o->first,
                   "Index of the first sample (disjoint ranges of one seed are disjoint parts "
                   "of one dataset, e.g. a test set)")
+      ->check(whole_number(0, INT64_MAX))
       ->capture_default_str();
   cmd->add_option("--set", o->sets, "Task parameter, task.KEY=VALUE (repeatable)");
   cmd->add_option("-o,--out", o->out, "Output .npz file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_option("--chunk", o->chunk, "Samples per work unit; results do not depend on it")
+      ->check(whole_number(1, INT64_MAX))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -22,6 +23,7 @@
 #include "io/atomic_file.h"
 #include "io/dataset_file.h"
 #include "io/npy.h"
+#include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "models/rf_models.h"
 
@@ -89,6 +91,7 @@ void features_run(const FeaturesOptions& o) {
   const Batch data = dataset_read(o.in, &data_meta);
   const TaskShape& s = data.shape;
   ATTN_CHECK(data.n >= 1, o.in + ": the dataset has no samples");
+  batch_finite_check(data, o.in, false);
 
   // Refuse impossible sizes before drawing anything: memory, then the output path.
   uint64_t P = 0, weights = 0, phi = 0;
@@ -144,12 +147,14 @@ void features_command_register(CLI::App& app) {
   cmd->add_option("--model", o->model, "Feature model: rfa, brfa or rfmlp")->required();
   cmd->add_option("--set", o->sets, "Model parameter, model.KEY=VALUE (repeatable)");
   cmd->add_option("--seed", o->seed, "Seed of the frozen weights (as in `attnlab fit --seed`)")
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--in", o->in, "Dataset .npz (as written by `attnlab data rf_target`)")
       ->required();
   cmd->add_option("-o,--out", o->out, "Output .npz file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -21,6 +22,7 @@
 #include "io/atomic_file.h"
 #include "io/dataset_file.h"
 #include "io/npy.h"
+#include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "train/metrics.h"
 
@@ -104,7 +106,7 @@ void fit_run(const FitOptions& o) {
 
   const auto model = model_make(record);
   FitLog log;
-  model->fit(train, log);
+  model_fit_checked(*model, train, log, o.in);
   const auto metrics = metrics_compute(train, model->predict(train));
   model_save(o.save, record, *model, {{"train_data", data_meta}});
   if (o.quiet) return;
@@ -175,7 +177,7 @@ void predict_run(const PredictOptions& o) {
                "split DATA into smaller files");
   output_path_check(o.out, bytes + 64 * 1024);
 
-  const std::vector<double> pred = loaded.model->predict(data);
+  const std::vector<double> pred = model_predict_checked(*loaded.model, data, o.in);
   std::vector<std::pair<std::string, double>> metrics;
   if (has_y) metrics = metrics_compute(data, pred);  // before writing: NaN is a user error
   const std::vector<int64_t> shape{data.n, r.shape.T_out, r.shape.d_out};
@@ -209,10 +211,12 @@ void fit_command_register(CLI::App& app) {
                   "Parameter, model.KEY=VALUE or train.KEY=VALUE (repeatable); train.n "
                   "defaults to every sample of --in (a smaller n takes the first n)");
   cmd->add_option("--seed", o->seed, "Seed of the model's random draws (frozen weights)")
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--save", o->save, "Output .safetensors file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(
@@ -231,6 +235,7 @@ void predict_command_register(CLI::App& app) {
   cmd->add_option("-o,--out", o->out, "Output .npz file (written atomically)")->required();
   cmd->add_option("--threads", o->threads,
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the summary");
   cmd->footer(

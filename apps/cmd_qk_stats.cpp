@@ -13,6 +13,7 @@
 
 #include "analysis/qk_report.h"
 #include "analysis/qk_run.h"
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 
 namespace attn {
@@ -54,18 +55,25 @@ void qk_stats_command_register(CLI::App& app) {
                   "Query weight name with {l} for the layer, stored (out, in) (gpt2: the fused weight)");
   cmd->add_option("--key-pattern", o->key_pattern, "Key weight name with {l} for the layer, stored (out, in)");
   cmd->add_option("--heads", o->heads,
-                  "Attention heads per layer (needed unless the file's __metadata__ has num_attention_heads)");
-  cmd->add_option("--head-size", o->head_size, "Head size (instead of --heads)");
+                  "Attention heads per layer (needed unless the file's __metadata__ has num_attention_heads)")
+      ->check(whole_number(1, INT64_MAX));
+  cmd->add_option("--head-size", o->head_size, "Head size (instead of --heads)")
+      ->check(whole_number(1, INT64_MAX));
   cmd->add_option("--layers", o->layers, "Layers to analyse, e.g. 0,3,8-11 (default: all)");
   cmd->add_option("--heatmap-layers", o->heatmap_layers,
                   "Layers to draw heat maps of (default with --out: all analysed layers)");
   cmd->add_option("--heatmap-heads", o->heatmap_heads, "Heads whose A_{l,h} is drawn too")->capture_default_str();
-  cmd->add_option("--heatmap-block", o->heatmap_block, "Size of the top-left block drawn")->capture_default_str();
+  cmd->add_option("--heatmap-block", o->heatmap_block, "Size of the top-left block drawn")
+      ->check(whole_number(1, INT64_MAX))
+      ->capture_default_str();
   cmd->add_option("--out", o->out, "Directory for qk_stats.csv, qk_stats.json and heatmaps/");
   cmd->add_flag("--json", o->json, "Print the statistics as JSON instead of a table");
-  cmd->add_option("--seed", o->seed, "Seed of the Gaussian null model")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the Gaussian null model")
+      ->check(whole_number(0))
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Compute threads for the products (0: ATTNLAB_THREADS or 1); results do not depend on it")
+      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->footer(
       "A_l = W_q^T W_k (D x D, summed over heads) and A_{l,h} = (W_q^h)^T W_k^h. Statistics: c* = tr(A)/D,\n"

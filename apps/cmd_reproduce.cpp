@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/cpus.h"
 #include "core/threads.h"
@@ -27,7 +28,7 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quick", o->quick, "Use each spec's [quick] overrides (CI-sized)");
   cmd->add_option("-o,--out", o->out,
                   "Output directory (default results/reproduce/NAME, or NAME-quick)");
-  cmd->add_option("-j,--jobs", o->jobs, "Runs at once")->capture_default_str();
+  cmd->add_option("-j,--jobs", o->jobs, "Runs at once")->check(whole_number(1, INT32_MAX))->capture_default_str();
   cmd->add_flag("-q,--quiet", *quiet, "No progress bar");
   cmd->add_flag("--force-new", o->force_new,
                 "Where a spec changed since its results were stored, move them aside and rerun");

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/cpus.h"
 #include "core/error.h"
@@ -84,9 +85,10 @@ void run_command_register(CLI::App& app) {
                   "--set 'sweep.train.n=[256, 512]'");
   cmd->add_flag("--quick", o->request.quick, "Apply the spec's [quick] overrides (small grid)");
   auto* jobs = cmd->add_option("-j,--jobs", o->request.jobs, "Runs at once, each in its own process")
+                   ->check(whole_number(1, INT32_MAX))
                    ->capture_default_str();
   cmd->add_option("--threads", o->threads,
-                  "Compute threads per run (0: ATTNLAB_THREADS or 1)")->capture_default_str();
+                  "Compute threads per run (0: ATTNLAB_THREADS or 1)")->check(whole_number(0, 1024))->capture_default_str();
   cmd->add_option("--shard", o->shard,
                   "Run only shard i of k (0-based), e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
   cmd->add_flag("--force-new", o->request.force_new,

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "apps/cli_unknown.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/version.h"
@@ -50,6 +51,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    const std::string unknown = attn::cli_unknown_argument(app);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "attnlab: error: %s\n", unknown.c_str());
+      return attn::kUserErrorExit;
+    }
     std::fprintf(stderr, "attnlab: error: %s (see attnlab --help)\n", e.what());
     return attn::kUserErrorExit;
   } catch (const attn::UserError& e) {

@@ -110,8 +110,8 @@ TEST_F(Cli, BadInputIsOneLineExitTwoAndNoFile) {
   expect_user_error("data qsa --n 5 --set q" + out, "task.KEY=VALUE");
   expect_user_error("data match2 --n 5 --set task.M=1" + out, "task.M = 1");
   expect_user_error("data match2 --n 5 --set task.N=1" + out, "task.N = 1 is out of range");
-  expect_user_error("data qsa --n 0" + out, "--n 0 must be at least 1");
-  expect_user_error("data qsa --n -3" + out, "--n -3 must be at least 1");
+  expect_user_error("data qsa --n 0" + out, "--n: 0 is too small: give a whole number from 1");
+  expect_user_error("data qsa --n -3" + out, "--n: '-3' is not a whole number from 1");
   expect_user_error("data qsa --n abc" + out, "--n");
   expect_user_error("data qsa --n 5 -o " + path("x.csv"), ".npz");
   expect_user_error("data qsa --n 5 -o " + path("missing/dir/x.npz"), "missing/dir");

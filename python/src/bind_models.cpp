@@ -13,6 +13,7 @@
 #include "core/memory.h"
 #include "experiment/plan.h"
 #include "models/model.h"
+#include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "models/rf_models.h"
 #include "tasks/task.h"
@@ -108,7 +109,7 @@ void fit_batch(Core& c, const attn::Batch& data,
   auto model = info.make(attn::ModelContext{c.record.model_params, c.record.train_params,
                                             c.record.shape, c.record.seed, c.task.get(),
                                             index_limit});
-  model->fit(data, c.log);  // may throw; then the model stays unfitted
+  attn::model_fit_checked(*model, data, c.log, "fit(X, Y)");  // may throw; then the model stays unfitted
   c.model = std::move(model);
 }
 
@@ -227,7 +228,7 @@ py::array core_predict(Core& c, const py::handle& X_obj, const py::dict& constan
   std::vector<double> pred;
   {
     py::gil_scoped_release release;
-    pred = c.model->predict(b);
+    pred = attn::model_predict_checked(*c.model, b, "predict(X)");
   }
   return to_array(std::move(pred), shape);
 }
@@ -267,7 +268,7 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
   attn::FitLog log;
   {
     py::gil_scoped_release release;
-    c.model->predict(b);  // evaluate() may reuse the work of the predict() before it
+    attn::model_predict_checked(*c.model, b, "evaluate(X, Y)");  // evaluate() may reuse the work of the predict() before it
     c.model->evaluate(b, log);
   }
   return log_dict(log);

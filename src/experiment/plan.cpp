@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "models/model.h"
 #include "tasks/task.h"
 
@@ -174,7 +175,31 @@ std::string run_config_json(const RunConfig& c, uint64_t seed) {
          ", \"seed\": " + std::to_string(seed) + "}";
 }
 
+uint64_t plan_count(const Spec& spec, std::string* factors) {
+  uint64_t count = spec.seeds.size();
+  std::string text;
+  for (const auto& axis : spec.axes) {
+    std::string keys;
+    for (const auto& k : axis.keys) keys += (keys.empty() ? "sweep." : " + sweep.") + k;
+    text += keys + ": " + std::to_string(axis.values.size()) + " values × ";
+    if (!checked_mul(count, axis.values.size(), &count)) count = UINT64_MAX;
+  }
+  if (factors) *factors = text + std::to_string(spec.seeds.size()) + " seeds";
+  return count;
+}
+
 std::vector<RunPoint> plan_make(const Spec& spec) {
+  std::string factors;
+  const uint64_t count = plan_count(spec, &factors);
+  const std::string count_text = count == UINT64_MAX ? "more than 10^19" : std::to_string(count);
+  if (count > kPlanMaxRuns)
+    throw UserError(spec.path + ": the sweep plans " + count_text + " runs (" + factors +
+                    "), more than the " + std::to_string(kPlanMaxRuns) +
+                    " one experiment may hold; shorten those axes or split the spec");
+  if (count > kPlanWarnRuns)
+    std::fprintf(stderr, "attnlab: warning: %s: the sweep plans %s runs (%s); planning takes a "
+                 "while and every run is a process of its own\n",
+                 spec.path.c_str(), count_text.c_str(), factors.c_str());
   // Grid of swept assignments, first axis slowest.
   std::vector<std::map<std::string, ParamValue>> grid = {{}};
   for (const auto& axis : spec.axes) {

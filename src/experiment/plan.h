@@ -48,6 +48,16 @@ Params eval_task_params(const RunConfig& config);
 // run id). Execution settings (ParamSpec::execution_only) are not part of it.
 std::string run_config_json(const RunConfig& config, uint64_t seed);
 
+// Plans larger than this are refused before anything is expanded (plan_make); plans
+// larger than kPlanWarnRuns get a warning on stderr.
+inline constexpr uint64_t kPlanMaxRuns = 10'000'000;
+inline constexpr uint64_t kPlanWarnRuns = 100'000;
+
+// The number of runs the spec plans (product of the axes' lengths and the seed count,
+// saturated at UINT64_MAX on overflow), and in *factors the text "sweep.KEY: 3 values ×
+// ... × 5 seeds" naming what makes it. Nothing is expanded.
+uint64_t plan_count(const Spec& spec, std::string* factors);
+
 // Expands and resolves every point (validating all of them before anything runs), and
 // checks that plots and claims refer to keys that exist.
 std::vector<RunPoint> plan_make(const Spec& spec);

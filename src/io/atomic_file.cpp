@@ -271,6 +271,10 @@ void output_path_check(const std::string& path, uint64_t bytes_needed) {
                   errno_text(errno) + "); choose another output directory or fix its permissions");
   }
   struct statvfs vfs;
+  if (::statvfs(dir.c_str(), &vfs) == 0 && vfs.f_blocks == 0) {
+    throw IoError("cannot write " + path + ": " + dir + " is on a virtual filesystem (such as "
+                  "/proc or /sys) that stores no files; choose an output path on a disk");
+  }
   if (::statvfs(dir.c_str(), &vfs) == 0) {
     const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
     if (avail < bytes_needed) {

@@ -79,9 +79,17 @@ Batch dataset_read(const std::string& path, std::string* meta_json) {
   b.shape.d_in = X.shape[2];
   b.shape.T_out = Y.shape[1];
   b.shape.d_out = Y.shape[2];
+  for (const char* name : {"X", "Y"})
+    if (entries[name].dtype == DType::Unicode)
+      throw IoError(path + ": " + name + " holds text, not numbers; an attnlab dataset's X and Y "
+                    "are numeric arrays (rewrite the file with `attnlab data` or numpy.savez)");
   b.X = X.to_f64();
   b.Y = Y.to_f64();
-  const std::string meta = entries.count("meta") ? entries["meta"].text() : std::string();
+  const auto m = entries.find("meta");
+  if (m != entries.end() && (m->second.dtype != DType::Unicode || m->second.size() != 1))
+    throw IoError(path + ": entry 'meta' must be one JSON string (numpy.str_), not a numeric or "
+                  "multi-element array; remove it or store json.dumps(...) as meta");
+  const std::string meta = m != entries.end() ? m->second.text() : std::string();
   if (meta_json) *meta_json = meta;
   std::vector<std::string> constant_names;
   if (!meta.empty()) {

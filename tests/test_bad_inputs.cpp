@@ -1,0 +1,312 @@
+// The bad-input corpus: malformed inputs at every CLI entry point (flags and their values,
+// --set values, specs, .npz files, safetensors files, output paths), one table row each.
+// Every row must exit with code 2, print exactly one line that contains the row's expected
+// text (the offending key, path or value), and leave the case's directory (the output
+// location, also holding the case's input files) and the shared fixtures unchanged.
+// The Python calls have their own corpus in tests/python/test_py_bad_inputs.py.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_helpers.h"
+#include "io/npy.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::cli_run;
+using test::CliResult;
+using test::file_read;
+using test::file_write;
+
+// The shared inputs (a valid dataset and a fitted model), written once by the suite.
+std::string g_fixtures;
+
+// `cd DIR && attnlab ARGS`: exit code and combined output.
+CliResult cli_run_in(const fs::path& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.string() + "' && " + test_cli_path() + " " + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Every regular file below dir, relative path -> content (directories as "<dir>").
+std::map<std::string, std::string> tree_snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string rel = fs::relative(e.path(), dir).string();
+    out[rel] = e.is_directory() ? "<dir>" : file_read(e.path().string());
+  }
+  return out;
+}
+
+// A safetensors file from a header text and raw data bytes.
+std::string safetensors_bytes(const std::string& header, const std::string& data) {
+  std::string s(8, '\0');
+  const uint64_t n = header.size();
+  for (int k = 0; k < 8; ++k) s[k] = static_cast<char>((n >> (8 * k)) & 0xff);
+  return s + header + data;
+}
+
+// A dataset .npz with X (n, T, d) and Y (n, 1, 1), X[0, 0, 1] = bad_x and Y[0] = bad_y.
+void dataset_with(const std::string& path, int64_t n, int64_t T, int64_t d, double bad_x,
+                  double bad_y) {
+  std::vector<double> X(static_cast<size_t>(n * T * d), 0.5), Y(static_cast<size_t>(n), 1.0);
+  X[1] = bad_x;
+  Y[0] = bad_y;
+  npz_write(path, {{"X", DType::F64, {n, T, d}, X.data()}, {"Y", DType::F64, {n, 1, 1}, Y.data()}});
+}
+
+const char* kGoodSpec =
+    "[experiment]\nname = \"bad_inputs\"\nseeds = 1\n[task]\nname = \"qsa\"\nN = 4\nq = 1\n"
+    "[model]\nname = \"mean\"\n[train]\nn = 4\n[eval]\nn = 4\n";
+
+struct BadInput {
+  std::string name;
+  std::string args;      // after `attnlab`; {F} is the fixtures directory
+  std::string expected;  // must appear in the one-line message
+  std::function<void(const fs::path& dir)> setup = nullptr;  // writes the case's inputs
+};
+
+std::vector<BadInput> bad_input_corpus() {
+  const double nan = std::nan(""), inf = INFINITY;
+  auto text_file = [](const std::string& name, std::string text) {
+    return [name, text](const fs::path& d) { file_write((d / name).string(), text); };
+  };
+  auto spec_file = [&](const std::string& extra) { return text_file("s.toml", kGoodSpec + extra); };
+  auto st_file = [](const std::string& name, const std::string& header, const std::string& data) {
+    return [=](const fs::path& d) { file_write((d / name).string(), safetensors_bytes(header, data)); };
+  };
+  const std::string f64x4(32, '\0');
+  const std::string tensor = "\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,32]}";
+  return {
+      // Commands, flags and their values.
+      {"unknown_command", "frobnicate", "unknown command 'frobnicate'"},
+      {"misspelt_command", "dat --n 5", "did you mean 'data'"},
+      {"unknown_top_flag", "--frob", "unknown option --frob"},
+      {"unknown_option", "data qsa --num 100 -o o.npz", "unknown option --num"},
+      {"seed_minus_one", "data qsa --n 5 --seed -1 -o o.npz", "--seed: '-1'"},
+      {"seed_wraps_to_one", "data qsa --n 5 --seed -18446744073709551615 -o o.npz",
+       "--seed: '-18446744073709551615'"},
+      {"seed_too_large", "data qsa --n 5 --seed 99999999999999999999999 -o o.npz",
+       "--seed: 99999999999999999999999 is too large"},
+      {"seed_exponent", "data qsa --n 5 --seed 1e3 -o o.npz", "--seed: '1e3'"},
+      {"seed_equals_negative", "data qsa --n 5 --seed=-7 -o o.npz", "--seed: '-7'"},
+      {"n_negative", "data qsa --n -1 -o o.npz", "--n: '-1'"},
+      {"n_zero", "data qsa --n 0 -o o.npz", "--n: 0 is too small"},
+      {"n_saturates", "data qsa --n 99999999999999999999 -o o.npz", "--n: 99999999999999999999"},
+      {"n_text", "data qsa --n many -o o.npz", "--n: 'many'"},
+      {"first_negative", "data qsa --n 5 --first -1 -o o.npz", "--first: '-1'"},
+      {"first_saturates", "data qsa --n 5 --first 99999999999999999999 -o o.npz", "--first"},
+      {"chunk_zero", "data qsa --n 5 --chunk 0 -o o.npz", "--chunk: 0"},
+      {"threads_too_many", "data qsa --n 5 --threads 2000 -o o.npz", "--threads: 2000"},
+      {"threads_negative", "data qsa --n 5 --threads -1 -o o.npz", "--threads: '-1'"},
+      {"unknown_task", "data nosuchtask --n 5 -o o.npz", "nosuchtask"},
+      {"data_output_not_npz", "data qsa --n 5 -o o.txt", "-o o.txt"},
+      {"fit_seed_negative", "fit mean --in {F}/qsa.npz --seed -1 --save m.safetensors", "--seed: '-1'"},
+      {"features_seed_negative", "features --model rfa --in {F}/qsa.npz --seed -5 -o f.npz", "--seed: '-5'"},
+      {"gradcheck_seed_negative", "gradcheck --seed -1", "--seed: '-1'"},
+      {"qk_heads_negative", "qk-stats {F}/m.safetensors --heads -2", "--heads: '-2'"},
+      {"qk_heads_zero", "qk-stats {F}/m.safetensors --heads 0", "--heads: 0"},
+      {"qk_seed_negative", "qk-stats {F}/m.safetensors --seed -3", "--seed: '-3'"},
+      {"run_jobs_zero", "run s.toml -o out -j 0", "--jobs: 0", spec_file("")},
+      {"run_jobs_negative", "run s.toml -o out -j -4", "--jobs: '-4'", spec_file("")},
+      {"run_threads_negative", "run s.toml -o out --threads -1", "--threads: '-1'", spec_file("")},
+      {"reproduce_jobs_negative", "reproduce demo -j -1 -o out", "--jobs: '-1'"},
+      {"list_unknown", "list nosuchthing", "nosuchthing"},
+      // --set values.
+      {"set_without_equals", "data qsa --n 5 --set task.q -o o.npz", "task.q"},
+      {"set_unknown_key", "data qsa --n 5 --set task.nokey=3 -o o.npz", "nokey"},
+      {"set_bad_value", "data qsa --n 5 --set task.q=abc -o o.npz", "abc"},
+      {"set_wrong_section", "data qsa --n 5 --set model.width=1 -o o.npz", "model"},
+      {"set_cross_rule", "data qsa --n 5 --set task.q=100 -o o.npz", "q"},
+      {"fit_set_negative_lambda", "fit linear --in {F}/qsa.npz --set model.lambda=-1 --save m.safetensors",
+       "lambda"},
+      {"fit_set_too_many_samples", "fit mean --in {F}/qsa.npz --set train.n=100000 --save m.safetensors",
+       "train.n"},
+      {"fit_set_unknown_section", "fit mean --in {F}/qsa.npz --set foo.bar=1 --save m.safetensors", "foo"},
+      {"run_set_bad_value", "run s.toml -o out --set task.N=abc", "task.N", spec_file("")},
+      {"run_set_unknown_key", "run s.toml -o out --set task.nokey=1", "nokey", spec_file("")},
+      {"run_set_negative_seeds", "run s.toml -o out --set experiment.seeds=-1", "seeds", spec_file("")},
+      // Specs.
+      {"spec_missing", "run missing.toml -o out", "missing.toml"},
+      {"spec_not_toml", "run s.toml -o out", "s.toml", text_file("s.toml", "[experiment\nname = ")},
+      {"spec_negative_seed", "run s.toml -o out", "seeds",
+       text_file("s.toml", std::string(kGoodSpec).replace(std::string(kGoodSpec).find("seeds = 1"), 9,
+                                                          "seeds = [-1]"))},
+      {"spec_unknown_task", "run s.toml -o out", "nosuchtask",
+       text_file("s.toml", std::string(kGoodSpec).replace(std::string(kGoodSpec).find("\"qsa\""), 5,
+                                                          "\"nosuchtask\""))},
+      {"spec_unknown_sweep_key", "run s.toml -o out", "task.nokey", spec_file("[sweep]\n\"task.nokey\" = [1, 2]\n")},
+      {"spec_bad_sweep_value", "run s.toml -o out", "task.N", spec_file("[sweep]\n\"task.N\" = [\"x\", 8]\n")},
+      {"spec_duplicate_run", "run s.toml -o out", "same configuration", spec_file("[sweep]\n\"task.N\" = [4, 4]\n")},
+      {"spec_absurd_grid", "run s.toml -o out", "runs (sweep.",
+       [](const fs::path& d) {
+         std::string list = "[";
+         for (int k = 1; k <= 4000; ++k) list += (k > 1 ? ", " : "") + std::to_string(k);
+         list += "]";
+         file_write((d / "s.toml").string(), std::string(kGoodSpec) + "[sweep]\n\"train.n\" = " + list +
+                                                 "\n\"eval.n\" = " + list + "\n");
+       }},
+      {"spec_eval_overlaps_train", "run s.toml -o out --set eval.first=1", "eval.first", spec_file("")},
+      // Output paths.
+      {"output_on_proc", "data qsa --n 5 -o /proc/x.npz", "/proc"},
+      {"output_dir_missing", "data qsa --n 5 -o nodir/x.npz", "nodir"},
+      {"output_is_directory", "data qsa --n 5 -o sub.npz", "sub.npz",
+       [](const fs::path& d) { fs::create_directory(d / "sub.npz"); }},
+      {"output_under_a_file", "data qsa --n 5 -o plain/x.npz", "plain", text_file("plain", "x")},
+      {"output_empty", "data qsa --n 5 -o ''", "-o"},
+      {"fit_save_not_safetensors", "fit mean --in {F}/qsa.npz --save m.bin", "--save m.bin"},
+      {"predict_output_not_npz", "predict --model {F}/m.safetensors --in {F}/qsa.npz -o p.txt", "-o p.txt"},
+      {"predict_output_on_proc", "predict --model {F}/m.safetensors --in {F}/qsa.npz -o /proc/p.npz", "/proc"},
+      // .npz / .npy files.
+      {"npz_missing", "fit mean --in missing.npz --save m.safetensors", "missing.npz"},
+      {"npz_empty_file", "fit mean --in e.npz --save m.safetensors", "e.npz", text_file("e.npz", "")},
+      {"npz_garbage", "fit mean --in g.npz --save m.safetensors", "g.npz", text_file("g.npz", "not a zip file at all")},
+      {"npz_truncated", "fit mean --in t.npz --save m.safetensors", "t.npz",
+       [](const fs::path& d) {
+         const std::string full = file_read(g_fixtures + "/qsa.npz");
+         file_write((d / "t.npz").string(), full.substr(0, full.size() / 2));
+       }},
+      {"npz_nan_in_x", "fit linear --in nan.npz --save m.safetensors", "nan.npz: X holds NaN",
+       [=](const fs::path& d) { dataset_with((d / "nan.npz").string(), 4, 1, 2, nan, 1.0); }},
+      {"npz_inf_in_x", "fit linear --in inf.npz --save m.safetensors", "inf.npz: X holds inf",
+       [=](const fs::path& d) { dataset_with((d / "inf.npz").string(), 4, 1, 2, inf, 1.0); }},
+      {"npz_nan_in_y", "fit mean --in y.npz --save m.safetensors", "y.npz: Y holds NaN",
+       [=](const fs::path& d) { dataset_with((d / "y.npz").string(), 4, 1, 2, 0.0, nan); }},
+      {"npz_inf_features", "features --model rfa --in inf.npz -o f.npz", "inf.npz: X holds -inf",
+       [=](const fs::path& d) { dataset_with((d / "inf.npz").string(), 4, 1, 2, -inf, 1.0); }},
+      {"npz_no_x", "fit mean --in nox.npz --save m.safetensors", "no array 'X'",
+       [](const fs::path& d) {
+         const double y[1] = {1.0};
+         npz_write((d / "nox.npz").string(), {{"Y", DType::F64, {1, 1, 1}, y}});
+       }},
+      {"npz_x_two_dims", "fit mean --in x2.npz --save m.safetensors", "x2.npz",
+       [](const fs::path& d) {
+         const double v[2] = {1.0, 2.0};
+         npz_write((d / "x2.npz").string(), {{"X", DType::F64, {1, 2}, v}, {"Y", DType::F64, {1, 1, 1}, v}});
+       }},
+      {"npz_meta_number", "fit mean --in mn.npz --save m.safetensors", "'meta'",
+       [](const fs::path& d) {
+         const double v[4] = {1.0, 2.0, 3.0, 4.0};
+         npz_write((d / "mn.npz").string(), {{"X", DType::F64, {2, 1, 1}, v},
+                                             {"Y", DType::F64, {2, 1, 1}, v},
+                                             {"meta", DType::F64, {}, v}});
+       }},
+      {"npz_meta_not_json", "fit mean --in mj.npz --save m.safetensors", "'meta'",
+       [](const fs::path& d) {
+         const double v[4] = {1.0, 2.0, 3.0, 4.0};
+         const std::u32string meta = U"{not json";
+         npz_write((d / "mj.npz").string(), {{"X", DType::F64, {2, 1, 1}, v},
+                                             {"Y", DType::F64, {2, 1, 1}, v},
+                                             npy_text("meta", meta)});
+       }},
+      {"predict_wrong_shape", "predict --model {F}/m.safetensors --in w.npz -o p.npz", "X has shape",
+       [=](const fs::path& d) { dataset_with((d / "w.npz").string(), 4, 1, 2, 0.0, 1.0); }},
+      {"predict_nan", "predict --model {F}/m.safetensors --in pn.npz -o p.npz", "pn.npz: X holds NaN",
+       [](const fs::path& d) {
+         auto entries = npz_read(g_fixtures + "/qsa.npz");
+         std::vector<double> X = entries.at("X").to_f64();
+         X[3] = std::nan("");
+         npz_write((d / "pn.npz").string(), {{"X", DType::F64, entries.at("X").shape, X.data()}});
+       }},
+      // safetensors files.
+      {"st_missing", "predict --model missing.safetensors --in {F}/qsa.npz -o p.npz", "missing.safetensors"},
+      {"st_empty", "qk-stats e.safetensors --heads 1", "e.safetensors", text_file("e.safetensors", "")},
+      {"st_garbage", "predict --model g.safetensors --in {F}/qsa.npz -o p.npz", "g.safetensors",
+       text_file("g.safetensors", "garbage, not a model file")},
+      {"st_header_too_long", "qk-stats h.safetensors --heads 1", "header length",
+       [](const fs::path& d) {
+         std::string bytes(8, '\0');
+         bytes[5] = 1;  // a header length of 2^40 bytes
+         file_write((d / "h.safetensors").string(), bytes + "{}");
+       }},
+      {"st_header_not_json", "qk-stats j.safetensors --heads 1", "JSON", st_file("j.safetensors", "{\"a\": nope}", "")},
+      {"st_repeated_name", "qk-stats r.safetensors --heads 1", "\"a\" twice",
+       st_file("r.safetensors", "{" + tensor + "," + tensor + "}", f64x4)},
+      {"st_repeated_metadata", "qk-stats r.safetensors --heads 1", "\"__metadata__\" twice",
+       st_file("r.safetensors", "{\"__metadata__\":{},\"__metadata__\":{}," + tensor + "}", f64x4)},
+      {"st_metadata_number", "qk-stats r.safetensors --heads 1", "must be a string",
+       st_file("r.safetensors", "{\"__metadata__\":{\"k\":3}," + tensor + "}", f64x4)},
+      {"st_offsets_past_end", "qk-stats r.safetensors --heads 1", "data_offsets",
+       st_file("r.safetensors", "{\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,64]}}", f64x4)},
+      {"st_truncated", "predict --model t.safetensors --in {F}/qsa.npz -o p.npz", "t.safetensors",
+       [](const fs::path& d) {
+         const std::string full = file_read(g_fixtures + "/m.safetensors");
+         file_write((d / "t.safetensors").string(), full.substr(0, full.size() - 9));
+       }},
+      {"st_not_a_model", "predict --model r.safetensors --in {F}/qsa.npz -o p.npz", "r.safetensors",
+       st_file("r.safetensors", "{" + tensor + "}", f64x4)},
+      // Other files and directories.
+      {"features_not_rf_model", "features --model linear --in {F}/qsa.npz -o f.npz", "linear"},
+      {"plot_missing_dir", "plot nosuchdir", "nosuchdir"},
+      {"merge_missing_shards", "merge out nosuch1 nosuch2", "nosuch1"},
+      {"reproduce_unknown_group", "reproduce nosuchgroup -o out", "nosuchgroup"},
+  };
+}
+
+class BadInputs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() / ("attnlab_bad_inputs_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "fixtures");
+    g_fixtures = (root_ / "fixtures").string();
+    ASSERT_EQ(cli_run("data qsa --n 8 --seed 0 --set task.N=4 --set task.q=1 -q -o " + g_fixtures +
+                      "/qsa.npz").exit_code, 0);
+    ASSERT_EQ(cli_run("fit mean --in " + g_fixtures + "/qsa.npz -q --save " + g_fixtures +
+                      "/m.safetensors").exit_code, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
+  static inline fs::path root_;
+};
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST_F(BadInputs, EveryRowExitsTwoWithOneLineAndWritesNothing) {
+  const std::vector<BadInput> corpus = bad_input_corpus();
+  std::printf("[ corpus   ] %zu malformed CLI inputs\n", corpus.size());
+  ASSERT_GE(corpus.size(), 60u);
+  const auto fixtures_before = tree_snapshot(g_fixtures);
+  std::map<std::string, int> names;
+  for (const auto& row : corpus) {
+    SCOPED_TRACE(row.name + ": attnlab " + row.args);
+    EXPECT_EQ(++names[row.name], 1) << "row names must be unique";
+    const fs::path dir = root_ / row.name;
+    fs::create_directories(dir);
+    if (row.setup) row.setup(dir);
+    const auto before = tree_snapshot(dir);
+    const std::string args = replace_all(row.args, "{F}", g_fixtures);
+    const CliResult r = cli_run_in(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(row.expected), std::string::npos) << "message: " << r.out;
+    const bool one_line = !r.out.empty() && r.out.back() == '\n' &&
+                          r.out.find('\n') == r.out.size() - 1;
+    EXPECT_TRUE(one_line) << "not one line: " << r.out;
+    EXPECT_EQ(tree_snapshot(dir), before) << "the case's directory changed";
+  }
+  EXPECT_EQ(tree_snapshot(g_fixtures), fixtures_before) << "the fixtures changed";
+}
+
+}  // namespace
+}  // namespace attn
