@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr uint64_t kMaxPoints = 2000;
+constexpr uint64_t kMaxPoints = 100;
 
 uint64_t point_count(const attn::Spec& spec) {
   uint64_t n = spec.seeds.size();
