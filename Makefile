@@ -2,11 +2,13 @@
 #   make reproduce   install missing Debian packages, build, run the main job
 #   make test        install missing Debian packages, build, run the test suite
 #   make test-cluster  the test on a real single-node Slurm cluster (as root; docs/cluster.md)
+#   make test-asan   the unit suite under ASan+UBSan (build-debug/; docs/reliability.md)
+#   make fuzz-smoke  every fuzz target on its seeds plus 60 s (build-fuzz/; scripts/fuzz)
 # Everything builds in build/ (CMake preset "default"); the CLI is build/attnlab.
 
 JOBS ?= 2
 
-.PHONY: all deps build test test-heavy test-cluster reproduce bench clean
+.PHONY: all deps build test test-heavy test-cluster test-asan fuzz-smoke reproduce bench clean
 
 all: build
 
@@ -29,6 +31,25 @@ test-heavy: build
 test-cluster: build
 	ctest --test-dir build --output-on-failure -L cluster
 
+# The unit suite built with ASan+UBSan (preset "debug", build-debug/), UBSan halting on the
+# first report and Open MPI's own leaks suppressed (test preset "asan"; run by .ci/run). The
+# tests labelled slow_asan (minutes under ASan) are left out; see docs/reliability.md.
+test-asan: deps
+	cmake --preset debug
+	cmake --build --preset debug -j $(JOBS) --target attnlab_cli attnlab_tests
+	ctest --preset asan -j $(JOBS)
+
+# Every libFuzzer target (clang-14, preset "fuzz", build-fuzz/) on its seed corpus plus
+# 60 s; fails on a crash, a sanitizer report, a leak or a timeout. Run by .ci/run.
+# `scripts/fuzz` alone fuzzes for an hour.
+fuzz-smoke: deps
+	scripts/fuzz --smoke
+
+# Every group's quick reproduction on the Haswell and on the autodetected BLAS kernel: fails
+# when any claim's verdict differs between the two (scripts/verdict-stability). Run by .ci/run.
+verdict-stability: build
+	scripts/verdict-stability
+
 # Exit code 1 (a claim FAILED) or 3 (a claim INCONCLUSIVE) from `attnlab reproduce` is a
 # result, written in the group's report.md; only errors (exit 2) stop the main job.
 reproduce: build
@@ -45,7 +66,7 @@ bench: deps
 	build/bench/bench_sparse_rows
 
 clean:
-	rm -rf build build-debug build-native
+	rm -rf build build-debug build-native build-fuzz
 
 # Python bindings (docs/python.md): builds build/python/attnlab (the default build does) and
 # writes a .pth file into the user site-packages of Debian's /usr/bin/python3 pointing at it,

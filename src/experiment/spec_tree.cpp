@@ -39,6 +39,8 @@ SpecTree from_toml(const toml::node& node, const std::string& path) {
 
 }  // namespace
 
+SpecTree::SpecTree() = default;
+
 SpecTree* SpecTree::find(const std::string& key) {
   for (auto& [k, v] : entries)
     if (k == key) return &v;

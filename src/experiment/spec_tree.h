@@ -19,6 +19,9 @@ struct SpecTree {
   std::vector<std::pair<std::string, SpecTree>> entries;  // Kind::Table, in file order
   int line = 0;
 
+  // Declared, defined in spec_tree.cpp: clang cannot define it inside the class, where
+  // pair<string, SpecTree> is still incomplete.
+  SpecTree();
   SpecTree* find(const std::string& key);
   const SpecTree* find(const std::string& key) const;
   // The entry `key`, created as an empty table if missing.

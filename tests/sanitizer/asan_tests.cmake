@@ -1,0 +1,23 @@
+# Per-test settings for `make test-asan` (test preset "asan"; docs/reliability.md),
+# included by ctest after the discovered GoogleTest list (TEST_INCLUDE_FILES); without
+# sanitizers (make test) they change nothing.
+#
+# Tests that need minutes under ASan+UBSan get the label slow_asan, which the preset leaves
+# out (they keep the label unit and run in `make test`).
+set(ATTNLAB_SLOW_ASAN_TESTS
+)
+foreach(t IN LISTS ATTNLAB_SLOW_ASAN_TESTS)
+  set_tests_properties(${t} PROPERTIES LABELS "unit;slow_asan")
+endforeach()
+
+# Tests that start Open MPI (in the test or in the CLI it runs): Open MPI's libraries have
+# no frame pointers, so only the slow unwinder sees through them to the frames that
+# tests/sanitizer/lsan.supp names (fast unwinding leaves "<unknown module>" frames that no
+# suppression matches). Slow unwinding costs time, hence these tests only.
+foreach(t IN ITEMS MpiPieces.RunPointsRoundTripAsMessages
+                   MpiPieces.DistributedIsNotPartOfRunIdsOrTheFingerprint
+                   MpiPieces.OneRankDistributedRunEqualsTheLocalRun
+                   MpiPieces.MpiFlagWithoutMpirun)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT
+    "ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:fast_unwind_on_malloc=0")
+endforeach()
