@@ -8,7 +8,7 @@
 
 JOBS ?= 2
 
-.PHONY: all deps build test test-heavy test-cluster test-asan fuzz-smoke reproduce bench clean
+.PHONY: all deps build test test-heavy test-cluster test-asan fuzz-smoke verdict-stability reproduce bench clean
 
 all: build
 
