@@ -22,7 +22,8 @@ class Results(dict):
 
     Attributes:
         dir (str): the output directory.
-        swept (list of str): the swept keys, in axis order.
+        swept (list of str): the parameter columns: the swept keys in axis order, then the
+            other keys the spec's plots use (x, where, line, title), as in results.csv.
         experiment (str): the spec's name.
         series (dict): column name -> array of the logged series, one row per point
             (run_id, seed, status, the swept keys, series, step, value), as series.csv.

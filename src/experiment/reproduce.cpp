@@ -105,9 +105,13 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
   if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
   for (const auto& claim : s.spec.claims) {
     section.claims.push_back(claim_evaluate(claim, runs));
-    if (partial)  // a verdict on part of the runs: say so on its line
-      section.claims.back().detail += " [partial: " + std::to_string(s.skipped) + " of " +
-                                      std::to_string(s.planned) + " runs stored]";
+    if (partial) {  // a verdict on part of the runs: say so on its line
+      ClaimResult& c = section.claims.back();
+      // Runs that are planned but not stored yet may hold the evidence: undecided, not absent.
+      if (c.verdict == Verdict::NotEvaluated) c.verdict = Verdict::Inconclusive;
+      c.detail += " [partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
+                  " runs stored]";
+    }
   }
   return section;
 }

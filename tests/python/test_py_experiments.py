@@ -21,7 +21,9 @@ def test_run_equals_cli(run_cli, tmp_path):
     with open(tmp_path / "cli" / "results.csv") as f:
         rows = list(csv.DictReader(f))
     assert list(res["run_id"]) == [r["run_id"] for r in rows]
-    assert res.swept == ["model.name", "task.name", "train.n"]
+    # The swept keys in axis order, then the keys the plots' titles name (results.csv's columns).
+    assert res.swept[:3] == ["model.name", "task.name", "train.n"]
+    assert res.swept == list(rows[0].keys())[3:3 + len(res.swept)]
     for k in ("test_nmse", "test_mse", "train_mse"):
         assert np.array_equal(res[k], np.array([float(r[k]) for r in rows])), k
     assert res["train.n"].dtype == np.int64 and list(res["train.n"][:4]) == [64, 64, 128, 128]
