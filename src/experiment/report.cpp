@@ -11,6 +11,7 @@
 #include "core/version.h"
 #include "experiment/spec.h"
 #include "io/atomic_file.h"
+#include "io/text_escape.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -88,18 +89,6 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 // A claim's doc ("docs/x.md#anchor") as a link relative to the report directory.
 std::string doc_link(const std::string& doc, const std::string& out_dir) {
   const size_t hash = doc.find('#');
@@ -125,10 +114,10 @@ std::string report_html_text(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const size_t close = s[i] == '`' ? s.find('`', i + 1) : std::string::npos;
     if (close == std::string::npos) {
-      out += html_escape(std::string(1, s[i]));
+      out += xml_escape(std::string(1, s[i]));
       continue;
     }
-    out += "<code>" + html_escape(s.substr(i + 1, close - i - 1)) + "</code>";
+    out += "<code>" + xml_escape(s.substr(i + 1, close - i - 1)) + "</code>";
     i = close;
   }
   return out;
@@ -174,16 +163,16 @@ void report_write(const std::string& out_dir, const std::string& title,
 
   std::string md = "# " + title + "\n\n" + verdict + ". attnlab " + kVersion + " (" + kGitCommit + ").\n";
   std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
-                     html_escape(title) + "</title>\n<style>body{font-family:sans-serif;max-width:"
+                     xml_escape(title) + "</title>\n<style>body{font-family:sans-serif;max-width:"
                      "60em;margin:2em auto}.pass{color:#087a2b;font-weight:bold}.fail{color:#b3001b;"
                      "font-weight:bold}img{max-width:100%}td,th{padding:.2em .6em;text-align:left;"
-                     "vertical-align:top}</style></head><body>\n<h1>" + html_escape(title) +
-                     "</h1>\n<p>" + html_escape(verdict) + ". attnlab " + kVersion + " (" +
+                     "vertical-align:top}</style></head><body>\n<h1>" + xml_escape(title) +
+                     "</h1>\n<p>" + xml_escape(verdict) + ". attnlab " + kVersion + " (" +
                      kGitCommit + ").</p>\n";
   for (const auto& s : sections) {
     const Spec spec = spec_of(s);
     md += "\n## " + s.name + "\n\n";
-    html += "<h2>" + html_escape(s.name) + "</h2>\n";
+    html += "<h2>" + xml_escape(s.name) + "</h2>\n";
     if (!s.description.empty()) {
       md += s.description + "\n\n";
       html += "<p>" + report_html_text(s.description) + "</p>\n";
@@ -216,7 +205,7 @@ void report_write(const std::string& out_dir, const std::string& title,
               report_md_cell(c.detail) + " |\n";
         html += std::string("<tr><td class=\"") + css + "\">" + name + "</td><td>" +
                 report_html_text(c.id + ": " + c.text) +
-                (link.empty() ? "" : " (<a href=\"" + html_escape(link) + "\">why</a>)") +
+                (link.empty() ? "" : " (<a href=\"" + xml_escape(link) + "\">why</a>)") +
                 "</td><td>" + report_html_text(c.detail) + "</td></tr>\n";
       }
       html += "</table>\n";
@@ -227,8 +216,8 @@ void report_write(const std::string& out_dir, const std::string& title,
       md += "![" + fig.title + "](" + fig.png + ")\n\n";
       std::ifstream in(fig.png_abs, std::ios::binary);
       const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-      html += "<figure><img alt=\"" + html_escape(fig.title) + "\" src=\"data:image/png;base64," +
-              base64(bytes) + "\"><figcaption>" + html_escape(fig.title) + "</figcaption></figure>\n";
+      html += "<figure><img alt=\"" + xml_escape(fig.title) + "\" src=\"data:image/png;base64," +
+              base64(bytes) + "\"><figcaption>" + xml_escape(fig.title) + "</figcaption></figure>\n";
     }
     // Every plot of the spec that has no figure, and why.
     const auto skipped = skipped_of(s);

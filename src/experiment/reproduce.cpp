@@ -20,6 +20,7 @@
 #include "experiment/experiment_dir.h"
 #include "experiment/store.h"
 #include "io/atomic_file.h"
+#include "io/text_escape.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -116,20 +117,6 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
   return section;
 }
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> reproduce_groups() {
@@ -199,7 +186,7 @@ void reproduce_index_write(const std::string& dir) {
     rows += fmt::format(
         "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td>"
         "<td>{4}</td><td>{5}</td><td>{6}</td></tr>\n",
-        html_escape(folder), passed, failed, inconclusive, not_evaluated,
+        xml_escape(folder), passed, failed, inconclusive, not_evaluated,
         failed > 0 ? "some claims fail" : inconclusive > 0 ? "some claims undecided" : "no claim fails",
         stamp);
   }

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/text_escape.h"
 
 namespace attn {
 namespace {
@@ -26,21 +27,6 @@ void png_chunk(std::string& out, const char type[4], const std::string& data) {
   const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(out.data() + start),
                           static_cast<uInt>(out.size() - start));
   put32be(out, static_cast<uint32_t>(crc));
-}
-
-// SVG-safe text: escapes the XML specials.
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
 }
 
 std::array<uint8_t, 3> cell_colour(double v, double scale) {
