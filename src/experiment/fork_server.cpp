@@ -17,8 +17,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <set>
-#include <vector>
 
 #include "core/error.h"
 
@@ -42,8 +42,8 @@ void report_send(int fd, const Report& r) {
 
 // Receives one request: its text and the attached fd (-1 if none). Returns false at the end
 // of the channel (the runner closed it or died).
-bool request_receive(int sock, std::vector<char>& buf, std::string* text, int* fd) {
-  iovec iov{buf.data(), buf.size()};
+bool request_receive(int sock, char* buf, std::string* text, int* fd) {
+  iovec iov{buf, kRequestMax};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -57,7 +57,7 @@ bool request_receive(int sock, std::vector<char>& buf, std::string* text, int* f
   *fd = -1;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
-  text->assign(buf.data(), static_cast<size_t>(n));
+  text->assign(buf, static_cast<size_t>(n));
   if (msg.msg_flags & MSG_TRUNC) text->clear();  // refused below: the worker gets no point
   return true;
 }
@@ -75,7 +75,8 @@ bool request_receive(int sock, std::vector<char>& buf, std::string* text, int* f
   const int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) _exit(1);
   const pid_t self = getpid();
-  std::vector<char> buf(kRequestMax);
+  // Left uninitialized, so that only the pages a request fills count in the workers' RSS.
+  const std::unique_ptr<char[]> buf(new char[kRequestMax]);
   std::set<pid_t> running;
   bool open = true;
   while (open || !running.empty()) {
@@ -98,7 +99,7 @@ bool request_receive(int sock, std::vector<char>& buf, std::string* text, int* f
     if (!open || fds[1].revents == 0) continue;
     std::string text;
     int fd = -1;
-    if (!request_receive(sock, buf, &text, &fd)) {
+    if (!request_receive(sock, buf.get(), &text, &fd)) {
       // The runner is done (or gone): nothing more to report to; end the workers left.
       open = false;
       for (const pid_t pid : running) kill(pid, SIGKILL);
