@@ -137,6 +137,10 @@ RunSummary experiment_run(const RunRequest& rq) {
   RunSummary summary;
   summary.spec = spec_load(rq.spec_path, rq.overrides, rq.quick);
   const Spec& spec = summary.spec;
+  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
+  // The workers' fork server, started while this process is small: before the plan is
+  // expanded and before the output directory is locked (the server holds no lock).
+  const std::unique_ptr<ForkServer> server = rq.run_nothing || mpi ? nullptr : sweep_server_start();
   const std::vector<RunPoint> points = plan_make(spec);  // validates every point
   const std::string runs_json = spec_runs_json(spec);
   const std::string fingerprint = hash_hex(runs_json);
@@ -201,8 +205,7 @@ RunSummary experiment_run(const RunRequest& rq) {
       pending.push_back(&p);
   }
   if (rq.run_nothing) pending.clear();
-  const SweepOptions options{rq.jobs, rq.progress};
-  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
+  const SweepOptions options{rq.jobs, rq.progress, server.get()};
   for (const RunPoint* p : pending)
     if (!mpi && run_point_is_distributed(*p)) {
       log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "

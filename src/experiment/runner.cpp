@@ -13,11 +13,14 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "experiment/fork_server.h"
+#include "experiment/point_codec.h"
 #include "experiment/run_point.h"
 
 namespace attn {
@@ -66,6 +69,19 @@ void worker_warnings_forward(std::string& output) {
   write_all(fd, run_outcome_encode(outcome));
   ::close(fd);
   _exit(0);
+}
+
+// The fork server's entry: the worker of one encoded point (its parent is the server).
+[[noreturn]] void worker_entry(const std::string& request, int fd, pid_t parent) {
+  RunPoint point;
+  try {
+    point = run_point_decode(request);
+  } catch (const std::exception& e) {
+    write_all(fd, kWarnBegin + std::string("attnlab: a worker cannot read its run point: ") + e.what() + "\n" +
+                      kWarnEnd);
+    _exit(2);
+  }
+  worker_main(point, fd, parent);
 }
 
 std::string describe_status(int status) {
@@ -131,6 +147,8 @@ RunOutcome run_point_isolated(const RunPoint& point) {
   return worker_outcome(point, status, usage, output);
 }
 
+std::unique_ptr<ForkServer> sweep_server_start() { return std::make_unique<ForkServer>(worker_entry); }
+
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options) {
   ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
@@ -140,24 +158,25 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
   log_progress("runs", 0, static_cast<int64_t>(points.size()));
   std::map<pid_t, Worker> active;
   size_t next = 0;
-  const pid_t self = getpid();
-  std::fflush(nullptr);  // children must not inherit unflushed output
+  std::unique_ptr<ForkServer> own_server;
+  ForkServer* server = options.server;
+  if (server == nullptr) {
+    own_server = sweep_server_start();
+    server = own_server.get();
+  }
 
   while (next < points.size() || !active.empty()) {
     while (next < points.size() && static_cast<int>(active.size()) < options.jobs) {
       int fds[2];
       if (pipe2(fds, O_CLOEXEC) != 0)
         throw UserError(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
-      const pid_t pid = fork();
-      if (pid < 0) {
+      pid_t pid;
+      try {
+        pid = server->start(run_point_encode(*points[next]), fds[1]);
+      } catch (...) {
         ::close(fds[0]);
         ::close(fds[1]);
-        throw UserError(std::string("cannot start a worker process: ") + std::strerror(errno) +
-                        "; lower --jobs");
-      }
-      if (pid == 0) {
-        ::close(fds[0]);
-        worker_main(*points[next], fds[1], self);
+        throw;
       }
       ::close(fds[1]);
       active.emplace(pid, Worker{points[next], fds[0], {}});
@@ -188,8 +207,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
       ::close(w.fd);
       int status = 0;
       rusage usage{};
-      while (wait4(pids[k], &status, 0, &usage) < 0 && errno == EINTR) {
-      }
+      server->wait(pids[k], &status, &usage);
       const RunOutcome outcome = worker_outcome(*w.point, status, usage, w.output);
       store.insert(*w.point, outcome);
       if (outcome.ok) {

@@ -3,14 +3,18 @@
 //
 // Each point runs in its own forked process (1 compute thread unless configured
 // otherwise), so a crash, an abort or running out of memory costs that run only; the
-// parent is the single writer of the results store. Workers die with the parent
-// (PR_SET_PDEATHSIG), so killing the runner leaves no orphans and no partial results:
-// the next invocation re-runs whatever was not stored.
+// parent is the single writer of the results store. The workers are forked by a fork
+// server (experiment/fork_server.h) started before the plan is expanded, so starting a
+// worker costs the same in a plan of 10^5 points as in one of 10. The server dies with the
+// runner and the workers with the server (PR_SET_PDEATHSIG), so killing the runner leaves
+// no orphans and no partial results: the next invocation re-runs whatever was not stored.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "experiment/fork_server.h"
 #include "experiment/plan.h"
 #include "experiment/run_point.h"
 #include "experiment/store.h"
@@ -20,7 +24,14 @@ namespace attn {
 struct SweepOptions {
   int jobs = 1;           // worker processes at once
   bool progress = true;   // progress on stderr (a bar on a terminal, timed lines in logs)
+  // The fork server for the workers, from sweep_server_start() called before the big
+  // allocations (null: sweep_execute starts one from the image it has then).
+  ForkServer* server = nullptr;
 };
+
+// Starts a fork server whose workers run the points sweep_execute sends. Call it from the
+// thread that will run the sweep, early (its image is what every worker fork copies).
+std::unique_ptr<ForkServer> sweep_server_start();
 
 struct SweepSummary {
   int64_t ok = 0, failed = 0;
@@ -29,8 +40,8 @@ struct SweepSummary {
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options);
 
-// Runs one point in its own forked worker process, as sweep_execute does, and waits for
-// it: the worker's outcome, or a failed outcome saying how the worker died. Used by the
+// Runs one point in its own worker process, forked directly from this process (an MPI rank
+// holds no plan), and waits for it: the worker's outcome, or a failed outcome saying how the worker died. Used by the
 // ranks of an MPI sweep (src/experiment/sweep_mpi.h).
 RunOutcome run_point_isolated(const RunPoint& point);
 
