@@ -105,8 +105,21 @@ class ForkServerTest : public ::testing::Test {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    // Under ASan the CLI would catch the SIGSEGV itself and exit with code 1; the signal
+    // must reach the worker as it does in a plain build, so ASan leaves SIGSEGV alone.
+    std::vector<std::string> env;
+    std::string asan = "ASAN_OPTIONS=handle_segv=0";
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string var = *e;
+      if (var.rfind("ASAN_OPTIONS=", 0) == 0) asan = var + ":handle_segv=0";
+      else env.push_back(var);
+    }
+    env.push_back(asan);
+    std::vector<char*> envp;
+    for (auto& v : env) envp.push_back(v.data());
+    envp.push_back(nullptr);
     pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
     return pid;
   }
 
