@@ -127,15 +127,19 @@ def masked_softmax(p, S, mask):
 
 
 def softmax_attention(p, s, Q, K, V):
-    """softmax_rows(s·Q Kᵀ) V for (n, N, dk) Q, K and (n, N, dv) V; exclude_self masks j = i."""
+    """(A V, A) with A = softmax_rows(s·Q Kᵀ) (n, N, N) for (n, N, dk) Q, K and (n, N, dv) V;
+    exclude_self masks j = i."""
     Q, K, V = rounded(p, Q, K, V)
     S = s * Q @ K.transpose(1, 2)
     mask = torch.eye(S.shape[-1], dtype=torch.bool) if p["exclude_self"] else None
-    return masked_softmax(p, S, mask) @ V
+    A = masked_softmax(p, S, mask)
+    return A @ V, A
 
 
 def third_order_attention(p, s, Q, K1, K2, V1, V2):
-    """Each query i attends to ordered pairs (j, k): score s·Σ_l q_il k¹_jl k²_kl, value v¹_j ∘ v²_k."""
+    """Each query i attends to ordered pairs (j, k): score s·Σ_l q_il k¹_jl k²_kl, value v¹_j ∘ v²_k,
+    one softmax over the N² pairs (exclude_self: over the pairs with j ≠ i, k ≠ i, j ≠ k).
+    Returns (out (n, N, dv), A (n, N, N, N))."""
     n, N, _ = Q.shape
     Q, K1, K2, V1, V2 = rounded(p, Q, K1, K2, V1, V2)
     S = s * torch.einsum("nil,njl,nkl->nijk", Q, K1, K2)
@@ -144,7 +148,7 @@ def third_order_attention(p, s, Q, K1, K2, V1, V2):
         i, j, k = torch.meshgrid(torch.arange(N), torch.arange(N), torch.arange(N), indexing="ij")
         mask = ((j == i) | (k == i) | (j == k)).reshape(1, N, N * N)
     A = masked_softmax(p, S.reshape(n, N, N * N), mask).reshape(n, N, N, N)
-    return torch.einsum("nijk,njv,nkv->niv", A, V1, V2)
+    return torch.einsum("nijk,njv,nkv->niv", A, V1, V2), A
 
 
 def phi_map(t, p, X):
@@ -155,23 +159,31 @@ def psi_map(t, p, z):
     return z if p["psi"] == "identity" else dense_stack(t, "psi", z, p["activation"])
 
 
-def forward_attention(t, p, X, third):
-    """Φ = φ(X); a = Σ_h head_h(Φ); out = ψ([Φ, a]) (residual) or ψ(a)."""
+def forward_attention(t, p, X, third, maps):
+    """Φ = φ(X); a = Σ_h head_h(Φ); out = ψ([Φ, a]) (residual) or ψ(a). MAPS gets `layer0` (n, H, N, N)
+    (third order: `layer0.first`[i, j] = Σ_k A_ijk and `layer0.second`[i, k] = Σ_j A_ijk)."""
     Phi = phi_map(t, p, X)
     H, m = p["heads"], Phi.shape[-1]
     dk = t["q"].shape[1] // H
     s = score_scale(t, p, "", dk)
-    a = 0
+    a, probs = 0, []
     for h in range(H):
         Q = Phi @ head_cols(t["q"], h, dk)
         if third:
             dv = t["v1"].shape[1] // H
-            a = a + third_order_attention(p, s, Q, Phi @ head_cols(t["k1"], h, dk),
-                                          Phi @ head_cols(t["k2"], h, dk),
-                                          Phi @ head_cols(t["v1"], h, dv), Phi @ head_cols(t["v2"], h, dv))
+            out, A = third_order_attention(p, s, Q, Phi @ head_cols(t["k1"], h, dk),
+                                           Phi @ head_cols(t["k2"], h, dk),
+                                           Phi @ head_cols(t["v1"], h, dv), Phi @ head_cols(t["v2"], h, dv))
         else:
             dv = t["v"].shape[1] // H
-            a = a + softmax_attention(p, s, Q, Phi @ head_cols(t["k"], h, dk), Phi @ head_cols(t["v"], h, dv))
+            out, A = softmax_attention(p, s, Q, Phi @ head_cols(t["k"], h, dk), Phi @ head_cols(t["v"], h, dv))
+        a = a + out
+        probs.append(A)
+    A = torch.stack(probs, dim=1)
+    if third:
+        maps["layer0.first"], maps["layer0.second"] = A.sum(dim=-1), A.sum(dim=-2)
+    else:
+        maps["layer0"] = A
     return psi_map(t, p, torch.cat([Phi, a], dim=-1) if p["residual"] else a)
 
 
@@ -179,17 +191,21 @@ def layer_norm(t, prefix, x):
     return torch.nn.functional.layer_norm(x, x.shape[-1:], t[prefix + ".gamma"], t[prefix + ".beta"], eps=1e-5)
 
 
-def forward_transformer(t, p, X):
-    """h = φ(X); L × [h += Σ_h attention(LN(h)); h += MLP(LN(h))]; out = ψ(h)."""
+def forward_transformer(t, p, X, maps):
+    """h = φ(X); L × [h += Σ_h attention(LN(h)); h += MLP(LN(h))]; out = ψ(h). MAPS gets `layer<l>`."""
     h = phi_map(t, p, X)
     m, H = h.shape[-1], p["heads"]
     for l in range(p["layers"]):
         pre = f"layer{l}."
         u = layer_norm(t, pre + "ln1", h) if p["layernorm"] else h
         s = score_scale(t, p, pre, m)
+        probs = []
         for k in range(H):
-            h = h + softmax_attention(p, s, u @ head_cols(t[pre + "q"], k, m), u @ head_cols(t[pre + "k"], k, m),
-                                      u @ head_cols(t[pre + "v"], k, m))
+            out, A = softmax_attention(p, s, u @ head_cols(t[pre + "q"], k, m), u @ head_cols(t[pre + "k"], k, m),
+                                       u @ head_cols(t[pre + "v"], k, m))
+            h = h + out
+            probs.append(A)
+        maps[f"layer{l}"] = torch.stack(probs, dim=1)
         u = layer_norm(t, pre + "ln2", h) if p["layernorm"] else h
         h = h + dense_stack(t, pre + "mlp", u, p["activation"])
     return psi_map(t, p, h)
@@ -241,16 +257,17 @@ def forward_lstm(t, p, X):
 
 
 def torch_predict(path, X):
-    """Y_pred (n, T_out, d_out) of the saved model at PATH on inputs X (n, N, d_in)."""
+    """(Y_pred (n, T_out, d_out), {name: attention map}) of the saved model at PATH on inputs X (n, N,
+    d_in); the maps as `attnlab predict` names them without the `attention.` prefix."""
     t, meta = load_safetensors(path)
     p = json.loads(meta["model_params"])
     shape = json.loads(meta["shape"])
     X = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
-    name = meta["model"]
+    name, maps = meta["model"], {}
     if name in ("attention", "third_order"):
-        y = forward_attention(t, p, X, third=name == "third_order")
+        y = forward_attention(t, p, X, name == "third_order", maps)
     elif name == "transformer":
-        y = forward_transformer(t, p, X)
+        y = forward_transformer(t, p, X, maps)
     elif name == "mlp":
         y = forward_mlp(t, p, X, shape)
     elif name == "lstm":
@@ -261,7 +278,7 @@ def torch_predict(path, X):
         y = y[:, :shape["T_out"]]
     if float(t["meta.loss_bce"]) == 1.0:  # trained with bce: probabilities
         y = torch.sigmoid(y)
-    return y.numpy()
+    return y.numpy(), {k: v.numpy() for k, v in maps.items()}
 
 
 # --- the cases --------------------------------------------------------------------------------------
@@ -341,7 +358,7 @@ def fit_and_predict(run_cli, tmp, files, case, model, task, keys, steps=STEPS):
     with np.load(test) as z:
         X = z["X"]
     with np.load(pred) as z:
-        want = z["Y_pred"]
+        want = {k: z[k] for k in z.files if k != "meta"}
     return path, X, want
 
 
@@ -357,18 +374,21 @@ def test_torch_forward_matches_predict(run_cli, datasets, case, model, task, key
     tmp, files = datasets
     path, X, want = fit_and_predict(run_cli, tmp, files, case, model, task, keys)
     TIES.clear()
-    got = torch_predict(path, X)
-    assert got.shape == want.shape, (got.shape, want.shape)
+    y, maps = torch_predict(path, X)
+    got = {"Y_pred": y, **{"attention." + k: v for k, v in maps.items()}}
+    assert sorted(got) == sorted(want), (sorted(got), sorted(want))
+    kept = list(range(len(X)))
     if TIES:  # only bits_scores rounds values that can tie exactly
         assert keys.get("bits_scores") and len(TIES) <= len(X) // 4, (case, sorted(TIES))
-        kept = [i for i in range(len(X)) if i not in TIES]
+        kept = [i for i in kept if i not in TIES]
         print(f"{case}: {len(TIES)} of {len(X)} sequences have a rounding tie, not compared")
-        got, want = got[kept], want[kept]
-    assert np.isfinite(want).all() and np.abs(want).max() > 0
-    abs_err, rel_err, tol = max_diffs(got, want)
-    print(f"{case}: max abs diff {abs_err:.3e}, max rel diff {rel_err:.3e}, |Y_pred| max "
-          f"{np.abs(want).max():.3g}")
-    assert abs_err <= tol, f"{case}: torch and attnlab differ by {abs_err:.3e} (tolerance {tol:.1e})"
+    assert np.isfinite(want["Y_pred"]).all() and np.abs(want["Y_pred"]).max() > 0
+    for name in sorted(want):
+        assert got[name].shape == want[name].shape, (name, got[name].shape, want[name].shape)
+        abs_err, rel_err, tol = max_diffs(got[name][kept], want[name][kept])
+        print(f"{case} {name}: max abs diff {abs_err:.3e}, max rel diff {rel_err:.3e}, max |value| "
+              f"{np.abs(want[name]).max():.3g}")
+        assert abs_err <= tol, f"{case} {name}: torch and attnlab differ by {abs_err:.3e} (tolerance {tol:.1e})"
 
 
 def test_trained_weights_differ_from_init(run_cli, datasets):
@@ -376,7 +396,7 @@ def test_trained_weights_differ_from_init(run_cli, datasets):
     tmp, files = datasets
     _, _, trained = fit_and_predict(run_cli, tmp, files, "attention", "attention", "qsa", {})
     _, _, early = fit_and_predict(run_cli, tmp, files, "attention_1step", "attention", "qsa", {}, steps=1)
-    assert np.abs(trained - early).max() > 1e-3
+    assert np.abs(trained["Y_pred"] - early["Y_pred"]).max() > 1e-3
 
 
 if __name__ == "__main__":
