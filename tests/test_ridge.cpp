@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "mpi/comm.h"
 #include "train/metrics.h"
 #include "train/ridge.h"
 #include "train/ridge_state.h"
@@ -452,6 +453,59 @@ TEST(Ridge, BadOptionsAreUserErrors) {
   EXPECT_THROW(RidgeModel(std::make_unique<TestKernel>(6), one_lambda(1.0, "primal")), UserError);
   RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1.0));
   EXPECT_THROW(m.predict(make_batch(3, 1, 0, planted())), UserError);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The local fit is the distributed fit on one rank (ridge_stages.h): fit() and
+// fit_distributed() on comm_self() give the same predictions, logs and λ path bit for bit, for
+// every ridge form (primal, dual with stored and recomputed features, kernel), with λ chosen on
+// validation, with and without refit.
+TEST(Ridge, LocalFitIsTheDistributedFitOnOneRank) {
+  const Batch train = make_batch(50, 31, 0.3, planted()), test = make_batch(30, 32, 0.3, planted());
+  struct Form {
+    const char* solver;
+    const char* dual_features;
+    bool kernel;
+  };
+  for (const Form f : {Form{"primal", "store", false}, Form{"dual", "store", false},
+                       Form{"dual", "recompute", false}, Form{"dual", "store", true}}) {
+    for (bool refit : {false, true}) {
+      RidgeOptions o;
+      o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
+      o.solver = f.solver;
+      o.dual_features = f.dual_features;
+      o.dual_tile = 7;
+      o.block = 3;
+      o.refit = refit;
+      std::vector<double> preds[2];
+      FitLog logs[2];
+      for (int k = 0; k < 2; ++k) {
+        auto m = f.kernel ? std::make_unique<RidgeModel>(std::make_unique<TestKernel>(6), o)
+                          : std::make_unique<RidgeModel>(std::make_unique<TestFeatures>(6), o);
+        if (k == 0)
+          m->fit(train, logs[k]);
+        else
+          m->fit_distributed(train, 0, train.n, comm_self(), logs[k]);
+        preds[k] = m->predict(test);
+        m->evaluate(test, logs[k]);
+      }
+      const std::string what = std::string(f.solver) + " " + f.dual_features +
+                               (f.kernel ? " kernel" : "") + (refit ? " refit" : "");
+      EXPECT_EQ(preds[0], preds[1]) << what;
+      ASSERT_EQ(logs[0].scalars, logs[1].scalars) << what;
+      ASSERT_EQ(logs[0].points.size(), logs[1].points.size()) << what;
+      for (size_t p = 0; p < logs[0].points.size(); ++p) {
+        EXPECT_EQ(logs[0].points[p].series, logs[1].points[p].series) << what;
+        EXPECT_EQ(logs[0].points[p].value, logs[1].points[p].value) << what;
+      }
+      EXPECT_FALSE(logs[0].points.empty()) << what;
+    }
+  }
 }
 
 }  // namespace
