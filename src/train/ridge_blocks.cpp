@@ -107,15 +107,17 @@ ColMat ridge_kernel_gram(const RidgeFitRun& run, int64_t N) {
   const int64_t c_r = run.rank_count(r, N), lo_r = run.rank_first(r);
   const int64_t x_size = run.local->shape.x_size();
   const double* X = run.X_all.data() + lo_r * x_size;  // samples lo_r, lo_r + 1, ...
-  ColMat cols = ColMat::Zero(N, c_r);
-  if (c_r > 0) {
+  ColMat cols;
+  ridge_phase(run, [&] {
+    cols = ColMat::Zero(N, c_r);
+    if (c_r == 0) return;
     // Rows lo_r.. against this rank's columns; one rank: X against itself (kernels use the
     // exact symmetry of that call).
     RowMat part(N - lo_r, c_r);
     ridge_advise_huge(part);
     run.kernel->kernel(X, N - lo_r, X, c_r, part.data());
     cols.bottomRows(N - lo_r) = part;
-  }
+  });
   return columns_gather(run, std::move(cols), N);
 }
 

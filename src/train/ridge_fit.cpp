@@ -33,7 +33,8 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
                                  FitLog& log) {
   int64_t a, b;
   comm_block(n, comm.rank(), comm.size(), &a, &b);
-  ATTN_ASSERT(a == first && b - a == local.n, "fit_distributed: this rank's samples are not its block");
+  ATTN_ASSERT(a == first && b - a == local.n,
+              "fit_distributed: this rank's samples are not its block");
   fit_on(local, first, n, comm, log);
 }
 
@@ -63,7 +64,8 @@ void RidgeModel::fit_on(const Batch& local, int64_t first, int64_t n, const Comm
   ridge_stage_readout(run, *s);
   if (options_.refit && s->n_val > 0) ridge_stage_refit(run, *s, log);
   // One rank storing the dual features keeps them for the λ path (evaluate()).
-  if (comm.size() == 1 && run.dual_features(*s) && !run.recompute) s->Phi_fit = std::move(run.Phi_mine);
+  if (comm.size() == 1 && run.dual_features(*s) && !run.recompute)
+    s->Phi_fit = std::move(run.Phi_mine);
   ridge_stage_log(run, *s, log);
   state_ = std::move(s);
 }

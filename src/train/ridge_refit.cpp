@@ -53,7 +53,7 @@ void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
   RowMat Phi_all;
   ColMat Kn;
   if (run.kernel) {
-    ridge_phase(run, [&] { Kn = ridge_kernel_gram(run, n); });
+    Kn = ridge_kernel_gram(run, n);
   } else {
     ridge_phase(run, [&] {
       Phi_all.resize(run.m, P);

@@ -87,8 +87,8 @@ void ridge_gram_sum_to_root(const RidgeFitRun& run, ColMat& G, ColMat& Bv);
 // features (broadcast in turn). One rank: rankUpdate(Φ) itself.
 ColMat ridge_feature_gram(const RidgeFitRun& run, const RowMat& Phi_mine, int64_t N);
 // The kernel matrix over samples [0, N) (N × N, unscaled; lower triangle at least) on rank 0:
-// rank r forms the columns of its rows from the diagonal down. One rank: one kernel call on
-// the whole set.
+// rank r forms the columns of its rows from the diagonal down (inside ridge_phase), then they
+// are gathered. One rank: one kernel call on the whole set.
 ColMat ridge_kernel_gram(const RidgeFitRun& run, int64_t N);
 // Rows [0, count) of Y (local), stacked over ranks on rank 0 (N × K); empty elsewhere.
 ColMat ridge_rows_gather(const RidgeFitRun& run, const ColMat& Y, int64_t count, int64_t N);

@@ -46,7 +46,7 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
     return;
   }
   if (run.kernel) {
-    ridge_phase(run, [&] { A = ridge_kernel_gram(run, st.n_fit); });
+    A = ridge_kernel_gram(run, st.n_fit);
   } else if (run.recompute) {
     A = ridge_dual_kernel_tiled(*run.features, *run.local, st.n_fit, run.tile, run.B);
   } else {
