@@ -62,8 +62,9 @@ struct RidgeModel::State {
   RowMat cached_kernel;
   // Restored from saved parts: only the read-out, no spectral form (evaluate() refuses).
   bool restored = false;
-  // Distributed dual feature models (rank 0): Phi_fit is spread over the ranks, so the
-  // read-outs of path_lambdas (P × L·K) are formed during the fit for evaluate().
+  // Dual feature models without Phi_fit (spread over the ranks, or recomputed per tile): the
+  // read-outs of path_lambdas (P × L·K, the grid and λ → 0⁺) are formed during the fit, for
+  // the chosen read-out and evaluate() (ridge_choose.cpp).
   std::vector<double> path_lambdas;
   ColMat path_readout;
 };
