@@ -10,6 +10,8 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "mpi/comm.h"
+#include "thread_comm.h"
 #include "train/metrics.h"
 #include "train/ridge.h"
 #include "train/ridge_state.h"
@@ -452,6 +454,133 @@ TEST(Ridge, BadOptionsAreUserErrors) {
   EXPECT_THROW(RidgeModel(std::make_unique<TestKernel>(6), one_lambda(1.0, "primal")), UserError);
   RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1.0));
   EXPECT_THROW(m.predict(make_batch(3, 1, 0, planted())), UserError);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The local fit is the distributed fit on one rank (ridge_stages.h): fit() and
+// fit_distributed() on comm_self() give the same predictions, logs and λ path bit for bit, for
+// every ridge form (primal, dual with stored and recomputed features, kernel), with λ chosen on
+// validation, with and without refit.
+TEST(Ridge, LocalFitIsTheDistributedFitOnOneRank) {
+  const Batch train = make_batch(50, 31, 0.3, planted()), test = make_batch(30, 32, 0.3, planted());
+  struct Form {
+    const char* solver;
+    const char* dual_features;
+    bool kernel;
+  };
+  for (const Form f : {Form{"primal", "store", false}, Form{"dual", "store", false},
+                       Form{"dual", "recompute", false}, Form{"dual", "store", true}}) {
+    for (bool refit : {false, true}) {
+      RidgeOptions o;
+      o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
+      o.solver = f.solver;
+      o.dual_features = f.dual_features;
+      o.dual_tile = 7;
+      o.block = 3;
+      o.refit = refit;
+      std::vector<double> preds[2];
+      FitLog logs[2];
+      for (int k = 0; k < 2; ++k) {
+        auto m = f.kernel ? std::make_unique<RidgeModel>(std::make_unique<TestKernel>(6), o)
+                          : std::make_unique<RidgeModel>(std::make_unique<TestFeatures>(6), o);
+        if (k == 0)
+          m->fit(train, logs[k]);
+        else
+          m->fit_distributed(train, 0, train.n, comm_self(), logs[k]);
+        preds[k] = m->predict(test);
+        m->evaluate(test, logs[k]);
+      }
+      const std::string what = std::string(f.solver) + " " + f.dual_features +
+                               (f.kernel ? " kernel" : "") + (refit ? " refit" : "");
+      EXPECT_EQ(preds[0], preds[1]) << what;
+      ASSERT_EQ(logs[0].scalars, logs[1].scalars) << what;
+      ASSERT_EQ(logs[0].points.size(), logs[1].points.size()) << what;
+      for (size_t p = 0; p < logs[0].points.size(); ++p) {
+        EXPECT_EQ(logs[0].points[p].series, logs[1].points[p].series) << what;
+        EXPECT_EQ(logs[0].points[p].value, logs[1].points[p].value) << what;
+      }
+      EXPECT_FALSE(logs[0].points.empty()) << what;
+    }
+  }
+}
+
+// Samples [lo, hi) of b.
+Batch batch_rows(const Batch& b, int64_t lo, int64_t hi) {
+  Batch out;
+  out.n = hi - lo;
+  out.shape = b.shape;
+  out.X.assign(b.X.begin() + lo * b.shape.x_size(), b.X.begin() + hi * b.shape.x_size());
+  out.Y.assign(b.Y.begin() + lo * b.shape.y_size(), b.Y.begin() + hi * b.shape.y_size());
+  return out;
+}
+
+// The multi-rank paths of the ridge stages, on ranks that are threads (tests/thread_comm.h):
+// every form, with λ chosen on validation and with refit, on 2 and 3 ranks (3 ranks of 50
+// samples put the fit/validation boundary inside a rank's block), equals the local fit to
+// 1e-10 with the same chosen λ; every rank predicts alike; rank 0 logs fit_ranks. The grid
+// stays at λ ≥ 1e-3: the dual kernel here (n_fit = 40 > P = 12) is rank-deficient, and at a λ
+// far below its spectrum the rounding of the sums (another order on each rank count) is
+// amplified by about 1/λ along its null space (λ = 1e-6 differs by 1e-9 relative).
+TEST(Ridge, DistributedFitOverThreadRanksEqualsTheLocalFit) {
+  const Batch train = make_batch(50, 41, 0.3, planted()), test = make_batch(30, 42, 0.3, planted());
+  struct Form {
+    const char* solver;
+    bool kernel;
+  };
+  for (const Form f : {Form{"primal", false}, Form{"dual", false}, Form{"dual", true}}) {
+    for (bool refit : {false, true}) {
+      RidgeOptions o;
+      o.lambdas = {1e-3, 0.03, 0.1, 3.0};  // see above
+      o.solver = f.solver;
+      o.block = 3;
+      o.refit = refit;
+      auto make = [&] {
+        return f.kernel ? std::make_unique<RidgeModel>(std::make_unique<TestKernel>(6), o)
+                        : std::make_unique<RidgeModel>(std::make_unique<TestFeatures>(6), o);
+      };
+      auto local = make();
+      FitLog local_log;
+      local->fit(train, local_log);
+      const std::vector<double> local_pred = local->predict(test);
+      local->evaluate(test, local_log);
+      for (int ranks : {2, 3}) {
+        const std::string what = std::string(f.solver) + (f.kernel ? " kernel" : "") +
+                                 (refit ? " refit" : "") + ", " + std::to_string(ranks) + " ranks";
+        std::vector<std::vector<double>> preds(ranks);
+        FitLog root_log;
+        test::thread_comm_run(ranks, [&](const Comm& comm) {
+          int64_t lo, hi;
+          comm_block(train.n, comm.rank(), comm.size(), &lo, &hi);
+          auto m = make();
+          FitLog log;
+          m->fit_distributed(batch_rows(train, lo, hi), lo, train.n, comm, log);
+          preds[comm.rank()] = m->predict(test);
+          if (comm.is_root()) {
+            m->evaluate(test, log);
+            root_log = log;
+          }
+        });
+        EXPECT_LT(max_rel_diff(preds[0], local_pred), 1e-10) << what;
+        for (int r = 1; r < ranks; ++r) EXPECT_EQ(preds[r], preds[0]) << what;
+        std::map<std::string, double> a(local_log.scalars.begin(), local_log.scalars.end()),
+            b(root_log.scalars.begin(), root_log.scalars.end());
+        EXPECT_EQ(b.at("fit_ranks"), ranks) << what;
+        EXPECT_EQ(b.at("lambda_index"), a.at("lambda_index")) << what;
+        for (const char* key : {"val_mse", "test_nmse_minnorm", "test_nmse_oracle"})
+          EXPECT_NEAR(b.at(key), a.at(key), 1e-10 * std::abs(a.at(key))) << what << " " << key;
+        ASSERT_EQ(root_log.points.size(), local_log.points.size()) << what;
+        for (size_t p = 0; p < local_log.points.size(); ++p)
+          EXPECT_NEAR(root_log.points[p].value, local_log.points[p].value,
+                      1e-10 * std::abs(local_log.points[p].value))
+              << what << " " << local_log.points[p].series;
+      }
+    }
+  }
 }
 
 }  // namespace

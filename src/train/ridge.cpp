@@ -1,6 +1,6 @@
 // Ridge over a λ grid from one eigendecomposition (LAPACK dsytrd + dstedc), primal or dual: the
-// options, the spectral helpers and fit(). Prediction, evaluation and save/load are in
-// ridge_predict.cpp.
+// options, the spectral helpers and the λ path's predictions. The fit is in stages
+// (ridge_stages.h, ridge_fit.cpp); prediction, evaluation and save/load are in ridge_predict.cpp.
 #include "train/ridge.h"
 
 #include <lapacke.h>
@@ -107,50 +107,60 @@ ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<do
   return st.Q.q_times(G);
 }
 
+ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel,
+                        const double* X_fit, int64_t n_fit, const Batch& data, int64_t first,
+                        int64_t count, int64_t block, const ColMat& M, const RowMat* cached) {
+  ColMat out(count, M.cols());
+  const int64_t B = std::max<int64_t>(1, block);
+  if (kernel) {
+    RowMat kv(cached ? 0 : std::min(B, count), n_fit);
+    for (int64_t lo = 0; lo < count; lo += B) {
+      const int64_t m = std::min(B, count - lo);
+      if (cached) {
+        out.middleRows(lo, m).noalias() =
+            cached->middleRows(first + lo, m) * M / static_cast<double>(n_fit);
+      } else {
+        kernel->kernel(data.x(first + lo), m, X_fit, n_fit, kv.data());
+        out.middleRows(lo, m).noalias() = kv.topRows(m) * M / static_cast<double>(n_fit);
+      }
+    }
+    return out;
+  }
+  RowMat F(std::min(B, count), features->dim());  // one buffer for every block
+  ridge_advise_huge(F);
+  for (int64_t lo = 0; lo < count; lo += B) {
+    const int64_t m = std::min(B, count - lo);
+    features->features(data.x(first + lo), m, F.data());
+    out.middleRows(lo, m).noalias() = F.topRows(m) * M;
+  }
+  return out;
+}
+
 ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas) {
   const int64_t K = st.K, L = static_cast<int64_t>(lambdas.size());
-  // A dual feature fit without Φ_fit (distributed, ridge_distributed.cpp, or with recomputed
-  // features) formed its read-outs already.
+  // A dual feature fit without Φ_fit (distributed, or with recomputed features) formed its
+  // read-outs already (ridge_choose.cpp).
   const bool formed = !kernel && !st.primal && st.Phi_fit.rows() == 0;
   ATTN_ASSERT(!formed || (lambdas.size() <= st.path_lambdas.size() &&
                           std::equal(lambdas.begin(), lambdas.end(), st.path_lambdas.begin())),
               "the λ path of a distributed dual fit was formed for other λ values");
   // primal: V (P × LK); dual: α (n_fit × LK)
   const ColMat coef = formed ? ColMat() : ridge_path_coefficients(st, lambdas);
-  ColMat readout;
-  if (formed)
-    readout = st.path_readout.leftCols(L * K);
-  else if (!kernel && !st.primal)
-    readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
-  ColMat out(count, L * K);
-  const int64_t B = std::max<int64_t>(1, block);
   if (kernel) {
     const bool cached = st.cached_x == data.X.data() && st.cached_n == data.n && first == 0 &&
                         count == data.n && st.n_alpha == st.n_fit;
-    RowMat kv(std::min(B, count), st.n_fit);
-    for (int64_t lo = 0; lo < count; lo += B) {
-      const int64_t m = std::min(B, count - lo);
-      if (cached) {
-        out.middleRows(lo, m).noalias() =
-            st.cached_kernel.middleRows(lo, m) * coef / static_cast<double>(st.n_fit);
-      } else {
-        kernel->kernel(data.x(first + lo), m, st.X_fit.data(), st.n_fit, kv.data());
-        out.middleRows(lo, m).noalias() = kv.topRows(m) * coef / static_cast<double>(st.n_fit);
-      }
-    }
-    return out;
+    return ridge_rows_times(nullptr, kernel, st.X_fit.data(), st.n_fit, data, first, count, block,
+                            coef, cached ? &st.cached_kernel : nullptr);
   }
-  const ColMat& V = st.primal ? coef : readout;
-  RowMat F(std::min(B, count), st.P);  // one buffer for every block
-  ridge_advise_huge(F);
-  for (int64_t lo = 0; lo < count; lo += B) {
-    const int64_t m = std::min(B, count - lo);
-    features->features(data.x(first + lo), m, F.data());
-    out.middleRows(lo, m).noalias() = F.topRows(m) * V;
-  }
-  return out;
+  ColMat readout;
+  if (formed)
+    readout = st.path_readout.leftCols(L * K);
+  else if (!st.primal)
+    readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
+  return ridge_rows_times(features, nullptr, nullptr, 0, data, first, count, block,
+                          st.primal ? coef : readout, nullptr);
 }
 
 namespace {
@@ -237,211 +247,6 @@ std::unique_ptr<RidgeModel::State> RidgeModel::state_begin(const TaskShape& shap
   s->primal = !is_kernel && (options_.solver == "primal" ||
                              (options_.solver == "auto" && s->P <= s->n_fit));
   return s;
-}
-
-void RidgeModel::fit(const Batch& train, FitLog& log) {
-  const int64_t n = train.n;
-  auto s = state_begin(train.shape, n);
-  const bool is_kernel = kernel_ != nullptr;
-  const int64_t D = s->primal ? s->P : s->n_fit;  // size of the eigenproblem
-  const int64_t B = std::max<int64_t>(1, options_.block);
-  const int64_t K = s->K;
-
-  // Memory (doubles): the D×D system and its eigenvectors, plus stored dual features / inputs.
-  // Dual feature fits recompute Φ per tile instead of storing it when asked to, or (auto) when
-  // storing it would not fit. A refit (train.refit) on all n samples needs, on top: storing,
-  // the n × P features and three n × n matrices; recomputing (the spectrum is freed first), one
-  // n × n matrix and the tiles.
-  const uint64_t n64 = static_cast<uint64_t>(n), P64 = static_cast<uint64_t>(s->P);
-  const uint64_t system = 2 * static_cast<uint64_t>(D) * D + static_cast<uint64_t>(B) * (P64 + D);
-  const bool dual_features = !s->primal && !is_kernel;
-  const bool refit = options_.refit && s->n_val > 0;
-  const uint64_t need_store =
-      system + static_cast<uint64_t>(s->n_fit) * P64 + (refit ? n64 * P64 + 3 * n64 * n64 : 0);
-  const uint64_t need_recompute = std::max(system, refit ? n64 * n64 : 0);
-  const uint64_t budget = static_cast<uint64_t>(0.9 * static_cast<double>(memory_available_bytes()));
-  const bool recompute =
-      dual_features && (options_.dual_features == "recompute" ||
-                        (options_.dual_features == "auto" && 8 * need_store > budget));
-  memory_check(8 * (!dual_features ? system : recompute ? need_recompute : need_store),
-               "ridge with a " + std::to_string(D) + " x " + std::to_string(D) +
-                   (s->primal ? " Gram" : " kernel"),
-               s->primal ? "lower model.heads / model.width, or use train.solver = dual"
-               : dual_features && !recompute
-                   ? "lower train.n, use train.solver = primal, or train.dual_features = recompute"
-                   : "lower train.n");
-  const int64_t tile =
-      !recompute ? 0
-      : options_.dual_tile > 0
-          ? options_.dual_tile
-          : ridge_dual_tile_rows(n, s->P, B,
-                                 budget > 8 * need_recompute ? budget - 8 * need_recompute : 0);
-
-  // Centred labels of the fit split.
-  Eigen::Map<const RowMat> Y(train.Y.data(), n, K);
-  s->y_mean = Y.topRows(s->n_fit).colwise().mean().transpose();
-  s->y_mean_fit = s->y_mean;
-  ColMat Yc = (Y.rowwise() - s->y_mean.transpose());
-
-  ColMat A;  // the D×D Gram or kernel, lower triangle
-  if (!recompute) {
-    A.resize(D, D);
-    ridge_advise_huge(A);
-    A.setZero();
-  }
-  RowMat Phi;
-  if (s->primal) {
-    // G = ΦᵀΦ/n, Bv = ΦᵀYc/n, accumulated block by block.
-    ColMat Bv = ColMat::Zero(s->P, K);
-    Phi.resize(B, s->P);
-    for (int64_t lo = 0; lo < s->n_fit; lo += B) {
-      const int64_t m = std::min(B, s->n_fit - lo);
-      features_->features(train.x(lo), m, Phi.data());
-      A.selfadjointView<Eigen::Lower>().rankUpdate(Phi.topRows(m).transpose());
-      Bv.noalias() += Phi.topRows(m).transpose() * Yc.middleRows(lo, m);
-    }
-    A /= static_cast<double>(s->n_fit);
-    Bv /= static_cast<double>(s->n_fit);
-    s->eig = ridge_eigen_symmetric(std::move(A), s->Q, "feature Gram");
-    s->C = s->Q.qt_times(Bv);
-  } else {
-    if (is_kernel) {
-      s->X_fit.assign(train.X.begin(), train.X.begin() + s->n_fit * s->x_size);
-      RowMat Kr(s->n_fit, s->n_fit);
-      ridge_advise_huge(Kr);
-      kernel_->kernel(train.x(0), s->n_fit, train.x(0), s->n_fit, Kr.data());
-      A = Kr / static_cast<double>(s->n_fit);
-    } else if (recompute) {
-      A = ridge_dual_kernel_tiled(*features_, train, s->n_fit, tile, B);
-      A /= static_cast<double>(s->n_fit);
-    } else {
-      s->Phi_fit.resize(s->n_fit, s->P);
-      ridge_advise_huge(s->Phi_fit);
-      ridge_features_rows(*features_, train, 0, s->n_fit, B, s->Phi_fit);
-      A.selfadjointView<Eigen::Lower>().rankUpdate(s->Phi_fit);
-      A /= static_cast<double>(s->n_fit);
-    }
-    s->eig = ridge_eigen_symmetric(std::move(A), s->Q, "kernel matrix");
-    s->C = s->Q.qt_times(Yc.topRows(s->n_fit));
-  }
-  const double eig_max = s->eig.size() ? std::max(0.0, s->eig.maxCoeff()) : 0.0;
-  s->floor = eig_max * static_cast<double>(D) * std::numeric_limits<double>::epsilon();
-  int below_floor = 0;
-  for (double l : s->lambdas) below_floor += (l > 0 && l <= s->floor);
-
-  state_ = std::move(s);
-  State& st = *state_;
-  if (recompute) {
-    // Φ_fit is not kept: form the read-outs of the whole path (and λ → 0⁺, for evaluate())
-    // now, in one more pass of feature tiles, as the distributed fit does.
-    st.path_lambdas = st.lambdas;
-    st.path_lambdas.push_back(0.0);
-    st.path_readout = ridge_features_t_times_tiled(*features_, train, st.n_fit, tile, B,
-                                                   ridge_path_coefficients(st, st.path_lambdas));
-    st.path_readout /= static_cast<double>(st.n_fit);
-  }
-
-  // Choose λ on the validation split.
-  st.chosen = 0;
-  if (st.lambdas.size() > 1) {
-    const ColMat path = ridge_path_predictions(st, features_.get(), kernel_.get(), train,
-                                               st.n_fit, st.n_val, B, st.lambdas);
-    const ColMat Yval = Yc.bottomRows(st.n_val);
-    double best = std::numeric_limits<double>::infinity();
-    for (size_t l = 0; l < st.lambdas.size(); ++l) {
-      const auto pred = path.middleCols(static_cast<int64_t>(l) * K, K);
-      const double mse = (pred - Yval).squaredNorm() / static_cast<double>(Yval.size());
-      log.point("val_mse", static_cast<int64_t>(l), mse);
-      log.point("lambda", static_cast<int64_t>(l), st.lambdas[l]);
-      if (std::isfinite(mse) && mse < best) {
-        best = mse;
-        st.chosen = static_cast<int>(l);
-      }
-    }
-    log.scalar("val_mse", best);
-  }
-  st.lambda = st.lambdas[st.chosen];
-
-  // The read-out at the chosen λ (recomputed features: one of the path's, formed above).
-  if (recompute) {
-    st.V = st.path_readout.middleCols(static_cast<int64_t>(st.chosen) * K, K);
-  } else {
-    Eigen::VectorXd g(D);
-    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
-    const ColMat coef = st.Q.q_times(g.asDiagonal() * st.C);  // primal: V; dual: α
-    if (st.primal) {
-      st.V = coef;
-    } else if (is_kernel) {
-      st.alpha = coef;
-      st.n_alpha = st.n_fit;
-    } else {
-      st.V = st.Phi_fit.transpose() * coef / static_cast<double>(st.n_fit);
-    }
-  }
-  if (options_.refit && st.n_val > 0) {
-    // Solve on all n samples at the chosen λ (centred by the mean of all n).
-    st.y_mean = Y.colwise().mean().transpose();
-    const ColMat Yall = Y.rowwise() - st.y_mean.transpose();
-    const double lam = ridge_refit_lambda(st, n, log, true);
-    if (st.primal) {
-      ColMat G = ColMat::Zero(st.P, st.P), Bv = ColMat::Zero(st.P, K);
-      RowMat F(B, st.P);
-      for (int64_t lo = 0; lo < n; lo += B) {
-        const int64_t m = std::min(B, n - lo);
-        features_->features(train.x(lo), m, F.data());
-        G.selfadjointView<Eigen::Lower>().rankUpdate(F.topRows(m).transpose());
-        Bv.noalias() += F.topRows(m).transpose() * Yall.middleRows(lo, m);
-      }
-      G = G.selfadjointView<Eigen::Lower>();
-      G /= static_cast<double>(n);
-      G.diagonal().array() += lam;
-      st.V = G.ldlt().solve(Bv / static_cast<double>(n));
-    } else if (recompute) {
-      // The path's read-outs are formed, so the spectrum is not needed any more: free it for
-      // the n × n kernel, which is factored in place (LDLT reads the lower triangle only).
-      st.Q = RidgeSpectrum();
-      st.C = ColMat();
-      ColMat Kc = ridge_dual_kernel_tiled(*features_, train, n, tile, B);
-      Kc /= static_cast<double>(n);
-      Kc.diagonal().array() += lam;
-      Eigen::LDLT<Eigen::Ref<ColMat>> ldlt(Kc);
-      const ColMat a = ldlt.solve(Yall);
-      st.V = ridge_features_t_times_tiled(*features_, train, n, tile, B, a) / static_cast<double>(n);
-    } else {
-      RowMat Kr(n, n);
-      if (is_kernel) {
-        kernel_->kernel(train.x(0), n, train.x(0), n, Kr.data());
-      } else {
-        RowMat F(n, st.P);
-        ridge_advise_huge(F);
-        ridge_features_rows(*features_, train, 0, n, B, F);
-        Kr.noalias() = F * F.transpose();
-        st.Phi_fit = std::move(F);
-      }
-      ColMat Kc = Kr / static_cast<double>(n);
-      Kc.diagonal().array() += lam;
-      const ColMat a = Kc.ldlt().solve(Yall);
-      if (is_kernel) {
-        st.alpha = a;
-        st.n_alpha = n;
-        st.X_fit.assign(train.X.begin(), train.X.end());
-      } else {
-        st.V = st.Phi_fit.transpose() * a / static_cast<double>(n);
-      }
-    }
-  }
-  log.scalar("lambda", st.lambda);
-  log.scalar("lambda_index", st.chosen);
-  log.scalar("lambdas_below_floor", below_floor);
-  log.scalar("ridge_primal", st.primal ? 1 : 0);
-  if (dual_features) log.scalar("dual_features_recomputed", recompute ? 1 : 0);
-  log.scalar("n_fit", static_cast<double>(st.n_fit));
-  if (!is_kernel) log.scalar("param_count", static_cast<double>(st.P * K));
-  if (below_floor > 0)
-    log_warn(
-                 "attnlab: %d of the λ values are below the numerical floor %.3g of the %s; "
-                 "they are solved as the minimum-norm (pseudo-inverse) solution\n",
-                 below_floor, st.floor, st.primal ? "Gram" : "kernel");
 }
 
 }  // namespace attn

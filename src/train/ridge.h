@@ -72,11 +72,11 @@ class RidgeModel final : public Model {
 
   void fit(const Batch& train, FitLog& log) override;
   // fit() with the n training samples spread over the ranks of `comm` (train.distributed;
-  // src/train/ridge_distributed.cpp): this rank holds samples [first, first + local.n),
+  // the same stages, src/train/ridge_stages.h): this rank holds samples [first, first + local.n),
   // the contiguous block comm_block(n, rank, size) of the full set. Every rank calls it
   // with its block; afterwards every rank can predict(), and rank 0 also evaluate(). The
-  // result equals fit() on all n samples to rounding (one rank: fit() itself). Only rank
-  // 0's log is filled; it also has the scalar fit_ranks (the number of ranks). Errors are
+  // result equals fit() on all n samples to rounding (one rank: fit() itself, bit for bit).
+  // Only rank 0's log is filled; with several ranks it also has the scalar fit_ranks. Errors are
   // thrown on every rank alike (Comm::agree).
   void fit_distributed(const Batch& local, int64_t first, int64_t n, const Comm& comm,
                        FitLog& log);
@@ -114,6 +114,8 @@ class RidgeModel final : public Model {
   // primal/dual choice filled in (fit and fit_distributed); UserError if the split leaves too
   // few samples.
   std::unique_ptr<State> state_begin(const TaskShape& shape, int64_t n) const;
+  // The fit as stages over `comm` (src/train/ridge_stages.h); fit() is fit_on(comm_self()).
+  void fit_on(const Batch& local, int64_t first, int64_t n, const Comm& comm, FitLog& log);
 
   std::unique_ptr<FeatureMap> features_;
   std::unique_ptr<KernelFunction> kernel_;

@@ -62,8 +62,9 @@ struct RidgeModel::State {
   RowMat cached_kernel;
   // Restored from saved parts: only the read-out, no spectral form (evaluate() refuses).
   bool restored = false;
-  // Distributed dual feature models (rank 0): Phi_fit is spread over the ranks, so the
-  // read-outs of path_lambdas (P × L·K) are formed during the fit for evaluate().
+  // Dual feature models without Phi_fit (spread over the ranks, or recomputed per tile): the
+  // read-outs of path_lambdas (P × L·K, the grid and λ → 0⁺) are formed during the fit, for
+  // the chosen read-out and evaluate() (ridge_choose.cpp).
   std::vector<double> path_lambdas;
   ColMat path_readout;
 };
@@ -111,6 +112,13 @@ ColMat ridge_features_t_times_tiled(const FeatureMap& features, const Batch& dat
 ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas);
+
+// Samples [first, first + count) of data times M, `block` samples at a time: count × M.cols().
+// Feature models: φ(x)ᵀ M (M: P × c); kernel models: k(x, X_fit)ᵀ M / n_fit (M: n_fit × c),
+// with the kernel rows taken from `cached` (data's kernel against X_fit) when given.
+ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel,
+                        const double* X_fit, int64_t n_fit, const Batch& data, int64_t first,
+                        int64_t count, int64_t block, const ColMat& M, const RowMat* cached);
 
 // nmse of predictions given as an n × K column-major matrix (flattened into flat).
 void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,

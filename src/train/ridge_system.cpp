@@ -1,0 +1,78 @@
+// Ridge's labels, system-assembly and spectrum stages (ridge_stages.h): the fit split's
+// centred labels, the D × D Gram or kernel on rank 0, its eigendecomposition, C = Qᵀ·(right-
+// hand sides) and the numerical floor.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <limits>
+
+#include "core/error.h"
+#include "train/ridge_stages.h"
+
+namespace attn {
+
+void ridge_stage_labels(RidgeFitRun& run, RidgeModel::State& st) {
+  Eigen::Map<const RowMat> Y(run.local->Y.data(), run.m, st.K);
+  Eigen::VectorXd y_sum = Y.topRows(run.mf).colwise().sum().transpose();
+  run.comm->sum_all(y_sum.data(), st.K);
+  st.y_mean = y_sum / static_cast<double>(st.n_fit);
+  st.y_mean_fit = st.y_mean;
+  run.Yc = Y.rowwise() - st.y_mean.transpose();
+}
+
+void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColMat& Bv) {
+  const Comm& comm = *run.comm;
+  const double n_fit = static_cast<double>(st.n_fit);
+  if (run.kernel) {
+    // Kernel rows and predictions need every rank's inputs.
+    run.X_all.resize(static_cast<size_t>(run.n * st.x_size));
+    comm.gather_all(run.local->X.data(), run.m * st.x_size, run.X_all.data());
+    st.X_fit.assign(run.X_all.begin(), run.X_all.begin() + st.n_fit * st.x_size);
+  }
+  if (st.primal) {
+    // G = ΦᵀΦ/n_fit, Bv = ΦᵀYc/n_fit, accumulated block by block over each rank's fit rows.
+    A.resize(st.P, st.P);
+    ridge_advise_huge(A);
+    A.setZero();
+    Bv = ColMat::Zero(st.P, st.K);
+    ridge_phase(run, [&] { ridge_gram_accumulate(run, run.mf, run.Yc, A, Bv); });
+    ridge_gram_sum_to_root(run, A, Bv);
+    if (!comm.is_root()) {
+      A = ColMat();
+      Bv = ColMat();
+      return;
+    }
+    A /= n_fit;
+    Bv /= n_fit;
+    return;
+  }
+  if (run.kernel) {
+    A = ridge_kernel_gram(run, st.n_fit);
+  } else if (run.recompute) {
+    A = ridge_dual_kernel_tiled(*run.features, *run.local, st.n_fit, run.tile, run.B);
+  } else {
+    ridge_phase(run, [&] {
+      run.Phi_mine.resize(run.mf, st.P);
+      ridge_advise_huge(run.Phi_mine);
+      ridge_features_rows(*run.features, *run.local, 0, run.mf, run.B, run.Phi_mine);
+    });
+    A = ridge_feature_gram(run, run.Phi_mine, st.n_fit);
+  }
+  if (comm.is_root()) A /= n_fit;
+}
+
+void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, const ColMat& Bv) {
+  // Dual: the right-hand sides are the fit split's centred labels, gathered on rank 0.
+  const ColMat Y_fit = st.primal ? ColMat() : ridge_rows_gather(run, run.Yc, run.mf, st.n_fit);
+  ridge_phase(run, [&] {
+    if (!run.comm->is_root()) return;
+    st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
+    st.C = st.Q.qt_times(st.primal ? Bv : Y_fit);
+    const double eig_max = st.eig.size() ? std::max(0.0, st.eig.maxCoeff()) : 0.0;
+    const int64_t D = st.eig.size();
+    st.floor = eig_max * static_cast<double>(D) * std::numeric_limits<double>::epsilon();
+    run.below_floor = 0;
+    for (double l : st.lambdas) run.below_floor += (l > 0 && l <= st.floor);
+  });
+}
+
+}  // namespace attn
