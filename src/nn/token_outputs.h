@@ -23,6 +23,7 @@ inline void token_outputs_check(const std::string& model, int64_t N, int64_t T_o
 template <class T>
 void token_outputs_gather(T* y, const T* per_token, int64_t B, int64_t N, int64_t T_out,
                           int64_t d_out) {
+  if (B == 0) return;  // an empty batch: y and per_token may be null (memcpy must not see them)
   if (T_out == N) {
     std::memcpy(y, per_token, sizeof(T) * B * N * d_out);
     return;
@@ -34,6 +35,7 @@ void token_outputs_gather(T* y, const T* per_token, int64_t B, int64_t N, int64_
 template <class T>
 void token_outputs_scatter(T* d_per_token, const T* dy, int64_t B, int64_t N, int64_t T_out,
                            int64_t d_out) {
+  if (B == 0) return;  // an empty batch, as in gather
   if (T_out == N) {
     std::memcpy(d_per_token, dy, sizeof(T) * B * N * d_out);
     return;
