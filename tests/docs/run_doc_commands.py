@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Runs every command of README.md and docs/python.md, in order, as a reader would paste them.
+"""Runs every command of README.md, docs/python.md and docs/constructions.md, in order, as a reader
+would paste them.
 
 For each document, in a fresh scratch directory (holding symlinks `build` -> the build tree and
 `experiments`, `examples`, `scripts` -> the checkout, so that paths read as in the repository root):
@@ -53,6 +54,11 @@ SHRINK = [
     ("docs/python.md", "steps=2000", "steps=20"),
     ("docs/python.md", "n=4096", "n=300"),
     ("docs/python.md", "heads=512", "heads=16"),
+    ("docs/constructions.md", "e3_qsa_neighbourly.toml --out", "e3_qsa_neighbourly.toml --quick --out"),
+    ("docs/constructions.md", "--sampled tour/e3", "--sampled tour/e3 --N 16 --q 1,2"),
+    ("docs/constructions.md", "--n 100000", "--n 300"),
+    ("docs/constructions.md", "train.steps=10000", "train.steps=20"),
+    ("docs/constructions.md", "--d-out 2", "--d-out 2 --n 50"),
 ]
 
 # (document, start of the command, reason).
