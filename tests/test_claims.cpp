@@ -376,5 +376,44 @@ TEST(Claims, SizeFlatNeedsEveryValueSurelyReachedWithinTheFactor) {
   EXPECT_EQ(r.verdict, Verdict::NotEvaluated) << r.detail;
 }
 
+// Two models on the size sweep: "a" is size_table(), "b" reaches 0.5 from width 16 at every N
+// except where `b16` sets N = 16's errors (per width 16, 64, 256).
+std::vector<StoredRun> size_ratio_table(std::vector<double> b16 = {0.1, 0.1, 0.1}) {
+  std::vector<StoredRun> runs;
+  for (auto r : size_table()) {
+    r.params.push_back({"model.name", "a"});
+    runs.push_back(r);
+    r.params.back().second = "b";
+    r.run_id += "b";
+    const int j = r.param("model.width") == "16" ? 0 : r.param("model.width") == "64" ? 1 : 2;
+    r.metrics = {{"err", (r.param("task.N") == "16" ? b16[j] : 0.1) + (r.seed ? 0.01 : -0.01)}};
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+TEST(Claims, SizeRatioIncreasingBracketsTheRatioOfTwoNeededSizes) {
+  ClaimSpec c = size_claim("size_ratio_increasing", 0.5);
+  c.a = model_is("a");
+  c.b = model_is("b");
+  // a needs 64, 256, none up to 256; b needs 16 throughout: ratios 4, 16, [16, inf].
+  ClaimResult r = claim_evaluate(c, size_ratio_table());
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=4: [4, 4] (64 / 16), task.N=8: [16, 16] (256 / 16), "
+                     "task.N=16: [16, inf] (none up to 256 / 16)")) << r.detail;
+  // b never reaching the goal at N = 16: a's none over b's none is [0, inf], undecided.
+  r = claim_evaluate(c, size_ratio_table({0.9, 0.9, 0.9}));
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=16: [0, inf]")) << r.detail;
+  // a reaching at 64 and b at 64 at N = 16: the ratio 1 lies surely below N = 4's 4.
+  auto runs = size_ratio_table({0.9, 0.1, 0.1});
+  for (auto& run : runs)
+    if (run.param("model.name") == "a" && run.param("task.N") == "16" && run.param("model.width") == "64")
+      run.metrics = {{"err", 0.35 + (run.seed ? 0.01 : -0.01)}};
+  r = claim_evaluate(c, runs);
+  EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=16: [1, 1] (64 / 64)")) << r.detail;
+}
+
 }  // namespace
 }  // namespace attn

@@ -270,7 +270,8 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
 
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   using namespace claims_detail;
-  if (c.type == "size_increasing" || c.type == "size_flat") return size_claim(c, runs);
+  if (c.type == "size_increasing" || c.type == "size_flat" || c.type == "size_ratio_increasing")
+    return size_claim(c, runs);
   if (c.type == "below" || c.type == "above") return level_claim(c, runs);
   if (c.type == "less_than") return less_than_claim(c, runs);
   return trend_claim(c, runs);

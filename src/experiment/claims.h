@@ -25,6 +25,9 @@
 //               smallest that surely does]; PASS when the bracket at the first value lies
 //               below the one at the last and no later bracket lies surely below an earlier
 //   size_flat   every value's needed size surely reached, largest / smallest <= factor
+//   size_ratio_increasing  the ratio needed size of a / needed size of b, bracketed from
+//               the two brackets (a size never reached is larger than the largest tried),
+//               grows along `along` by the size_increasing rule
 //   power_law   the slope of log(metric) on log(along) (the exponent), per seed, compared
 //               with the theory's `exponent`: within ± margin (compare = "equal"), at most
 //               exponent + margin ("at_most") or at least exponent − margin ("at_least")

@@ -64,7 +64,7 @@ ClaimResult result(const ClaimSpec& c, Verdict v, std::string detail);
 
 // claims_trend.cpp: decreasing, increasing, ratio_increasing, flat, power_law.
 ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
-// claims_size.cpp: size_increasing, size_flat.
+// claims_size.cpp: size_increasing, size_flat, size_ratio_increasing.
 ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
 
 }  // namespace attn::claims_detail

@@ -3,6 +3,9 @@
 // seeds: `may` is the smallest size whose bounds allow reaching the goal, `sure` the smallest
 // whose bounds are past it (infinite when no size tried is). The needed size lies in
 // [may, sure] at the claim's confidence (sizes assumed to help monotonically).
+// size_ratio_increasing brackets the ratio of two needed sizes (filters a and b) the same way:
+// [a's lower end / b's upper end, a's upper end / b's lower end], a size never reached counting
+// as larger than the largest tried.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,12 +27,13 @@ std::string bracket_text(const Bracket& b) {
   return "between " + size(b.may) + " and " + size(b.sure);
 }
 
-std::map<double, Bracket> brackets_along(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& where,
+                                         const std::vector<StoredRun>& runs) {
   // along value -> size -> seed values
   std::map<double, std::map<double, SeedValues>> cells;
   double x, size;
   for (const auto& r : runs)
-    if (r.status == "ok" && run_matches(r, c.where) && !std::isnan(r.metric(c.metric)) &&
+    if (r.status == "ok" && run_matches(r, where) && !std::isnan(r.metric(c.metric)) &&
         as_number(r.param(c.along), &x) && as_number(r.param(c.size), &size)) {
       seed_value_add(r, c.metric, cells[x][size][r.seed]);
     }
@@ -50,6 +54,58 @@ std::map<double, Bracket> brackets_along(const ClaimSpec& c, const std::vector<S
   return out;
 }
 
+// The bracket of needed(a) / needed(b): a never-reached side is larger than its largest size.
+Bracket ratio_bracket(const Bracket& a, const Bracket& b) {
+  Bracket r;
+  const double a_lo = a.may == kNever ? a.largest : a.may, b_lo = b.may == kNever ? b.largest : b.may;
+  r.may = b.sure == kNever ? 0 : a_lo / b.sure;
+  r.sure = a.sure == kNever ? kNever : a.sure / b_lo;
+  return r;
+}
+
+std::string ratio_text(const Bracket& a, const Bracket& b, const Bracket& r) {
+  auto end = [](double v) { return v == kNever ? std::string("inf") : fmt_num(v); };
+  return "[" + end(r.may) + ", " + end(r.sure) + "] (" + bracket_text(a) + " / " + bracket_text(b) + ")";
+}
+
+// Brackets that grow from the first to the last value and never surely shrink.
+Verdict increasing_verdict(const std::vector<Bracket>& v) {
+  bool decrease = false;
+  for (size_t k = 1; k < v.size(); ++k)
+    for (size_t j = 0; j < k; ++j) decrease = decrease || v[k].sure < v[j].may;
+  const bool pass = !decrease && v.front().sure < v.back().may;
+  const bool fail = decrease || v.back().sure <= v.front().may;
+  return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
+}
+
+// size_ratio_increasing: needed(a) / needed(b) per value of `along`, bracketed, increasing.
+ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+  const RunFilter fa = filter_and(c.a, c.where), fb = filter_and(c.b, c.where);
+  const auto na = brackets_along(c, fa, runs), nb = brackets_along(c, fb, runs);
+  const std::string what = "ratio of the smallest " + c.size + " with mean " + c.metric +
+                           (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + ", {" +
+                           filter_text(fa) + "} / {" + filter_text(fb) + "} (" +
+                           level_text(c.confidence) + " bounds)";
+  std::string seq;
+  std::vector<Bracket> v;
+  for (const auto& [x, a] : na) {
+    const auto ib = nb.find(x);
+    if (ib == nb.end()) continue;
+    const Bracket r = ratio_bracket(a, ib->second);
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + ratio_text(a, ib->second, r);
+    v.push_back(r);
+  }
+  if (v.size() < 2)
+    return result(c, Verdict::Inconclusive,
+                  "needs finished runs of both sides at two or more values of " + c.along +
+                      "; found " + std::to_string(v.size()));
+  const Verdict verdict = increasing_verdict(v);
+  return result(c, verdict,
+                what + " along " + c.along + ": " + seq + "; claim: grows from the first to the " +
+                    "last value and never shrinks" +
+                    (verdict == Verdict::Inconclusive ? " (undecided at these bounds: add seeds or sizes)" : ""));
+}
+
 }  // namespace
 
 ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
@@ -59,7 +115,8 @@ ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
                   "not evaluated at this size: the runs matching {" + filter_text(c.where) +
                       "} hold " + (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") +
                       " of " + c.along + "; the claim needs two or more");
-  const auto needed = brackets_along(c, runs);
+  if (c.type == "size_ratio_increasing") return size_ratio_claim(c, runs);
+  const auto needed = brackets_along(c, c.where, runs);
   const std::string what = "smallest " + c.size + " with mean " + c.metric +
                            (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
                            filter_text(c.where) + "} (" + level_text(c.confidence) + " bounds)";
@@ -90,12 +147,7 @@ ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   }
   // size_increasing: surely smaller at the first value than at the last, and never surely
   // smaller at a later value than at an earlier one.
-  bool decrease = false;
-  for (size_t k = 1; k < v.size(); ++k)
-    for (size_t j = 0; j < k; ++j) decrease = decrease || v[k].sure < v[j].may;
-  const bool pass = !decrease && v.front().sure < v.back().may;
-  const bool fail = decrease || v.back().sure <= v.front().may;
-  const Verdict verdict = pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
+  const Verdict verdict = increasing_verdict(v);
   return result(c, verdict,
                 what + " along " + c.along + ": " + seq + "; claim: grows from the first to the " +
                     "last value and never shrinks" +

@@ -158,7 +158,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   const std::vector<std::string> types = {"less_than",  "below",           "above",
                                           "decreasing", "increasing",      "ratio_increasing",
                                           "flat",       "size_increasing", "size_flat",
-                                          "power_law"};
+                                          "size_ratio_increasing", "power_law"};
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     for (const auto& [key, v] : c.entries)
@@ -214,7 +214,8 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
                          join_names(types) + did_you_mean(claim.type, types));
     if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
     if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
-    if ((claim.type == "less_than" || claim.type == "ratio_increasing") &&
+    if ((claim.type == "less_than" || claim.type == "ratio_increasing" ||
+         claim.type == "size_ratio_increasing") &&
         (claim.a.empty() || claim.b.empty()))
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type +
                          ") needs filters a = {...} and b = {...}");
@@ -223,7 +224,8 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
                      "spread (max - min) of the means");
     if ((claim.type == "below" || claim.type == "above") && !has_threshold)
       L.fail(c.line, "claim '" + claim.id + "' (" + claim.type + ") needs threshold = NUMBER");
-    const bool size_type = claim.type == "size_increasing" || claim.type == "size_flat";
+    const bool size_type = claim.type == "size_increasing" || claim.type == "size_flat" ||
+                           claim.type == "size_ratio_increasing";
     if (claim.type == "power_law" && !has_exponent)
       L.fail(c.line, "claim '" + claim.id + "' (power_law) needs exponent = NUMBER, the theory's "
                      "rate (e.g. -0.5 for an error falling like n^-1/2), and a margin");
