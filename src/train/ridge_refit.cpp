@@ -25,8 +25,8 @@ void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
   if (st.primal) {
     ColMat G = ColMat::Zero(P, P), Bl = ColMat::Zero(P, K);
     if (run.share) {  // the run group's Gram of all n
-      G = ridge_share_system(*run.share, false, run.m);
-      ridge_share_labels_product(*run.share, run.m, Yall, Bl);
+      G = ridge_share_system(*run.share, *run.features, *run.local, false, run.m);
+      ridge_share_labels_product(*run.share, *run.features, *run.local, run.m, Yall, Bl);
     } else {
       ridge_phase(run, [&] { ridge_gram_accumulate(run, run.m, Yall, G, Bl); });
     }
@@ -61,8 +61,8 @@ void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
   if (run.kernel) {
     Kn = ridge_kernel_gram(run, n);
   } else if (run.share) {  // the run group's features and kernel of all n
-    Phi_all = run.share->Phi.topRows(n);
-    Kn = ridge_share_system(*run.share, true, n);
+    Phi_all = ridge_share_rows(*run.share, *run.features, *run.local, n);
+    Kn = ridge_share_system(*run.share, *run.features, *run.local, true, n);
   } else {
     ridge_phase(run, [&] {
       Phi_all.resize(run.m, P);

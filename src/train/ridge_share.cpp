@@ -67,7 +67,36 @@ RidgeShareEntry* ridge_share_features(const FeatureMap& features, const Batch& d
   return &entries().front();
 }
 
-const ColMat& ridge_share_system(RidgeShareEntry& e, bool dual, int64_t count) {
+namespace {
+
+// The partial last block of rows [0, count): its first row and its features (one call of
+// that size; empty when count is a multiple of the block or the entry's own row count).
+int64_t tail_first(const RidgeShareEntry& e, int64_t count) {
+  return count == e.rows ? count : count - count % e.block;
+}
+
+RowMat tail_rows(const RidgeShareEntry& e, const FeatureMap& features, const Batch& data,
+                 int64_t count) {
+  const int64_t lo = tail_first(e, count);
+  RowMat T(count - lo, e.Phi.cols());
+  if (count > lo) features.features(data.x(lo), count - lo, T.data());
+  return T;
+}
+
+}  // namespace
+
+RowMat ridge_share_rows(const RidgeShareEntry& e, const FeatureMap& features, const Batch& data,
+                        int64_t count) {
+  const int64_t lo = tail_first(e, count);
+  RowMat F(count, e.Phi.cols());
+  ridge_advise_huge(F);
+  F.topRows(lo) = e.Phi.topRows(lo);
+  F.bottomRows(count - lo) = tail_rows(e, features, data, count);
+  return F;
+}
+
+const ColMat& ridge_share_system(RidgeShareEntry& e, const FeatureMap& features,
+                                 const Batch& data, bool dual, int64_t count) {
   for (const auto& s : e.systems)
     if (s.dual == dual && s.count == count) {
       ++g_hits;
@@ -79,22 +108,32 @@ const ColMat& ridge_share_system(RidgeShareEntry& e, bool dual, int64_t count) {
   ridge_advise_huge(A);
   A.setZero();
   if (dual) {
-    A.selfadjointView<Eigen::Lower>().rankUpdate(e.Phi.topRows(count));
+    A.selfadjointView<Eigen::Lower>().rankUpdate(ridge_share_rows(e, features, data, count));
   } else {
+    const int64_t tail = tail_first(e, count);
+    const RowMat T = tail_rows(e, features, data, count);
     for (int64_t lo = 0; lo < count; lo += e.block) {
       const int64_t b = std::min(e.block, count - lo);
-      A.selfadjointView<Eigen::Lower>().rankUpdate(e.Phi.middleRows(lo, b).transpose());
+      if (lo < tail)
+        A.selfadjointView<Eigen::Lower>().rankUpdate(e.Phi.middleRows(lo, b).transpose());
+      else
+        A.selfadjointView<Eigen::Lower>().rankUpdate(T.transpose());
     }
   }
   e.systems.push_back({dual, count, std::move(A)});
   return e.systems.back().A;
 }
 
-void ridge_share_labels_product(const RidgeShareEntry& e, int64_t count, const ColMat& Y,
-                                ColMat& Bv) {
+void ridge_share_labels_product(const RidgeShareEntry& e, const FeatureMap& features,
+                                const Batch& data, int64_t count, const ColMat& Y, ColMat& Bv) {
+  const int64_t tail = tail_first(e, count);
+  const RowMat T = tail_rows(e, features, data, count);
   for (int64_t lo = 0; lo < count; lo += e.block) {
     const int64_t b = std::min(e.block, count - lo);
-    Bv.noalias() += e.Phi.middleRows(lo, b).transpose() * Y.middleRows(lo, b);
+    if (lo < tail)
+      Bv.noalias() += e.Phi.middleRows(lo, b).transpose() * Y.middleRows(lo, b);
+    else
+      Bv.noalias() += T.transpose() * Y.middleRows(lo, b);
   }
 }
 

@@ -10,8 +10,10 @@
 // data set's work. Everything shared is computed by the same operations, on the same blocks,
 // as the fit computes it alone, so a shared fit is bit for bit the unshared one (whichever
 // other runs were in its group: shards and resumed sweeps store the same values):
-//   features  Φ of the entry's rows, `block` samples at a time from sample 0 (a smaller n
-//             uses its first rows, which are the same blocks);
+//   features  Φ of the entry's rows, `block` samples at a time from sample 0; rows [0, count)
+//             are its full blocks below count plus the partial block [⌊count/block⌋·block,
+//             count) computed again by one call of that size, as the fit alone calls it (a
+//             feature map's rounding may depend on how many samples one call gets);
 //   system    primal: the Gram ΦᵀΦ over rows [0, count), accumulated block by block as the
 //             fit does, and ΦᵀY from the same blocks; dual: the kernel ΦΦᵀ of rows
 //             [0, count), one rank update. The last two counts are kept (a fit split and its
@@ -62,11 +64,16 @@ struct RidgeShareEntry {
 // null when sharing is off or it does not fit.
 RidgeShareEntry* ridge_share_features(const FeatureMap& features, const Batch& data, int64_t n,
                                       int64_t block, bool dual);
+// The features of samples [0, count) of data (count ≤ e.rows), bit for bit
+// ridge_features_rows(features, data, 0, count, e.block, ·).
+RowMat ridge_share_rows(const RidgeShareEntry& e, const FeatureMap& features, const Batch& data,
+                        int64_t count);
 // The system of rows [0, count) (see RidgeShareEntry::systems): primal accumulated as
 // ridge_gram_accumulate does, dual as ridge_feature_gram does on one rank.
-const ColMat& ridge_share_system(RidgeShareEntry& e, bool dual, int64_t count);
+const ColMat& ridge_share_system(RidgeShareEntry& e, const FeatureMap& features,
+                                 const Batch& data, bool dual, int64_t count);
 // Primal: Bv += Φᵀ Y over rows [0, count), in the blocks ridge_gram_accumulate uses.
-void ridge_share_labels_product(const RidgeShareEntry& e, int64_t count, const ColMat& Y,
-                                ColMat& Bv);
+void ridge_share_labels_product(const RidgeShareEntry& e, const FeatureMap& features,
+                                const Batch& data, int64_t count, const ColMat& Y, ColMat& Bv);
 
 }  // namespace attn

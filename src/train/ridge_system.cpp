@@ -45,10 +45,10 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
     Bv = ColMat::Zero(st.P, st.K);
     if (run.share) {  // the run group's Gram (none when the spectrum is shared too)
       if (!ridge_share_has_spectrum(run, st))
-        A = ridge_share_system(*run.share, false, run.mf);
+        A = ridge_share_system(*run.share, *run.features, *run.local, false, run.mf);
       else
         A = ColMat();
-      ridge_share_labels_product(*run.share, run.mf, run.Yc, Bv);
+      ridge_share_labels_product(*run.share, *run.features, *run.local, run.mf, run.Yc, Bv);
     } else {
       ridge_phase(run, [&] { ridge_gram_accumulate(run, run.mf, run.Yc, A, Bv); });
     }
@@ -69,8 +69,9 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
   } else if (run.share) {
     // The run group's features and kernel; no kernel when the spectrum of this split is
     // shared too.
-    run.Phi_mine = run.share->Phi.topRows(run.mf);
-    if (!ridge_share_has_spectrum(run, st)) A = ridge_share_system(*run.share, true, run.mf);
+    run.Phi_mine = ridge_share_rows(*run.share, *run.features, *run.local, run.mf);
+    if (!ridge_share_has_spectrum(run, st))
+      A = ridge_share_system(*run.share, *run.features, *run.local, true, run.mf);
   } else {
     ridge_phase(run, [&] {
       run.Phi_mine.resize(run.mf, st.P);
