@@ -200,5 +200,58 @@ TEST(RidgeShare, SharedFitsOfTargetsAndSizesEqualUnsharedFits) {
   }
 }
 
+// Features whose last bits depend on how many samples one call gets (as a BLAS kernel's
+// edge handling may): φ_j(x) = tanh(Σ_t x_t·(j+1)/x_size) + count·1e-15.
+class CallSizeFeatures final : public FeatureMap {
+ public:
+  explicit CallSizeFeatures(int64_t x_size) : x_size_(x_size) {}
+  int64_t dim() const override { return 40; }
+  void features(const double* X, int64_t count, double* Phi) const override {
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t j = 0; j < 40; ++j) {
+        double s = 0;
+        for (int64_t t = 0; t < x_size_; ++t) s += X[i * x_size_ + t] * (j + 1 + t % 3);
+        Phi[i * 40 + j] = std::tanh(s / static_cast<double>(x_size_)) + 1e-15 * count;
+      }
+  }
+
+ private:
+  int64_t x_size_;
+};
+
+// Shared rows of a smaller training set come from the same feature calls as its fit alone
+// makes (the partial last block is computed again), so even call-size-dependent rounding
+// gives the unshared fit bit for bit.
+TEST(RidgeShare, PartialBlocksAreComputedAsTheFitAloneComputesThem) {
+  Params p = task_default_params("rf_target");
+  p.set("N", int64_t{4});
+  p.set("d", int64_t{4});
+  const auto task = task_make("rf_target", p);
+  const Batch test = task_generate(*task, 3, 1000, 30);
+  for (const char* solver : {"primal", "dual"}) {
+    RidgeOptions o;
+    o.lambdas = {1e-4, 1e-2};
+    o.refit = true;
+    o.solver = solver;
+    o.block = 32;
+    std::vector<double> out[2];
+    for (const bool share : {false, true}) {
+      ridge_share_enable(share);
+      for (const int64_t n : {170, 100}) {
+        const Batch train = task_generate(*task, 3, 0, n);
+        RidgeModel model(std::make_unique<CallSizeFeatures>(train.shape.x_size()), o);
+        FitLog log;
+        model.fit(train, log);
+        const auto pred = model.predict(test);
+        out[share].insert(out[share].end(), pred.begin(), pred.end());
+      }
+    }
+    ridge_share_enable(false);
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (size_t i = 0; i < out[0].size(); ++i)
+      EXPECT_TRUE(same(out[0][i], out[1][i])) << solver << " " << i;
+  }
+}
+
 }  // namespace
 }  // namespace attn
