@@ -94,6 +94,9 @@ void run_command_register(CLI::App& app) {
   cmd->add_flag("--force-new", o->request.force_new,
                 "If DIR holds another spec's results, move them to DIR/old-<time>/ and start again");
   cmd->add_flag("--retry-failed", o->request.retry_failed, "Run failed runs again");
+  cmd->add_flag("--no-groups{false}", o->request.groups,
+                "Run every point in its own worker: no run groups sharing features, kernel and "
+                "spectrum between ridge runs with the same inputs (docs/performance.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
   cmd->add_flag("--mpi", o->mpi,
                 "Under mpirun: rank 0 hands the runs out to the other ranks and writes DIR; "

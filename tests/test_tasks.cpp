@@ -359,6 +359,47 @@ TEST(Determinism, DifferentSeedsGiveDifferentData) {
   }
 }
 
+// Run groups (experiment/run_groups.h) share the inputs of points that differ only in keys
+// marked label_only: sample i's x must be the same for every value of such a key.
+TEST(LabelOnlyKeys, InputsAreTheSameForEveryValue) {
+  int checked = 0;
+  for (const auto& info : task_registry()) {
+    const Params base = task_default_params(info.name);
+    const Batch ref = generate(info.name, base, 50, 13);
+    for (const ParamSpec& spec : info.schema()) {
+      if (!spec.label_only) continue;
+      std::vector<ParamValue> values;
+      if (spec.type == ParamType::String)
+        values.assign(spec.choices.begin(), spec.choices.end());
+      else if (spec.type == ParamType::Int)
+        for (int64_t v = static_cast<int64_t>(std::max(spec.min, 0.0)); v < 6; ++v)
+          values.emplace_back(v);
+      ASSERT_GE(values.size(), 2u) << info.name << "." << spec.name;
+      for (const ParamValue& v : values) {
+        Params p = base;
+        p.set(spec.name, v);
+        std::unique_ptr<Task> task;
+        try {
+          task = task_make(info.name, p);
+        } catch (const UserError&) {
+          continue;  // a value the task's cross-parameter rules refuse
+        }
+        const Batch b = task_generate(*task, 13, 0, 50, 64);
+        EXPECT_EQ(b.X, ref.X) << info.name << "." << spec.name << " = " << param_value_text(v);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 7 + 5);  // rf_target: 7 targets, p = 0..5
+}
+
+TEST(LabelOnlyKeys, RfTargetDeclaresTargetAndP) {
+  std::set<std::string> label_only;
+  for (const ParamSpec& spec : task_find("rf_target").schema())
+    if (spec.label_only) label_only.insert(spec.name);
+  EXPECT_EQ(label_only, (std::set<std::string>{"target", "p"}));
+}
+
 TEST(TaskRegistry, UnknownTaskSuggestsTheClosest) {
   try {
     task_find("qas");

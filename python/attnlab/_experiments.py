@@ -177,7 +177,7 @@ def _call(fn, *args, desc, progress, on_line=None):
 
 
 def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=False,
-        progress=None, threads=0):
+        progress=None, threads=0, groups=True):
     """Runs (or resumes) an experiment spec, like `attnlab run SPEC --out OUT`, and returns
     its results table.
 
@@ -201,6 +201,9 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
         progress (bool or None): show the runs done so far (tqdm when installed, else a
             plain line every 10 s); None (default): on unless ATTNLAB_NO_PROGRESS is set.
         threads (int): compute threads per run (0: ATTNLAB_THREADS or 1).
+        groups (bool): run groups (default True): ridge runs that share their inputs run in
+            one worker and share features, Gram/kernel and spectrum; False is the CLI's
+            --no-groups, one worker per run (docs/performance.md). Results equal to rounding.
 
     Warnings of the core (a run that failed, a λ below the numerical floor, ...) are issued
     as attnlab.AttnlabWarning through the warnings module as they happen.
@@ -221,7 +224,7 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
     else:
         overrides = [str(s) for s in set]
     summary = _call(_attnlab.run, os.fspath(spec), os.fspath(out), bool(quick), int(jobs), overrides,
-                    bool(force_new), bool(retry_failed), False, int(threads), desc="runs",
+                    bool(force_new), bool(retry_failed), False, int(threads), bool(groups), desc="runs",
                     progress=progress)
     res = results(out)
     res.summary = summary

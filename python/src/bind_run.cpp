@@ -188,7 +188,7 @@ std::string child_run(const std::function<std::string()>& job, int threads, cons
 
 py::dict run(const std::string& spec, const std::string& out, bool quick, int jobs,
              const std::vector<std::string>& overrides, bool force_new, bool retry_failed,
-             bool progress, int threads, const ChildHandlers& handlers) {
+             bool progress, int threads, bool groups, const ChildHandlers& handlers) {
   ATTN_CHECK(jobs >= 1, "jobs = " + std::to_string(jobs) + " must be at least 1");
   ATTN_CHECK(threads >= 0, "threads = " + std::to_string(threads) + " must be >= 0");
   attn::RunRequest rq;
@@ -200,6 +200,7 @@ py::dict run(const std::string& spec, const std::string& out, bool quick, int jo
   rq.force_new = force_new;
   rq.retry_failed = retry_failed;
   rq.progress = progress;
+  rq.groups = groups;
   const std::string report = child_run(
       [&rq] {
         const attn::RunSummary s = attn::experiment_run(rq);
@@ -293,13 +294,13 @@ void register_run(py::module_& m) {
       "run",
       [](const std::string& spec, const std::string& out, bool quick, int jobs,
          const std::vector<std::string>& overrides, bool force_new, bool retry_failed, bool progress, int threads,
-         py::object on_warning, py::object on_progress) {
+         bool groups, py::object on_warning, py::object on_progress) {
         return run(spec, out, quick, jobs, overrides, force_new, retry_failed, progress, threads,
-                   {on_warning, on_progress, py::none()});
+                   groups, {on_warning, on_progress, py::none()});
       },
       py::arg("spec"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("overrides"),
       py::arg("force_new"), py::arg("retry_failed"), py::arg("progress"), py::arg("threads"),
-      py::arg("on_warning"), py::arg("on_progress"),
+      py::arg("groups"), py::arg("on_warning"), py::arg("on_progress"),
       "attnlab run SPEC --out DIR in a child process; returns the summary.");
   m.def(
       "reproduce",

@@ -37,6 +37,11 @@ ParamSpec param_id_omit_default(ParamSpec spec) {
   return spec;
 }
 
+ParamSpec param_label_only(ParamSpec spec) {
+  spec.label_only = true;
+  return spec;
+}
+
 const char* param_type_name(ParamType type) {
   switch (type) {
     case ParamType::Bool: return "a boolean (true/false)";

@@ -29,6 +29,10 @@ struct ParamSpec {
   // An execution setting: how a run is computed, not what (e.g. train.distributed). Left
   // out of Params::to_json(), so it is not part of a run's id.
   bool execution_only = false;
+  // A task key that changes only the labels, never the inputs (sample i's x is the same for
+  // every value): run points differing only in such keys share their inputs, so the runner
+  // may execute them as one run group (experiment/run_groups.h). Part of the run id as usual.
+  bool label_only = false;
   // A key added after results were stored: left out of Params::to_json() (hence of run ids)
   // while it equals its default, so that existing stores resume with their old ids.
   bool id_omit_default = false;
@@ -49,6 +53,8 @@ ParamSpec param_real_list(std::string name, std::vector<double> def, std::string
 
 // The same row with id_omit_default set (a key added after results were stored).
 ParamSpec param_id_omit_default(ParamSpec spec);
+// The same row with label_only set (a task key that changes the labels only).
+ParamSpec param_label_only(ParamSpec spec);
 
 const char* param_type_name(ParamType type);
 // A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01].

@@ -205,7 +205,7 @@ RunSummary experiment_run(const RunRequest& rq) {
       pending.push_back(&p);
   }
   if (rq.run_nothing) pending.clear();
-  const SweepOptions options{rq.jobs, rq.progress, server.get()};
+  const SweepOptions options{rq.jobs, rq.progress, server.get(), rq.groups};
   for (const RunPoint* p : pending)
     if (!mpi && run_point_is_distributed(*p)) {
       log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "

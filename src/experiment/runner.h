@@ -27,6 +27,10 @@ struct SweepOptions {
   // The fork server for the workers, from sweep_server_start() called before the big
   // allocations (null: sweep_execute starts one from the image it has then).
   ForkServer* server = nullptr;
+  // Run groups (run_groups.h): the pending points sharing their inputs run in one worker,
+  // one after another, reusing ridge work (train/ridge_share.h); false: one worker per point
+  // (`attnlab run --no-groups`). Stored results equal to rounding either way.
+  bool groups = true;
 };
 
 // Starts a fork server whose workers run the points sweep_execute sends. Call it from the

@@ -124,6 +124,9 @@ struct ModelInfo {
   std::unique_ptr<Model> (*make)(const ModelContext& context);
   bool fresh_samples = false;  // accepts train.n = 0 (fresh batches every step, or no training)
   bool no_training = false;    // fit() learns nothing (explicit constructions)
+  // A RidgeModel fitted on a training set: its runs may be executed as run groups
+  // (experiment/run_groups.h), sharing features, kernel and spectrum (train/ridge_share.h).
+  bool ridge_fitted = false;
 };
 
 // Every model, in the order `attnlab list` shows them.

@@ -156,11 +156,12 @@ std::vector<ParamSpec> rf_target_schema() {
   return {
       param_int("N", 8, "number of keys (the query is separate)", 1, 1 << 20),
       param_int("d", 8, "token dimension", 1, 1 << 16),
-      param_choice("target", "pair_power",
-                   {"pair_power", "pair_value", "keys_power", "query_power", "corr_exp",
-                    "corr_cos", "corr_poly"},
-                   "target family F(x_0, x_i), averaged over the keys"),
-      param_int("p", 2, "degree of the power targets", 0, 64),
+      // target and p change the labels only (tests: LabelOnlyKeys.*).
+      param_label_only(param_choice("target", "pair_power",
+                                    {"pair_power", "pair_value", "keys_power", "query_power",
+                                     "corr_exp", "corr_cos", "corr_poly"},
+                                    "target family F(x_0, x_i), averaged over the keys")),
+      param_label_only(param_int("p", 2, "degree of the power targets", 0, 64)),
       param_real("gamma", 1.0, "γ of corr_exp / corr_cos / corr_poly"),
       param_bool("normalize", true, "scale each inner product to unit variance (√d on the unit sphere)"),
       param_choice("tokens", "sphere", {"sphere", "sphere_sqrt_d", "gaussian"},

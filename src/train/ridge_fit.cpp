@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "train/ridge_share.h"
 #include "train/ridge_stages.h"
 
 namespace attn {
@@ -54,6 +55,8 @@ void RidgeModel::fit_on(const Batch& local, int64_t first, int64_t n, const Comm
   run.B = std::max<int64_t>(1, options_.block);
 
   ridge_stage_memory(run, *s);
+  if (comm.size() == 1 && !run.kernel && (s->primal || !run.recompute))
+    run.share = ridge_share_features(*features_, local, n, run.B, !s->primal);
   ridge_stage_labels(run, *s);
   {
     ColMat A, Bv;

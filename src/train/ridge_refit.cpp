@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 
 #include "core/error.h"
+#include "train/ridge_share.h"
 #include "train/ridge_stages.h"
 
 namespace attn {
@@ -23,7 +24,12 @@ void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
                                     : std::max(st.lambda, st.floor);  // unused off the root
   if (st.primal) {
     ColMat G = ColMat::Zero(P, P), Bl = ColMat::Zero(P, K);
-    ridge_phase(run, [&] { ridge_gram_accumulate(run, run.m, Yall, G, Bl); });
+    if (run.share) {  // the run group's Gram of all n
+      G = ridge_share_system(*run.share, *run.features, *run.local, false, run.m);
+      ridge_share_labels_product(*run.share, *run.features, *run.local, run.m, Yall, Bl);
+    } else {
+      ridge_phase(run, [&] { ridge_gram_accumulate(run, run.m, Yall, G, Bl); });
+    }
     ridge_gram_sum_to_root(run, G, Bl);
     ColMat V(P, K);
     ridge_phase(run, [&] {
@@ -54,6 +60,9 @@ void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
   ColMat Kn;
   if (run.kernel) {
     Kn = ridge_kernel_gram(run, n);
+  } else if (run.share) {  // the run group's features and kernel of all n
+    Phi_all = ridge_share_rows(*run.share, *run.features, *run.local, n);
+    Kn = ridge_share_system(*run.share, *run.features, *run.local, true, n);
   } else {
     ridge_phase(run, [&] {
       Phi_all.resize(run.m, P);

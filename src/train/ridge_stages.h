@@ -29,6 +29,8 @@
 
 namespace attn {
 
+struct RidgeShareEntry;
+
 // What the stages of one fit share: the inputs, this rank's place, the memory plan, and the
 // intermediate results that outlive one stage.
 struct RidgeFitRun {
@@ -47,6 +49,9 @@ struct RidgeFitRun {
   std::vector<double> X_all;  // kernel models: every rank's inputs, n × x_size
   RowMat Phi_mine;            // dual feature models storing Φ: this rank's fit features
   int below_floor = 0;        // λ values of the grid at or below the floor (rank 0)
+  // Feature-model fits on one rank inside a run group (not recomputing Φ): the shared
+  // features, Gram or kernel and spectrum of these inputs (train/ridge_share.h); else null.
+  RidgeShareEntry* share = nullptr;
 
   bool dual_features(const RidgeModel::State& st) const { return !st.primal && !kernel; }
   // Where rank s's rows of [0, N) start, and how many of them it holds.

@@ -6,9 +6,18 @@
 #include <limits>
 
 #include "core/error.h"
+#include "train/ridge_share.h"
 #include "train/ridge_stages.h"
 
 namespace attn {
+namespace {
+
+// Whether the run group's entry holds the spectrum of this fit's system already.
+bool ridge_share_has_spectrum(const RidgeFitRun& run, const RidgeModel::State& st) {
+  return run.share && run.share->spectrum_n == st.n_fit && run.share->spectrum_dual == !st.primal;
+}
+
+}  // namespace
 
 void ridge_stage_labels(RidgeFitRun& run, RidgeModel::State& st) {
   Eigen::Map<const RowMat> Y(run.local->Y.data(), run.m, st.K);
@@ -34,7 +43,15 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
     ridge_advise_huge(A);
     A.setZero();
     Bv = ColMat::Zero(st.P, st.K);
-    ridge_phase(run, [&] { ridge_gram_accumulate(run, run.mf, run.Yc, A, Bv); });
+    if (run.share) {  // the run group's Gram (none when the spectrum is shared too)
+      if (!ridge_share_has_spectrum(run, st))
+        A = ridge_share_system(*run.share, *run.features, *run.local, false, run.mf);
+      else
+        A = ColMat();
+      ridge_share_labels_product(*run.share, *run.features, *run.local, run.mf, run.Yc, Bv);
+    } else {
+      ridge_phase(run, [&] { ridge_gram_accumulate(run, run.mf, run.Yc, A, Bv); });
+    }
     ridge_gram_sum_to_root(run, A, Bv);
     if (!comm.is_root()) {
       A = ColMat();
@@ -49,6 +66,12 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
     A = ridge_kernel_gram(run, st.n_fit);
   } else if (run.recompute) {
     A = ridge_dual_kernel_tiled(*run.features, *run.local, st.n_fit, run.tile, run.B);
+  } else if (run.share) {
+    // The run group's features and kernel; no kernel when the spectrum of this split is
+    // shared too.
+    run.Phi_mine = ridge_share_rows(*run.share, *run.features, *run.local, run.mf);
+    if (!ridge_share_has_spectrum(run, st))
+      A = ridge_share_system(*run.share, *run.features, *run.local, true, run.mf);
   } else {
     ridge_phase(run, [&] {
       run.Phi_mine.resize(run.mf, st.P);
@@ -65,7 +88,18 @@ void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, c
   const ColMat Y_fit = st.primal ? ColMat() : ridge_rows_gather(run, run.Yc, run.mf, st.n_fit);
   ridge_phase(run, [&] {
     if (!run.comm->is_root()) return;
-    st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
+    if (ridge_share_has_spectrum(run, st)) {
+      st.eig = run.share->eig;
+      st.Q = run.share->Q;
+    } else {
+      st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
+      if (run.share) {
+        run.share->spectrum_dual = !st.primal;
+        run.share->spectrum_n = st.n_fit;
+        run.share->eig = st.eig;
+        run.share->Q = st.Q;
+      }
+    }
     st.C = st.Q.qt_times(st.primal ? Bv : Y_fit);
     const double eig_max = st.eig.size() ? std::max(0.0, st.eig.maxCoeff()) : 0.0;
     const int64_t D = st.eig.size();
