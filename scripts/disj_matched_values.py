@@ -21,23 +21,23 @@ Exit 0, or 2 on a bad argument or a failing attnlab command (one line on stderr)
 """
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
+from script_cli import fail as _fail, run_cli
+
+TOOL = "disj_matched_values"
+
 
 def fail(msg):
-    print(f"disj_matched_values: {msg}", file=sys.stderr)
-    sys.exit(2)
+    _fail(TOOL, msg)
 
 
 def attnlab(cli, *args):
-    r = subprocess.run([cli, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"`{' '.join([cli, *args])}` failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
-    return r.stdout
+    return run_cli(TOOL, cli, *args)
+
+
 
 
 def remake(base, z, sets, d_out):

@@ -23,16 +23,22 @@ Exit 0, or 2 on a bad argument or a failing attnlab command (one line on stderr)
 import argparse
 import math
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
+from script_cli import fail as _fail, number_list, run_cli
+
+TOOL = "match_rates"
+
 
 def fail(msg):
-    print(f"match_rates: {msg}", file=sys.stderr)
-    sys.exit(2)
+    _fail(TOOL, msg)
+
+
+def attnlab(cli, *args):
+    return run_cli(TOOL, cli, *args)
+
 
 
 def is_prime(m):
@@ -51,9 +57,7 @@ def tokens(cli, task, N, M, n, work, uniform):
             f"task.M={M}", "-q", "-o", path]
     if uniform:
         args += ["--set", "task.sampling=uniform"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"`{' '.join(args)}` failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+    attnlab(*args)
     d = np.load(path)
     return d["tokens"].astype(np.int64), d["Y"][:, :, 0]
 
@@ -73,12 +77,6 @@ def nearest_miss_margins(task, x, M):
     return 1 - np.cos(2 * math.pi * dist.min(axis=2) / M)
 
 
-def floats(text, name, kind=float):
-    try:
-        return [kind(v) for v in text.split(",")]
-    except ValueError:
-        fail(f"--{name} {text}: expected comma-separated numbers")
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -88,7 +86,7 @@ def main():
     ap.add_argument("--attnlab", default="build/attnlab")
     ap.add_argument("--work", help="scratch directory (default: a temporary one)")
     a = ap.parse_args()
-    Ns, ratios = floats(a.N, "N", int), floats(a.ratios, "ratios")
+    Ns, ratios = number_list(TOOL, a.N, "N", int), number_list(TOOL, a.ratios, "ratios")
     if not os.access(a.attnlab, os.X_OK):
         fail(f"--attnlab {a.attnlab}: not an executable; build it (make build) or pass its path")
     if a.n < 1 or min(Ns) < 2 or min(ratios) <= 0:

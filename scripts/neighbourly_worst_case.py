@@ -28,11 +28,21 @@ import csv
 import math
 import os
 import re
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
+
+from script_cli import fail as _fail, number_list, run_cli
+
+TOOL = "neighbourly_worst_case"
+
+
+def fail(msg):
+    _fail(TOOL, msg)
+
+
+def attnlab(cli, *args):
+    return run_cli(TOOL, cli, *args)
 
 
 def offsets(N, q):
@@ -65,16 +75,6 @@ def beta(N, q, gap, beta_factor=1.05):
     return beta_factor * math.log(2 * (N - q) / (q * eps)) / gap
 
 
-def fail(msg):
-    print(f"neighbourly_worst_case: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
-def attnlab(cli, *args):
-    r = subprocess.run([cli, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"`{' '.join([cli, *args])}` failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
-    return r.stdout
 
 
 def write_worst_dataset(cli, N, q, n, seed, path):
@@ -138,12 +138,6 @@ def sampled(directory):
     return out
 
 
-def int_list(text, name):
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        fail(f"--{name} {text}: expected comma-separated integers, e.g. --{name} 16,64")
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -155,7 +149,7 @@ def main():
     ap.add_argument("--attnlab", default="build/attnlab")
     ap.add_argument("--work", help="scratch directory (default: a temporary one)")
     a = ap.parse_args()
-    Ns, qs = int_list(a.N, "N"), int_list(a.q, "q")
+    Ns, qs = number_list(TOOL, a.N, "N", int), number_list(TOOL, a.q, "q", int)
     if not os.access(a.attnlab, os.X_OK):
         fail(f"--attnlab {a.attnlab}: not an executable; build it (make build) or pass its path")
     if a.n < 1:

@@ -201,6 +201,20 @@ RunOutcome run_point_isolated(const RunPoint& point) {
 
 std::unique_ptr<ForkServer> sweep_server_start() { return std::make_unique<ForkServer>(worker_entry); }
 
+void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress,
+                  const RunPoint& point, const RunOutcome& outcome) {
+  store.insert(point, outcome);
+  if (outcome.ok) {
+    ++summary.ok;
+  } else {
+    ++summary.failed;
+    log_warn("%srun %s (point %lld, seed %llu) failed: %s\n", progress.enabled() ? "\r\033[K" : "",
+             outcome.run_id.c_str(), static_cast<long long>(point.index),
+             static_cast<unsigned long long>(point.seed), outcome.error.c_str());
+  }
+  progress.add(1, outcome.ok ? 0 : 1);
+}
+
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options) {
   ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
@@ -231,17 +245,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
 
   // Stores one outcome of `point` and counts it.
   auto store_outcome = [&](const RunPoint& point, const RunOutcome& outcome) {
-    store.insert(point, outcome);
-    if (outcome.ok) {
-      ++summary.ok;
-    } else {
-      ++summary.failed;
-      log_warn("%srun %s (point %lld, seed %llu) failed: %s\n",
-               progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
-               static_cast<long long>(point.index), static_cast<unsigned long long>(point.seed),
-               outcome.error.c_str());
-    }
-    progress.add(1, outcome.ok ? 0 : 1);
+    sweep_record(store, summary, progress, point, outcome);
     log_progress("runs", ++finished, static_cast<int64_t>(points.size()));
   };
   // A group worker's outcomes that arrived complete, stored in order.

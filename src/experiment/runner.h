@@ -41,6 +41,13 @@ struct SweepSummary {
   int64_t ok = 0, failed = 0;
 };
 
+class Progress;
+
+// Stores one run's outcome, counts it in `summary` and `progress`, and warns (one line,
+// clearing the progress line) when it failed: what every sweep does with an outcome.
+void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress,
+                  const RunPoint& point, const RunOutcome& outcome);
+
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options);
 

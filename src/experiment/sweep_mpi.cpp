@@ -6,7 +6,6 @@
 #include <map>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "core/progress.h"
 #include "experiment/point_codec.h"
 #include "experiment/run_distributed.h"
@@ -20,13 +19,6 @@ enum Tag { kRun = 1, kResult = 2, kJoint = 3, kStop = 4 };
 // Workers holding a run of rank 0's current sweep.
 int g_busy_workers = 0;
 
-void report_failure(const Progress& progress, const RunPoint& p, const RunOutcome& outcome) {
-  log_warn("%srun %s (point %lld, seed %llu) failed: %s\n",
-               progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
-               static_cast<long long>(p.index), static_cast<unsigned long long>(p.seed),
-               outcome.error.c_str());
-}
-
 }  // namespace
 
 SweepSummary sweep_mpi_coordinate(const std::vector<const RunPoint*>& points, ResultsStore& store,
@@ -35,14 +27,7 @@ SweepSummary sweep_mpi_coordinate(const std::vector<const RunPoint*>& points, Re
   SweepSummary summary;
   Progress progress("runs", static_cast<int64_t>(points.size()), options.progress);
   auto record = [&](const RunPoint& p, const RunOutcome& outcome) {
-    store.insert(p, outcome);
-    if (outcome.ok) {
-      ++summary.ok;
-    } else {
-      ++summary.failed;
-      report_failure(progress, p, outcome);
-    }
-    progress.add(1, outcome.ok ? 0 : 1);
+    sweep_record(store, summary, progress, p, outcome);
   };
 
   std::vector<const RunPoint*> solo;

@@ -6,29 +6,17 @@ intended source, and the script runs end to end on a tiny fitted model.
 Usage: check_disj_matched_values.py ATTNLAB_BINARY SOURCE_DIR TMPDIR.
 Exits 77 (ctest: skipped) if numpy is missing.
 """
-import importlib.util
 import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not importable by", sys.executable, "(install python3-numpy)")
-    sys.exit(77)
+import script_check
 
-binary, source, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-os.makedirs(tmp, exist_ok=True)
+dm, binary, source, tmp = script_check.load("disj_matched_values")  # exits 77 without numpy
+import numpy as np  # noqa: E402
+
+check = script_check.Checks()
 script = os.path.join(source, "scripts", "disj_matched_values.py")
-spec = importlib.util.spec_from_file_location("disj_matched_values", script)
-dm = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dm)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
 
 
 def data(name, *extra):
@@ -57,7 +45,4 @@ bad = subprocess.run([sys.executable, script, "--model", model, "--N", "8", "--q
                       "--attnlab", binary], capture_output=True, text=True)
 check(bad.returncode == 2 and "--N 8" in bad.stderr, f"N < 2q+1: exit {bad.returncode}, {bad.stderr}")
 
-if failures:
-    print("FAILED:\n  " + "\n  ".join(failures))
-    sys.exit(1)
-print("ok: DISJ datasets rebuilt exactly, mixed sets from the right sources, script end to end")
+check.finish("DISJ datasets rebuilt exactly, mixed sets from the right sources, script end to end")

@@ -6,29 +6,15 @@ what `attnlab data` samples, and the nearest-miss margins equal a brute-force lo
 Usage: check_match_rates.py ATTNLAB_BINARY SOURCE_DIR TMPDIR.
 Exits 77 (ctest: skipped) if numpy is missing.
 """
-import importlib.util
 import itertools
 import math
-import os
-import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not importable by", sys.executable, "(install python3-numpy)")
-    sys.exit(77)
+import script_check
 
-binary, source, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-os.makedirs(tmp, exist_ok=True)
-spec = importlib.util.spec_from_file_location("match_rates", os.path.join(source, "scripts", "match_rates.py"))
-mr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mr)
-failures = []
+mr, binary, source, tmp = script_check.load("match_rates")  # exits 77 without numpy
+import numpy as np  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+check = script_check.Checks()
 
 
 # Match2: the exact rate over every tuple (non-distinct witnesses, M odd).
@@ -68,7 +54,4 @@ for task, k in (("match2", 1), ("match3", 2)):
 
 check(mr.prime_at_least(2560) == 2579 and mr.prime_at_least(640) == 641, "prime_at_least")
 
-if failures:
-    print("FAILED:\n  " + "\n  ".join(failures[:20]))
-    sys.exit(1)
-print("ok: Match2 rate exact, Match3 rate close, margins = brute force")
+check.finish("Match2 rate exact, Match3 rate close, margins = brute force")

@@ -6,30 +6,16 @@ inputs, targets), and its bits search returns the first p at which the construct
 Usage: check_neighbourly_worst_case.py ATTNLAB_BINARY SOURCE_DIR TMPDIR.
 Exits 77 (ctest: skipped) if numpy is missing.
 """
-import importlib.util
 import itertools
 import math
 import os
-import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not importable by", sys.executable, "(install python3-numpy)")
-    sys.exit(77)
+import script_check
 
-binary, source, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-os.makedirs(tmp, exist_ok=True)
-spec = importlib.util.spec_from_file_location(
-    "neighbourly_worst_case", os.path.join(source, "scripts", "neighbourly_worst_case.py"))
-wc = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(wc)
-failures = []
+wc, binary, source, tmp = script_check.load("neighbourly_worst_case")  # exits 77 without numpy
+import numpy as np  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+check = script_check.Checks()
 
 
 def gap_ref(S, N, j):
@@ -74,7 +60,4 @@ check(wc.success_rate(binary, path, 0, work) == 1.0, "exact arithmetic fails on 
 check(wc.success_rate(binary, path, p, work) == 1.0, f"fails at the bits_needed {p}")
 check(wc.success_rate(binary, path, p - 1, work) < 1.0, f"succeeds below bits_needed {p}")
 
-if failures:
-    print("FAILED:\n  " + "\n  ".join(failures[:20]))
-    sys.exit(1)
-print("ok: worst gap = brute force for N <= 10, worst-case dataset, bits search")
+check.finish("worst gap = brute force for N <= 10, worst-case dataset, bits search")
