@@ -164,6 +164,11 @@ std::vector<BadInput> bad_input_corpus() {
                                                  "\n\"eval.n\" = " + list + "\n");
        }},
       {"spec_eval_overlaps_train", "run s.toml -o out --set eval.first=1", "eval.first", spec_file("")},
+      {"spec_min_delta_without_patience", "run s.toml -o out", "set train.patience",
+       text_file("s.toml",
+                 "[experiment]\nname = \"bad_inputs\"\nseeds = 1\n[task]\nname = \"qsa\"\nN = 4\n"
+                 "q = 1\n[model]\nname = \"attention\"\n[train]\nn = 0\nsteps = 2\n"
+                 "min_delta = 0.01\n[eval]\nn = 4\n")},
       // Output paths.
       {"output_on_proc", "data qsa --n 5 -o /proc/x.npz", "/proc"},
       {"output_dir_missing", "data qsa --n 5 -o nodir/x.npz", "nodir"},

@@ -211,6 +211,67 @@ TEST(Trainer, PatienceStopsAfterThatManyEvaluationsWithoutImprovement) {
   EXPECT_EQ(all.steps_run, 30);
 }
 
+// The stopping rule applied by hand to a whole recorded curve: the step it stops at
+// (0: never) for this patience and min_delta.
+int64_t stop_step_of_curve(const std::vector<double>& val_losses, int64_t patience, double min_delta) {
+  double reference = INFINITY;
+  int64_t since = 0;
+  for (size_t i = 0; i < val_losses.size(); ++i) {
+    if (val_losses[i] < reference - min_delta) {
+      reference = val_losses[i];
+      since = 0;
+    } else if (++since >= patience) {
+      return static_cast<int64_t>(i) + 1;
+    }
+  }
+  return 0;
+}
+
+TEST(Trainer, MinDeltaStopsWhereTheRuleAppliedToTheWholeCurveSays) {
+  // Plain SGD towards a planted linear map, evaluated every step: the validation loss falls
+  // by shrinking amounts, so a min_delta between the first and the last decrease stops it
+  // part-way. The step is predicted from the curve of the same run trained to the end.
+  const TrainSet<double> train = linear_set(64, 4, 2, 1.0, 7), val = linear_set(64, 4, 2, 1.0, 8);
+  TrainerConfig c;
+  c.optimizer.kind = "sgd";
+  c.lr = 0.02;
+  c.steps = 60;
+  c.batch = train.n;
+  c.eval_every = 1;
+  auto run = [&](int64_t patience, double min_delta, FitLog& log) {
+    LinearNet net(4, 2);
+    net.init(3);
+    TrainerConfig cc = c;
+    cc.patience = patience;
+    cc.min_delta = min_delta;
+    return trainer_run<double>(net, cc, whole_set(train), val, log);
+  };
+  FitLog full_log;
+  const TrainReport full = run(0, 0, full_log);
+  ASSERT_FALSE(full.stopped_early);
+  std::vector<double> curve;
+  for (const auto& p : full_log.points)
+    if (p.series == "val_loss") curve.push_back(p.value);
+  ASSERT_EQ(curve.size(), 60u);
+  const double first_drop = curve[0] - curve[1], last_drop = curve[58] - curve[59];
+  ASSERT_GT(last_drop, 0);
+  ASSERT_GT(first_drop, 4 * last_drop);
+  int stopped_part_way = 0;
+  for (double min_delta : {last_drop / 2, std::sqrt(first_drop * last_drop), first_drop / 2, 10 * first_drop})
+    for (int64_t patience : {1, 3}) {
+      const int64_t expected = stop_step_of_curve(curve, patience, min_delta);
+      FitLog log;
+      const TrainReport r = run(patience, min_delta, log);
+      EXPECT_EQ(r.stopped_early, expected != 0) << min_delta << " " << patience;
+      EXPECT_EQ(r.steps_run, expected != 0 ? expected : 60) << min_delta << " " << patience;
+      // The best parameters still follow the lowest loss seen (the curve falls: the last step).
+      EXPECT_EQ(r.best_step, r.steps_run);
+      EXPECT_EQ(r.best_val_loss, curve[r.steps_run - 1]);
+      stopped_part_way += expected > 1 && expected < 60;
+    }
+  EXPECT_GE(stopped_part_way, 2);  // the cases do cover a stop in the middle of the curve
+}
+
 TEST(Trainer, RestoreBestEndsWithTheBestValidationParameters) {
   const DivergingValidation v;
   auto final_val_loss = [&](bool restore, TrainReport* r) {

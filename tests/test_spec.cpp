@@ -44,12 +44,12 @@ TEST_F(SpecTest, GridTimesSeedsInKeyOrderWithStableIds) {
   const auto points = plan_make(load(text));
   ASSERT_EQ(points.size(), 12u);  // 2 lambdas x 3 q x 2 seeds
   // Axes in key order ("model.lambda" < "task.q"), seeds fastest.
-  EXPECT_EQ(run_point_value(points[0], "model.lambda"), "0.10000000000000001");
-  EXPECT_EQ(run_point_value(points[0], "task.q"), "1");
+  EXPECT_EQ(points[0].config.model_params.get_real("lambda"), 0.1);
+  EXPECT_EQ(points[0].config.task_params.get_int("q"), 1);
   EXPECT_EQ(points[0].seed, 0u);
   EXPECT_EQ(points[1].seed, 1u);
-  EXPECT_EQ(run_point_value(points[2], "task.q"), "2");
-  EXPECT_EQ(run_point_value(points[6], "model.lambda"), "1");
+  EXPECT_EQ(points[2].config.task_params.get_int("q"), 2);
+  EXPECT_EQ(points[6].config.model_params.get_real("lambda"), 1.0);
   std::set<std::string> ids;
   for (const auto& p : points) ids.insert(p.run_id);
   EXPECT_EQ(ids.size(), 12u);

@@ -130,6 +130,13 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
   if (n_train == 0 && !model.fresh_samples)
     throw UserError(spec.path + ": train.n = 0 (fresh samples every step) is only for "
                     "gradient-trained models, not " + c.model + at + "; set train.n");
+  if (model.check_train) {
+    try {
+      model.check_train(c.train_params);
+    } catch (const UserError& e) {
+      throw UserError(spec.path + ": " + e.what() + at);
+    }
+  }
   try {
     task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
   } catch (const UserError& e) {
@@ -281,20 +288,6 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
       for (const auto& [k, v] : *f) check(k, "claim '" + claim.id + "' filter");
   }
   return points;
-}
-
-std::string run_point_value(const RunPoint& p, const std::string& key) {
-  if (key == "seed") return std::to_string(p.seed);
-  if (key == "task.name") return p.config.task;
-  if (key == "model.name") return p.config.model;
-  const auto dot = key.find('.');
-  if (dot == std::string::npos) return "";
-  const Params* params = section_params(p.config, key.substr(0, dot));
-  const std::string k = key.substr(dot + 1);
-  if (params == nullptr) return "";
-  for (size_t i = 0; i < params->schema().size(); ++i)
-    if (params->schema()[i].name == k) return param_value_text(params->values()[i]);
-  return "";
 }
 
 }  // namespace attn

@@ -62,9 +62,6 @@ uint64_t plan_count(const Spec& spec, std::string* factors);
 // checks that plots and claims refer to keys that exist.
 std::vector<RunPoint> plan_make(const Spec& spec);
 
-// The value of a dotted key ("task.N", "model.name", "seed") for a point, as text.
-std::string run_point_value(const RunPoint& point, const std::string& key);
-
 // 64-bit hash of text (FNV-1a, then mixed), as 16 hex digits.
 std::string hash_hex(const std::string& text);
 

@@ -269,19 +269,6 @@ nlohmann::json filter_json(const RunFilter& f) {
 
 }  // namespace
 
-ParsedValue spec_parse_value(const std::string& text, const std::string& where) {
-  const SpecTree t = spec_tree_parse_value(text, where);
-  Loader L{where};
-  ParsedValue out;
-  if (t.kind == Kind::Array) {
-    out.is_list = true;
-    for (const auto& item : t.items) out.items.push_back(L.value_of(item, where));
-  } else {
-    out.items.push_back(L.value_of(t, where));
-  }
-  return out;
-}
-
 Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick) {
   if (!std::filesystem::is_regular_file(path))
     throw IoError(path + ": no such spec file; give the path of a .toml spec (shipped ones are "

@@ -36,10 +36,12 @@ using RunFilter = std::map<std::string, std::vector<ParamValue>>;
 // kind "heatmap": mean metric in each (x, y) cell, both categorical (results.csv).
 // kind "curve": a series vs its step, one line per `line` value (series.csv).
 // kind "matrix": one run's series as an S x S image, entry (k / S, k % S) = step k.
+// kind "size_needed": per x (and line), the smallest swept `size` whose mean metric reaches
+// the threshold (below or above it, `goal`), never-reached cells drawn as bounds.
 struct PlotSpec {
   std::string name;    // file stem of the figure
   std::string title;
-  std::string kind = "line";  // line | heatmap | curve | matrix
+  std::string kind = "line";  // line | heatmap | curve | matrix | size_needed
   std::string metric;  // line: y axis; heatmap: cell colour ("" for curve, matrix)
   std::string x;       // dotted key on the x axis (line, heatmap)
   std::string y;       // dotted key on the y axis (heatmap)
@@ -113,12 +115,5 @@ std::vector<std::string> plot_line_keys(const std::string& line);
 // the values of the runs drawn there.
 std::vector<std::string> plot_title_keys(const std::string& title);
 
-// Parse a value written as TOML (16, 0.5, true, "x", [1, 2]) or bare text (a string).
-// Arrays come back as a list; scalars as a one-element list with is_list = false.
-struct ParsedValue {
-  bool is_list = false;
-  std::vector<ParamValue> items;
-};
-ParsedValue spec_parse_value(const std::string& text, const std::string& where);
 
 }  // namespace attn

@@ -127,6 +127,9 @@ struct ModelInfo {
   // A RidgeModel fitted on a training set: its runs may be executed as run groups
   // (experiment/run_groups.h), sharing features, kernel and spectrum (train/ridge_share.h).
   bool ridge_fitted = false;
+  // Rules between [train] keys (UserError naming them), checked when a spec is planned and
+  // when the model is built; null: none.
+  void (*check_train)(const Params& train) = nullptr;
 };
 
 // Every model, in the order `attnlab list` shows them.

@@ -55,6 +55,7 @@ class NeuralModel : public Model {
         task_(ctx.task),
         index_limit_(ctx.index_limit),
         float64_(ctx.train.get_string("dtype") == "float64") {
+    neural_train_check(train_params_);
     // Build once now so that bad settings fail before any data is generated.
     if (float64_) {
       net64_ = neural_net_make<double>(name_, model_params_, shape_);
@@ -169,6 +170,7 @@ class NeuralModel : public Model {
     c.clip_norm = p.get_real("clip_norm");
     c.eval_every = p.get_int("eval_every");
     c.patience = p.get_int("patience");
+    c.min_delta = p.get_real("min_delta");
     c.restore_best = p.get_bool("restore_best");
     c.eval_batch = p.get_int("eval_batch");
     return c;
@@ -291,6 +293,7 @@ class NeuralModel : public Model {
     log.scalar("val_loss", best_report.best_val_loss);
     log.scalar("best_step", static_cast<double>(best_report.best_step));
     log.scalar("steps_run", static_cast<double>(best_report.steps_run));
+    log.scalar("stopped_early", best_report.stopped_early ? 1.0 : 0.0);
     log.scalar("loss_is_bce", c.loss == Loss::bce_logits ? 1.0 : 0.0);
   }
 

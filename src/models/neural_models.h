@@ -24,6 +24,8 @@ std::vector<ParamSpec> transformer_schema();
 std::vector<ParamSpec> mlp_schema();
 std::vector<ParamSpec> lstm_schema();
 std::vector<ParamSpec> neural_train_schema();
+// Rules between [train] keys of the gradient loop (e.g. min_delta needs patience): UserError.
+void neural_train_check(const Params& train);
 
 std::unique_ptr<Model> attention_make(const ModelContext& context);
 std::unique_ptr<Model> third_order_make(const ModelContext& context);

@@ -143,7 +143,16 @@ std::vector<ParamSpec> neural_train_schema() {
       param_real("min_lr_factor", 0, "cosine schedule's final lr / lr", 0, 1),
       param_real("clip_norm", 0, "cap on the global gradient norm (0: no clipping)", 0, 1e12),
       param_int("eval_every", 200, "steps between validation evaluations", 1, 1e12),
-      param_int("patience", 0, "early stopping: evaluations without improvement (0: off)", 0, 1e12),
+      param_int("patience", 0,
+                "stopping rule: stop after this many evaluations in a row without an improvement "
+                "of at least min_delta (0: off)",
+                0, 1e12),
+      // Added after results were stored: out of run ids at its default.
+      param_id_omit_default(param_real(
+          "min_delta", 0,
+          "stopping rule: the validation-loss decrease an evaluation must reach to count as an "
+          "improvement (needs patience)",
+          0, 1e12)),
       param_bool("restore_best", true, "end with the parameters of the best validation loss"),
       param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out", 0, 0.9),
       param_int("val_n", 1024, "fresh samples (n = 0): validation samples 0 .. val_n-1", 1, 1e9),
@@ -152,6 +161,15 @@ std::vector<ParamSpec> neural_train_schema() {
       param_choice("dtype", "float32", {"float32", "float64"}, "arithmetic of the network"),
       param_int("eval_batch", 1024, "samples per forward pass when evaluating", 1, 1 << 24),
   };
+}
+
+void neural_train_check(const Params& train) {
+  const double min_delta = train.get_real("min_delta");
+  if (min_delta > 0 && train.get_int("patience") == 0)
+    throw UserError("train.min_delta = " + param_value_text(ParamValue(min_delta)) +
+                    " has no effect without train.patience (the number of evaluations in a row "
+                    "without such an improvement after which training stops); set train.patience "
+                    "or remove train.min_delta");
 }
 
 Params neural_default_params(const std::string& model) {

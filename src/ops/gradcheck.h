@@ -12,7 +12,7 @@
 // Non-smooth points (relu at 0, ties): rows draw inputs away from them; as a guard, a probe
 // whose difference quotients at h and h/2 disagree by more than the tolerance straddles a
 // kink and is skipped and counted; more than 5 % skipped fails the row.
-// A new op or model is not done until it has rows here (gradcheck_table.cpp).
+// A new op or model is not done until it has rows here (gradcheck.cpp).
 #pragma once
 
 #include <cstdint>
@@ -62,7 +62,7 @@ std::vector<GradcheckResult> gradcheck_run(const GradcheckRow& row, uint64_t see
 // Every row (ops first, then models).
 const std::vector<GradcheckRow>& gradcheck_table();
 
-// Row groups, each defined next to the code it checks (gradcheck_table.cpp calls them).
+// Row groups, each defined next to the code it checks (gradcheck.cpp's gradcheck_table() calls them).
 void gradcheck_rows_basic(std::vector<GradcheckRow>& table);      // linear, activations, layernorm, losses, embedding
 void gradcheck_rows_attention(std::vector<GradcheckRow>& table);  // attention, head_sum, third-order
 void gradcheck_rows_lstm(std::vector<GradcheckRow>& table);       // lstm layer

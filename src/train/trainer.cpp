@@ -109,7 +109,8 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   std::vector<T> total;  // the chunks' gradient sum (step_gradients)
   TrainReport r;
   r.best_val_loss = std::numeric_limits<double>::infinity();
-  int64_t since_best = 0;
+  double reference = std::numeric_limits<double>::infinity();  // loss at the last counted improvement
+  int64_t since_improvement = 0;
   double window_loss = 0;
   int64_t window_steps = 0;
   for (int64_t step = 1; step <= c.steps; ++step) {
@@ -150,9 +151,12 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
       if (val_loss < r.best_val_loss) {
         r.best_val_loss = val_loss;
         r.best_step = step;
-        since_best = 0;
         if (c.restore_best) best = ps.values();
-      } else if (c.patience > 0 && ++since_best >= c.patience) {
+      }
+      if (val_loss < reference - c.min_delta) {
+        reference = val_loss;
+        since_improvement = 0;
+      } else if (c.patience > 0 && ++since_improvement >= c.patience) {
         r.stopped_early = true;
         break;
       }

@@ -34,7 +34,11 @@ struct TrainerConfig {
   int64_t steps = 2000, batch = 256;
   double clip_norm = 0;  // 0: no clipping; else the global gradient norm is capped
   int64_t eval_every = 200;
-  int64_t patience = 0;  // stop after this many evaluations without improvement (0: never)
+  // Stopping rule: stop after `patience` evaluations in a row without an improvement of at
+  // least min_delta over the reference (the validation loss at the last improvement that
+  // counted; 0: never stop early). The best parameters still follow the lowest loss seen.
+  int64_t patience = 0;
+  double min_delta = 0;
   bool restore_best = true;  // end with the parameters of the best validation loss
   Loss loss = Loss::mse;
   int64_t eval_batch = 1024;
@@ -51,7 +55,7 @@ template <class T>
 using BatchSource = std::function<void(int64_t step, int64_t batch, T* x, T* y)>;
 
 struct TrainReport {
-  int64_t steps_run = 0, best_step = 0;
+  int64_t steps_run = 0, best_step = 0;  // steps_run: the step training stopped at
   double best_val_loss = 0, last_train_loss = 0;
   bool stopped_early = false;
 };
