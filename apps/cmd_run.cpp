@@ -95,8 +95,9 @@ void run_command_register(CLI::App& app) {
                 "If DIR holds another spec's results, move them to DIR/old-<time>/ and start again");
   cmd->add_flag("--retry-failed", o->request.retry_failed, "Run failed runs again");
   cmd->add_flag("--no-groups{false}", o->request.groups,
-                "Run every point in its own worker: no run groups sharing features, kernel and "
-                "spectrum between ridge runs with the same inputs (docs/performance.md)");
+                "Run every point in its own worker: no run groups (ridge runs with the same "
+                "inputs sharing features, kernel and spectrum; fresh-sample training runs "
+                "sharing their batches in lockstep; docs/spec-format.md#run-groups)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
   cmd->add_flag("--mpi", o->mpi,
                 "Under mpirun: rank 0 hands the runs out to the other ranks and writes DIR; "

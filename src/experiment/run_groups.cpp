@@ -21,8 +21,20 @@ Params params_reset(const Params& p, Select reset) {
 
 }  // namespace
 
+bool run_group_lockstep(const RunPoint& point) {
+  const RunConfig& c = point.config;
+  const ModelInfo& info = model_find(c.model);
+  return info.fresh_samples && !info.no_training && c.train_params.get_int("n") == 0 &&
+         c.train_params.has("lrs") && c.train_params.get_real_list("lrs").empty();
+}
+
 std::string run_group_key(const RunPoint& point) {
   const RunConfig& c = point.config;
+  if (run_group_lockstep(point))
+    return "lockstep {\"task\": " + json_quote(c.task) + ", \"task_params\": " +
+           c.task_params.to_json() + ", \"train\": " + c.train_params.to_json() +
+           ", \"eval\": " + c.eval_params.to_json() + ", \"seed\": " + std::to_string(point.seed) +
+           "}";
   if (!model_find(c.model).ridge_fitted || c.train_params.get_int("n") <= 0) return "";
   RunConfig k = c;
   k.task_params = params_reset(c.task_params, [](const ParamSpec& s) { return s.label_only; });
@@ -50,7 +62,15 @@ std::vector<std::vector<const RunPoint*>> run_groups_make(const std::vector<cons
     std::stable_sort(g.begin(), g.end(), [](const RunPoint* a, const RunPoint* b) {
       return a->config.train_params.get_int("n") > b->config.train_params.get_int("n");
     });
-  return groups;
+  // A lockstep group holds all its networks at once: at most kLockstepGroupMax runs each.
+  std::vector<std::vector<const RunPoint*>> out;
+  for (auto& g : groups) {
+    const size_t most = run_group_lockstep(*g.front()) ? kLockstepGroupMax : g.size();
+    for (size_t at = 0; at < g.size(); at += most)
+      out.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(at),
+                       g.begin() + static_cast<std::ptrdiff_t>(std::min(g.size(), at + most)));
+  }
+  return out;
 }
 
 }  // namespace attn

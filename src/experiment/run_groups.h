@@ -1,10 +1,18 @@
-// Run groups: the pending run points that share their inputs and model randomness, executed
-// one after another in one worker process so that a ridge fit can reuse what a neighbour
-// computed (features, kernel, spectrum: train/ridge_share.h).
+// Run groups: the pending run points that share their inputs, executed in one worker process
+// so that a run can reuse what a neighbour computed. Two kinds:
 //
-// Two points are in one group when they are ridge-fitted (ModelInfo::ridge_fitted), have the
-// same seed, and their configurations are equal after setting, to their defaults, the task
-// keys marked label_only (e.g. rf_target's target and p), train.n and train.lambdas. Groups
+// - Ridge groups, run one after another: a ridge fit reuses features, kernel and spectrum
+//   (train/ridge_share.h). Two points are in one when they are ridge-fitted
+//   (ModelInfo::ridge_fitted), have the same seed, and their configurations are equal after
+//   setting, to their defaults, the task keys marked label_only (e.g. rf_target's target and
+//   p), train.n and train.lambdas.
+// - Lockstep groups, trained side by side (experiment/lockstep_group.h): gradient-trained
+//   models on fresh samples (train.n = 0, one learning rate: train.lrs empty) with the same
+//   seed, task, [train] and [eval] settings, whatever their model and [model] keys (e.g.
+//   sanford2023 E1's values of m): every training batch is drawn once for all of them
+//   (tasks/shared_batches.h). At most kLockstepGroupMax runs a group.
+//
+// Groups
 // are formed from the points handed to the runner (the ones still pending in this shard), so
 // an interrupted group redoes only its missing runs, and --retry-failed and --shard act per
 // run point as without groups. Within a group the points run by decreasing train.n (the
@@ -18,6 +26,11 @@
 #include "experiment/plan.h"
 
 namespace attn {
+
+constexpr size_t kLockstepGroupMax = 16;
+
+// Whether a point would train in a lockstep group (fresh-sample gradient training, one rate).
+bool run_group_lockstep(const RunPoint& point);
 
 // The key of the group a point belongs to; empty for a point that is never grouped.
 std::string run_group_key(const RunPoint& point);

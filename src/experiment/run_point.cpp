@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -13,11 +14,18 @@
 namespace attn {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Seconds on the clock a run is timed by: wall time, or (in a lockstep group) this thread's
+// CPU time.
+double run_clock(const RunShare& share) {
+  if (share.batches) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void run_point_body(const RunPoint& p, RunOutcome& out) {
+void run_point_body(const RunPoint& p, const RunShare& share, RunOutcome& out) {
   const RunConfig& c = p.config;
   const int64_t n_train = c.train_params.get_int("n");
   const int64_t n_test = c.eval_params.get_int("n");
@@ -36,12 +44,12 @@ void run_point_body(const RunPoint& p, RunOutcome& out) {
   ATTN_CHECK(n_train > 0 || info.fresh_samples,
              "model " + c.model + " needs a training set: train.n = 0 (fresh samples) is only "
              "for gradient-trained models");
-  const auto model = info.make(
-      ModelContext{c.model_params, c.train_params, task->shape(), p.seed, task.get(), first_test});
+  const auto model = info.make(ModelContext{c.model_params, c.train_params, task->shape(), p.seed,
+                                            task.get(), first_test, share.batches, share.party});
   FitLog log;
-  const auto fit_start = std::chrono::steady_clock::now();
+  const double fit_start = run_clock(share);
   model->fit(train, log);
-  const double fit_seconds = seconds_since(fit_start);
+  const double fit_seconds = run_clock(share) - fit_start;
 
   run_outcome_add_test(test, model->predict(test), out);
   model->evaluate(test, log);  // right after predict(test): models may reuse its work
@@ -73,12 +81,12 @@ void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& trai
                "metric " + name + " is " + std::to_string(value) + " (NaN or inf)");
 }
 
-RunOutcome run_point_execute(const RunPoint& point) {
+RunOutcome run_point_execute(const RunPoint& point, const RunShare& share) {
   RunOutcome out;
   out.run_id = point.run_id;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = run_clock(share);
   try {
-    run_point_body(point, out);
+    run_point_body(point, share, out);
     out.ok = true;
   } catch (const std::bad_alloc&) {
     out.error = "out of memory";
@@ -89,7 +97,7 @@ RunOutcome run_point_execute(const RunPoint& point) {
     out.metrics.clear();
     out.series.clear();
   }
-  out.wall_seconds = seconds_since(start);
+  out.wall_seconds = run_clock(share) - start;
   return out;
 }
 

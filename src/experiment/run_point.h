@@ -27,7 +27,15 @@ struct RunOutcome {
   int64_t peak_rss_bytes = 0;
 };
 
-RunOutcome run_point_execute(const RunPoint& point);
+// A run of a lockstep group (experiment/lockstep_group.h): the fresh batches its group shares
+// and its party. Its fit_seconds and wall_seconds are then its own thread's CPU time, since
+// the group's runs take turns.
+struct RunShare {
+  SharedFreshBatches* batches = nullptr;
+  int party = 0;
+};
+
+RunOutcome run_point_execute(const RunPoint& point, const RunShare& share = {});
 
 // A run's test metrics (metrics_compute of the prediction, stored as test_*), their standard
 // errors over the test samples (test_*_se) and the test set's size (test_samples).

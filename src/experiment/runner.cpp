@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "experiment/fork_server.h"
+#include "experiment/lockstep_group.h"
 #include "experiment/point_codec.h"
 #include "experiment/run_groups.h"
 #include "experiment/run_point.h"
@@ -88,22 +89,30 @@ void worker_warnings_forward(std::string& output, std::vector<std::string>* outc
   _exit(0);
 }
 
-// In the child: run a group's points one after another, sharing ridge work between them
-// (train/ridge_share.h), and send each outcome as soon as it is known; then _exit. Each
-// outcome's peak memory is the worker's so far.
+// In the child: run a group's points, a ridge group one after another sharing ridge work
+// (train/ridge_share.h), a lockstep group side by side (lockstep_group.h), and send each
+// outcome, in point order, as soon as it is known; then _exit. Each outcome's peak memory is
+// the worker's so far.
 [[noreturn]] void group_worker_main(const std::vector<RunPoint>& points, int fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   log_sink_set([fd](const std::string& line) { write_all(fd, kWarnBegin + line + kWarnEnd); });
-  ridge_share_enable(true);
-  for (const RunPoint& point : points) {
-    RunOutcome outcome = run_point_execute(point);
+  auto send = [fd](RunOutcome& outcome) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
     write_all(fd, kOutcomeBegin + run_outcome_encode(outcome) + kOutcomeEnd);
+  };
+  if (run_group_lockstep(points.front())) {
+    lockstep_group_run(points, [&](size_t, RunOutcome&& outcome) { send(outcome); });
+  } else {
+    ridge_share_enable(true);
+    for (const RunPoint& point : points) {
+      RunOutcome outcome = run_point_execute(point);
+      send(outcome);
+    }
   }
   ::close(fd);
   _exit(0);

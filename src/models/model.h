@@ -104,6 +104,7 @@ class Model {
 };
 
 class Task;
+class SharedFreshBatches;
 
 struct ModelContext {
   const Params& model;  // section "model"
@@ -114,6 +115,10 @@ struct ModelContext {
   // sample index they must not reach (the test set's eval.first). Null/0 elsewhere.
   const Task* task = nullptr;
   int64_t index_limit = 0;
+  // Fresh-sample training in a lockstep group (experiment/lockstep_group.h): the batches the
+  // group's runs share (tasks/shared_batches.h) and this run's party. Null elsewhere.
+  SharedFreshBatches* shared_batches = nullptr;
+  int shared_party = 0;
 };
 
 struct ModelInfo {

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "models/neural_models.h"
+#include "tasks/shared_batches.h"
 #include "tasks/task.h"
 #include "train/trainer.h"
 
@@ -54,6 +55,8 @@ class NeuralModel : public Model {
         seed_(ctx.seed),
         task_(ctx.task),
         index_limit_(ctx.index_limit),
+        shared_(ctx.shared_batches),
+        party_(ctx.shared_party),
         float64_(ctx.train.get_string("dtype") == "float64") {
     neural_train_check(train_params_);
     // Build once now so that bad settings fail before any data is generated.
@@ -197,14 +200,21 @@ class NeuralModel : public Model {
                      " fresh samples would overlap the test set at eval.first = " +
                      std::to_string(index_limit_) + "; raise eval.first");
       val = train_set<T>(task_generate(*task_, seed_, 0, val_n), 0, val_n);
-      fresh = batch_alloc(shape_, c.batch);
+      if (!shared_) fresh = batch_alloc(shape_, c.batch);
       source = [&, val_n](int64_t step, int64_t batch, T* x, T* y) {
-        // sample_range writes into zeroed rows (one-hot encodings set only their ones).
-        std::fill(fresh.X.begin(), fresh.X.end(), 0.0);
-        std::fill(fresh.Y.begin(), fresh.Y.end(), 0.0);
-        task_->sample_range(seed_, val_n + (step - 1) * batch, batch, fresh, 0);
-        for (int64_t i = 0; i < batch * x_size; ++i) x[i] = static_cast<T>(fresh.X[i]);
-        for (int64_t i = 0; i < batch * y_size; ++i) y[i] = static_cast<T>(fresh.Y[i]);
+        const int64_t first = val_n + (step - 1) * batch;
+        const Batch* drawn = &fresh;
+        if (shared_) {
+          // A lockstep group's batch, drawn once for all its runs (tasks/shared_batches.h).
+          drawn = &shared_->next(party_, *task_, seed_, first, batch);
+        } else {
+          // sample_range writes into zeroed rows (one-hot encodings set only their ones).
+          std::fill(fresh.X.begin(), fresh.X.end(), 0.0);
+          std::fill(fresh.Y.begin(), fresh.Y.end(), 0.0);
+          task_->sample_range(seed_, first, batch, fresh, 0);
+        }
+        for (int64_t i = 0; i < batch * x_size; ++i) x[i] = static_cast<T>(drawn->X[i]);
+        for (int64_t i = 0; i < batch * y_size; ++i) y[i] = static_cast<T>(drawn->Y[i]);
       };
     } else {
       const double frac = train_params_.get_real("val_fraction");
@@ -374,6 +384,8 @@ class NeuralModel : public Model {
   uint64_t seed_;
   const Task* task_;
   int64_t index_limit_;
+  SharedFreshBatches* shared_;  // a lockstep group's batches, or null
+  int party_;
   bool float64_;
   std::unique_ptr<Net<float>> net32_;
   std::unique_ptr<Net<double>> net64_;
