@@ -72,6 +72,7 @@ TEST(ClaimDocs, ShippedClaimDocsExist) {
                          "e3_brfa_vs_rfa/rfa_samples_grow_with_d",
                          "e3_brfa_vs_rfa/brfa_sample_gain_grows_with_d",
                          "e1_qsa_representation/m_needed_nearly_flat_in_N", "e4_attention_pattern/attention_on_the_set",
+                         "e4_attention_pattern/attention_mass_grows_with_m",
                          "e5_match2_vs_match3/third_order_learns_match3",
                          "e5_match2_vs_match3/attention_fails_match3",
                          "e5_match2_vs_match3/attention_learns_match2"})
