@@ -1,6 +1,7 @@
 // Match2/Match3 with auto_modulus = uniform_half (labels balanced by the modulus, no planting):
 // the modulus it picks, the positive rate of uniform tokens against the closed forms, exact
-// enumeration for small N, determinism, and that the default leaves run ids as they were.
+// enumeration for small N, the constructions' exactness there, determinism, and that the
+// default leaves run ids as they were.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,9 +10,11 @@
 
 #include "core/error.h"
 #include "core/threads.h"
+#include "models/model.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
 #include "tasks/task.h"
+#include "train/metrics.h"
 
 namespace attn {
 namespace {
@@ -134,6 +137,26 @@ TEST(MatchModulus, Match3UniformRateMatchesExactEnumerationAndPoissonAtTheProtoc
           positive_rate(task_generate(*task_make("match3", uniform_half("match3", N, distinct)), 3, 0, 4000));
       EXPECT_NEAR(r.mean, match3_uniform_positive_rate(N, M, distinct), 4.5 * r.se + 0.005);
       EXPECT_NEAR(r.mean, 0.5, 0.03);
+    }
+  }
+}
+
+TEST(MatchModulus, ConstructionsAreExactAtTheUniformHalfModulus) {
+  // The m = 3 Match2 head and the m = 4 third-order Match3 head (spec §3.3–3.4) need only the
+  // circle's gap 1 − cos(2π/M); E5's moduli are smaller than the automatic 10 N² ones.
+  for (int64_t N : {8, 16, 32}) {
+    for (const std::string task : {"match2", "match3"}) {
+      SCOPED_TRACE(task + " N=" + std::to_string(N));
+      const auto t = task_make(task, uniform_half(task, N, false));
+      const Batch data = task_generate(*t, 7, 0, task == "match2" ? 200 : 40);
+      Params mp("model", model_find("construction").schema());
+      mp.set_text("construction", task == "match2" ? "match2_trig" : "match3_third_order");
+      const auto model =
+          model_find("construction").make(ModelContext{mp, Params("train", {}), t->shape(), 7});
+      double exact = -1;
+      for (const auto& [k, v] : metrics_compute(data, model->predict(data)))
+        if (k == "exact_match") exact = v;
+      EXPECT_EQ(exact, 1.0);
     }
   }
 }
