@@ -1,4 +1,9 @@
 // match2: ∃ j with x_i + x_j ≡ 0 (mod M). Labels in O(N log N) by value counts.
+// Under uniform tokens and odd M a position is negative iff none of its k = N witnesses
+// (N − 1 with distinct) equals −x_i (x_i = 0 matches itself), so P(positive) = 1 − (1 − 1/M)^k
+// exactly, 1/2 at M = 1/(1 − 2^(−1/k)) ≈ k/ln 2 (auto_modulus = uniform_half).
+#include <cmath>
+
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
 
@@ -32,10 +37,28 @@ class Match2Task final : public MatchTask {
 
 }  // namespace
 
-std::vector<ParamSpec> match2_schema() { return match_common_schema(); }
+std::vector<ParamSpec> match2_schema() {
+  std::vector<ParamSpec> schema = match_common_schema();
+  schema.push_back(match_auto_modulus_param());
+  return schema;
+}
 
 std::unique_ptr<Task> match2_make(const Params& params) {
-  return std::make_unique<Match2Task>(match_config("match2", params));
+  MatchConfig c = match_config("match2", params);
+  match_apply_auto_modulus(c, params, match2_half_positive_modulus);
+  return std::make_unique<Match2Task>(std::move(c));
+}
+
+double match2_uniform_positive_rate(int64_t N, int64_t M, bool distinct) {
+  const double k = static_cast<double>(distinct ? N - 1 : N);
+  return 1.0 - std::pow(1.0 - 1.0 / static_cast<double>(M), k);
+}
+
+int64_t match2_half_positive_modulus(int64_t N, bool distinct) {
+  const double k = static_cast<double>(distinct ? N - 1 : N);
+  return match_half_positive_prime(N, 1.0 / (1.0 - std::pow(2.0, -1.0 / k)), [&](int64_t M) {
+    return match2_uniform_positive_rate(N, M, distinct);
+  });
 }
 
 void match2_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct,

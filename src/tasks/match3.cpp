@@ -2,6 +2,12 @@
 // (i, j1) look up how many tokens equal the missing value.
 // instances = planted_triples (M >= N+1, Thm 7's regime): a triple-free background (the
 // middle third of [M]) plus max(1, round(plant_fraction·N/3)) planted triples; docs/tasks.md §4.3.
+// Under uniform tokens each of the P unordered witness pairs {j1, j2} (P = N(N+1)/2, or
+// (N−1)(N−2)/2 with distinct) completes x_i with probability 1/M, so P(positive) ≈
+// 1 − exp(−P/M) (Poisson, ignoring that pairs share tokens), 1/2 at M ≈ P/ln 2 ≈ 0.72 N²
+// (auto_modulus = uniform_half).
+#include <cmath>
+
 #include "core/error.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
@@ -49,11 +55,13 @@ std::vector<ParamSpec> match3_schema() {
       param_choice("instances", "random", {"random", "planted_triples"},
                    "random: tokens as set by sampling; planted_triples: tokens from the "
                    "triple-free middle third of [M] plus planted triples (needs M >= N+1)")));
+  schema.push_back(match_auto_modulus_param());
   return schema;
 }
 
 std::unique_ptr<Task> match3_make(const Params& params) {
   MatchConfig c = match_config("match3", params);
+  match_apply_auto_modulus(c, params, match3_half_positive_modulus);
   if (params.get_string("instances") == "planted_triples") {
     // Thm 7's regime is M >= N+1 (spec §2.2, §4 L6); the middle third needs M >= 4 and a
     // planted triple three positions.
@@ -65,6 +73,24 @@ std::unique_ptr<Task> match3_make(const Params& params) {
     c.sampling = "balanced";
   }
   return std::make_unique<Match3Task>(std::move(c));
+}
+
+namespace {
+double match3_witness_pairs(int64_t N, bool distinct) {
+  const double n = static_cast<double>(N);
+  return distinct ? (n - 1) * (n - 2) / 2 : n * (n + 1) / 2;
+}
+}  // namespace
+
+double match3_uniform_positive_rate(int64_t N, int64_t M, bool distinct) {
+  return 1.0 - std::exp(-match3_witness_pairs(N, distinct) / static_cast<double>(M));
+}
+
+int64_t match3_half_positive_modulus(int64_t N, bool distinct) {
+  return match_half_positive_prime(N, match3_witness_pairs(N, distinct) / std::log(2.0),
+                                   [&](int64_t M) {
+                                     return match3_uniform_positive_rate(N, M, distinct);
+                                   });
 }
 
 void match3_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct,

@@ -24,16 +24,46 @@ std::vector<ParamSpec> match_common_schema() {
   };
 }
 
+bool match_is_prime(int64_t m) {
+  if (m < 2) return false;
+  for (int64_t f = 2; f * f <= m; ++f)
+    if (m % f == 0) return false;
+  return true;
+}
+
 int64_t match_auto_modulus(int64_t N) {
-  auto is_prime = [](int64_t m) {
-    if (m < 2) return false;
-    for (int64_t f = 2; f * f <= m; ++f)
-      if (m % f == 0) return false;
-    return true;
-  };
   int64_t m = std::max<int64_t>(N + 1, 10 * N * N);
-  while (!is_prime(m)) ++m;
+  while (!match_is_prime(m)) ++m;
   return m;
+}
+
+ParamSpec match_auto_modulus_param() {
+  // Added after results were stored: out of run ids at its default (today's rule).
+  return param_id_omit_default(param_choice(
+      "auto_modulus", "rare_matches", {"rare_matches", "uniform_half"},
+      "the M that M = 0 picks: rare_matches = smallest prime >= max(N+1, 10 N^2); "
+      "uniform_half = the prime >= N+1 at which uniform tokens make about half the "
+      "positions positive"));
+}
+
+int64_t match_half_positive_prime(int64_t N, double m_half,
+                                  const std::function<double(int64_t M)>& rate) {
+  int64_t hi = std::max<int64_t>(N + 1, static_cast<int64_t>(std::ceil(m_half)));
+  while (!match_is_prime(hi)) ++hi;
+  int64_t lo = std::max<int64_t>(N + 1, static_cast<int64_t>(std::floor(m_half)));
+  while (lo > N + 1 && !match_is_prime(lo)) --lo;
+  if (!match_is_prime(lo)) return hi;  // no prime in [N+1, m_half]
+  return std::fabs(rate(lo) - 0.5) < std::fabs(rate(hi) - 0.5) ? lo : hi;
+}
+
+void match_apply_auto_modulus(MatchConfig& c, const Params& params,
+                              int64_t (*half_positive_modulus)(int64_t N, bool distinct)) {
+  if (params.get_string("auto_modulus") != "uniform_half") return;
+  ATTN_CHECK(params.get_int("M") == 0,
+             "task.auto_modulus = uniform_half chooses M itself, but task.M = " +
+                 std::to_string(params.get_int("M")) +
+                 " is set: set task.M = 0 or drop task.auto_modulus");
+  c.M = half_positive_modulus(c.N, c.distinct);
 }
 
 MatchConfig match_config(const std::string& task, const Params& params) {

@@ -12,6 +12,9 @@
 // Encodings of a token: one_hot (M dims), circle (cos, sin of 2πx/M), scalar (x itself).
 // Shapes: X n × N × d_in, Y n × N × 1 (0/1). Raw: tokens (n, N) int64 (+ variant arrays).
 // Constant: modulus (0-d int64), the M in use (M = 0 resolves to the automatic prime).
+// match2 and match3 also have auto_modulus, the rule M = 0 resolves by: rare_matches (the
+// default, the smallest prime >= max(N+1, 10 N^2)) or uniform_half (the prime >= N+1 at which
+// uniform tokens make about half the positions positive: labels balanced without planting).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,19 @@ std::vector<ParamSpec> match_common_schema();
 MatchConfig match_config(const std::string& task, const Params& params);
 // The smallest prime >= max(N + 1, 10 N^2) (spec §5.2, A10).
 int64_t match_auto_modulus(int64_t N);
+bool match_is_prime(int64_t m);
+
+// auto_modulus (match2 and match3 only; out of run ids at its default, rare_matches).
+ParamSpec match_auto_modulus_param();
+// Under auto_modulus = uniform_half: of the largest prime <= m_half and the smallest prime
+// >= m_half, both at least N + 1 (the regime of San Thm 7), the one whose rate(M) is nearer
+// 1/2 (the larger on a tie); rate(M) is the task's positive rate under uniform tokens.
+int64_t match_half_positive_prime(int64_t N, double m_half,
+                                  const std::function<double(int64_t M)>& rate);
+// Applies auto_modulus to a config read by match_config: with uniform_half (needs task.M = 0,
+// else UserError), c.M = half_positive_modulus(c.N, c.distinct).
+void match_apply_auto_modulus(MatchConfig& c, const Params& params,
+                              int64_t (*half_positive_modulus)(int64_t N, bool distinct));
 // x mod M in {0..M-1} for any sign of x.
 inline int64_t mod_m(int64_t x, int64_t M) {
   const int64_t r = x % M;

@@ -7,7 +7,8 @@
 //   match3_pointer   match3 with j1, j2 ∈ S_i, a uniform s-subset of [N] \ {i} carried by
 //                    token i (param s; raw "pointers" (n, N, s); X gains multi-hot(S_i))
 //   match_s          ∃ j_1..j_{s-1}: x_i + Σ x_j ≡ 0                        (param s >= 2)
-// With distinct = true, witnesses differ from i and from each other.
+// With distinct = true, witnesses differ from i and from each other. match2 and match3 also
+// have auto_modulus (match_common.h): the rule by which M = 0 is resolved.
 // Each variant also has a brute-force reference (all tuples enumerated) used by tests.
 #pragma once
 
@@ -24,9 +25,17 @@ std::vector<ParamSpec> match2_schema();
 std::unique_ptr<Task> match2_make(const Params& params);
 void match2_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t* labels);
 
+// Under uniform tokens (sampling = uniform): the probability that a position is positive
+// (exact for odd M) and the modulus auto_modulus = uniform_half picks for M = 0.
+double match2_uniform_positive_rate(int64_t N, int64_t M, bool distinct);
+int64_t match2_half_positive_modulus(int64_t N, bool distinct);
+
 std::vector<ParamSpec> match3_schema();
 std::unique_ptr<Task> match3_make(const Params& params);
 void match3_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t* labels);
+// The same for match3: the rate is the Poisson approximation 1 − exp(−pairs/M).
+double match3_uniform_positive_rate(int64_t N, int64_t M, bool distinct);
+int64_t match3_half_positive_modulus(int64_t N, bool distinct);
 
 std::vector<ParamSpec> match3_local_schema();
 std::unique_ptr<Task> match3_local_make(const Params& params);
