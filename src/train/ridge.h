@@ -43,6 +43,11 @@ struct RidgeOptions {
   std::string dual_features = "auto";
   int64_t dual_tile = 0;  // samples per tile when recomputing (0: as many as memory allows)
   int64_t block = 512;  // samples per feature block
+  // The λ path, the same results to rounding (train/ridge_band.h): "eigen" (the
+  // eigendecomposition), "tridiagonal" or "band" (solves per λ on a reduced form, where they
+  // equal the eigen path), "auto" (by the system's size D: eigen below 512, tridiagonal below
+  // 2048, band from there).
+  std::string path = "auto";
   bool distributed = false;  // train.distributed: fit over the MPI ranks (fit_distributed)
 };
 
