@@ -12,9 +12,10 @@
 // gives the same numbers to rounding: train/ridge_band.h). With val_fraction > 0 the last
 // round(val_fraction·n) training samples are held out, the model is fitted on the rest, and
 // λ is chosen by validation MSE (refit = true then refits on all n at that λ). λ = 0 means
-// the minimum-norm solution (pseudo-inverse); a λ below the numerical floor (eigenvalues smaller than floor = max eigenvalue · size ·
-// machine epsilon are treated as zero) is reported (lambdas_below_floor) and solved as
-// the pseudo-inverse on that floor instead of producing noise or NaN.
+// the minimum-norm solution (pseudo-inverse); a λ below the numerical floor (eigenvalues
+// smaller than floor = max eigenvalue · size · machine epsilon are treated as zero) is
+// reported (lambdas_below_floor) and solved as the pseudo-inverse on that floor instead of
+// producing noise or NaN.
 // The Gram is accumulated block by block, so n × P features are never stored in primal.
 // A RidgeModel is used by one thread at a time (predict() caches a kernel model's last
 // test kernel for evaluate()).
