@@ -96,6 +96,7 @@ void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vec
 }
 
 ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas) {
+  if (!st.Q.band.empty()) return ridge_band_path(st.Q.band, st.C, st.floor, lambdas);
   const int64_t D = st.eig.size(), K = st.K, L = static_cast<int64_t>(lambdas.size());
   // Eigen-basis coefficients of every λ, then the read-outs of every λ.
   ColMat G(D, L * K);

@@ -8,12 +8,14 @@
 // ΦΦᵀ ≈ M·H, an M-head model at λ matches the kernel model at λ/M.
 //
 // One symmetric eigendecomposition of the P×P Gram or the n×n kernel gives every λ of the
-// grid. With val_fraction > 0 the last round(val_fraction·n) training samples are held
-// out, the model is fitted on the rest, and λ is chosen by validation MSE (refit = true
-// then refits on all n at that λ). λ = 0 means the minimum-norm solution (pseudo-inverse);
-// a λ below the numerical floor (eigenvalues smaller than floor = max eigenvalue · size ·
-// machine epsilon are treated as zero) is reported (lambdas_below_floor) and solved as
-// the pseudo-inverse on that floor instead of producing noise or NaN.
+// grid (from size 512 a tridiagonal or band form with one Cholesky per λ instead, where that
+// gives the same numbers to rounding: train/ridge_band.h). With val_fraction > 0 the last
+// round(val_fraction·n) training samples are held out, the model is fitted on the rest, and
+// λ is chosen by validation MSE (refit = true then refits on all n at that λ). λ = 0 means
+// the minimum-norm solution (pseudo-inverse); a λ below the numerical floor (eigenvalues
+// smaller than floor = max eigenvalue · size · machine epsilon are treated as zero) is
+// reported (lambdas_below_floor) and solved as the pseudo-inverse on that floor instead of
+// producing noise or NaN.
 // The Gram is accumulated block by block, so n × P features are never stored in primal.
 // A RidgeModel is used by one thread at a time (predict() caches a kernel model's last
 // test kernel for evaluate()).
@@ -43,6 +45,11 @@ struct RidgeOptions {
   std::string dual_features = "auto";
   int64_t dual_tile = 0;  // samples per tile when recomputing (0: as many as memory allows)
   int64_t block = 512;  // samples per feature block
+  // The λ path, the same results to rounding (train/ridge_band.h): "eigen" (the
+  // eigendecomposition), "tridiagonal" or "band" (solves per λ on a reduced form, where they
+  // equal the eigen path), "auto" (by the system's size D: eigen below 512, tridiagonal below
+  // 2048, band from there).
+  std::string path = "auto";
   bool distributed = false;  // train.distributed: fit over the MPI ranks (fit_distributed)
 };
 

@@ -102,10 +102,7 @@ void ridge_stage_readout(RidgeFitRun& run, RidgeModel::State& st) {
   // Solved on rank 0 and broadcast: primal V, dual α.
   ColMat coef(D, K);
   ridge_phase(run, [&] {
-    if (!run.comm->is_root()) return;
-    Eigen::VectorXd g(D);
-    for (int64_t k = 0; k < D; ++k) g[k] = ridge_shrink(st.eig[k], st.lambda, st.floor);
-    coef = st.Q.q_times(g.asDiagonal() * st.C);
+    if (run.comm->is_root()) coef = ridge_path_coefficients(st, {st.lambda});
   });
   run.comm->broadcast(0, coef.data(), coef.size());
   if (st.primal) {

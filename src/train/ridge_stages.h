@@ -10,8 +10,9 @@
 //   labels           centred by the fit split's mean (a sum over ranks)       ridge_system.cpp
 //   system assembly  the D × D Gram ΦᵀΦ/n_fit (primal) or kernel (dual), lower triangle, on
 //                    rank 0; primal also ΦᵀYc/n_fit                            ridge_system.cpp
-//   spectrum         eigendecomposition on rank 0, C = Qᵀ·(right-hand sides), the numerical
-//                    floor                                                     ridge_system.cpp
+//   spectrum         eigendecomposition on rank 0 (or the band form where it is faster:
+//                    ridge_band.h), C = Qᵀ·(right-hand sides), the numerical floor
+//                                                                              ridge_system.cpp
 //   λ choice         the path's solutions broadcast, each rank scores its validation rows,
 //                    rank 0 sums the squared errors and chooses               ridge_choose.cpp
 //   read-out         the solution at the chosen λ on every rank               ridge_choose.cpp

@@ -9,6 +9,7 @@
 #include "core/memory.h"
 #include "tasks/batch.h"
 #include "train/ridge.h"
+#include "train/ridge_band.h"
 
 namespace attn {
 
@@ -27,9 +28,13 @@ void ridge_advise_huge(Matrix& m) {
 // never formed: the λ path applies it to a few columns at a time (O(D²) each), while forming Q
 // (dsyevd's back-transformation, 2D³ flops) took a third of the eigendecomposition's time in the
 // fu2023 pipeline benchmark (docs/performance.md).
+// Or, at the sizes where it is faster (RidgeModel's path option, ridge_band.h), no
+// eigenvectors at all: `band` holds the band form A = Q B Qᵀ, and Z and the reflectors here
+// are empty.
 struct RidgeSpectrum {
   ColMat reflectors, Z;
   Eigen::VectorXd tau;
+  RidgeBand band;
   ColMat q_times(const ColMat& G) const;   // Q · G  (D × m)
   ColMat qt_times(const ColMat& B) const;  // Qᵀ · B (D × m)
 };
@@ -41,7 +46,7 @@ struct RidgeModel::State {
   Eigen::VectorXd y_mean;  // K, the label mean predict() adds (all n samples after a refit)
   Eigen::VectorXd y_mean_fit;  // K, the fit split's label mean: the λ path's models use it
   // Spectral form of the fit split: eigenvalues (clipped at 0), eigenvectors Q (factored),
-  // C = Qᵀ B.
+  // C = Qᵀ B; in the band form no eigenvalues, and C = Qᵀ B for the band's Q.
   Eigen::VectorXd eig;
   RidgeSpectrum Q;
   ColMat C;

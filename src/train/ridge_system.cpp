@@ -1,9 +1,8 @@
 // Ridge's labels, system-assembly and spectrum stages (ridge_stages.h): the fit split's
-// centred labels, the D × D Gram or kernel on rank 0, its eigendecomposition, C = Qᵀ·(right-
-// hand sides) and the numerical floor.
+// centred labels, the D × D Gram or kernel on rank 0, its eigendecomposition or band form
+// (ridge_band.h), C = Qᵀ·(right-hand sides) and the numerical floor.
 #include <Eigen/Dense>
 #include <algorithm>
-#include <limits>
 
 #include "core/error.h"
 #include "train/ridge_share.h"
@@ -92,7 +91,11 @@ void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, c
       st.eig = run.share->eig;
       st.Q = run.share->Q;
     } else {
-      st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
+      // The band form where it is faster and equals the eigen path (ridge_band.h), else the
+      // eigendecomposition.
+      const int64_t kd = ridge_band_width(run.options->path, A.rows());
+      if (kd == 0 || !ridge_band_make(A, st.lambdas, kd, st.Q.band))
+        st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
       if (run.share) {
         run.share->spectrum_dual = !st.primal;
         run.share->spectrum_n = st.n_fit;
@@ -100,10 +103,13 @@ void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, c
         run.share->Q = st.Q;
       }
     }
-    st.C = st.Q.qt_times(st.primal ? Bv : Y_fit);
-    const double eig_max = st.eig.size() ? std::max(0.0, st.eig.maxCoeff()) : 0.0;
-    const int64_t D = st.eig.size();
-    st.floor = eig_max * static_cast<double>(D) * std::numeric_limits<double>::epsilon();
+    const ColMat& rhs = st.primal ? Bv : Y_fit;
+    const bool band = !st.Q.band.empty();
+    st.C = band ? st.Q.band.qt_times(rhs) : st.Q.qt_times(rhs);
+    const double eig_max = band ? st.Q.band.eig_max
+                           : st.eig.size() ? std::max(0.0, st.eig.maxCoeff())
+                                           : 0.0;
+    st.floor = ridge_floor(eig_max, band ? st.Q.band.size() : st.eig.size());
     run.below_floor = 0;
     for (double l : st.lambdas) run.below_floor += (l > 0 && l <= st.floor);
   });
