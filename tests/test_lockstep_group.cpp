@@ -3,16 +3,14 @@
 // (tasks/shared_batches.h), and a grouped sweep storing what the run-by-run sweep stores.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "core/turnstile.h"
-#include "experiment/experiment_dir.h"
 #include "experiment/lockstep_group.h"
 #include "experiment/run_groups.h"
-#include "experiment/store.h"
+#include "grouped_sweep_helpers.h"
 #include "spec_test_helpers.h"
 
 namespace attn {
@@ -158,39 +156,13 @@ TEST_F(LockstepGroups, EachStepsBatchIsDrawnOnceAndEveryRunComputesWhatItDoesAlo
 
 // The whole runner path (fork server, group worker, framed outcomes, store).
 TEST_F(LockstepGroups, LockstepSweepStoresWhatTheRunByRunSweepStores) {
-  const std::string spec = write(kSpec);
-  std::map<std::string, std::map<std::string, StoredRun>> stored;
-  for (const bool groups : {true, false}) {
-    RunRequest rq;
-    rq.spec_path = spec;
-    rq.out_dir = path(groups ? "grouped" : "single");
-    rq.progress = false;
-    rq.groups = groups;
-    const RunSummary s = experiment_run(rq);
-    ASSERT_EQ(s.ok, 6);
-    ASSERT_EQ(s.failed, 0);
-    for (auto& r : ResultsStore(rq.out_dir + "/results.sqlite", StoreAccess::kRead).load_runs())
-      stored[groups ? "g" : "s"][r.run_id] = r;
-  }
-  ASSERT_EQ(stored["g"].size(), 6u);
+  const test::GroupedAndSingle runs = test::run_grouped_and_single(write(kSpec), path(""), 6);
+  ASSERT_EQ(runs.grouped.size(), 6u);
+  EXPECT_GT(test::expect_same_stored_runs(runs), 6 * 10);
   std::set<double> early;
-  for (const auto& [id, s] : stored["s"]) {
-    ASSERT_TRUE(stored["g"].count(id)) << id;
-    const StoredRun& g = stored["g"].at(id);
-    EXPECT_EQ(g.status, "ok");
-    ASSERT_EQ(g.metrics.size(), s.metrics.size()) << id;
-    for (size_t k = 0; k < s.metrics.size(); ++k) {
-      ASSERT_EQ(g.metrics[k].first, s.metrics[k].first) << id;
-      if (s.metrics[k].first == "fit_seconds") continue;
-      if (s.metrics[k].first == "stopped_early") early.insert(s.metrics[k].second);
-      EXPECT_EQ(g.metrics[k].second, s.metrics[k].second) << id << " " << s.metrics[k].first;
-    }
-    ASSERT_EQ(g.series.size(), s.series.size()) << id;
-    for (size_t k = 0; k < s.series.size(); ++k) {
-      EXPECT_EQ(g.series[k].step, s.series[k].step);
-      EXPECT_EQ(g.series[k].value, s.series[k].value) << id << " " << s.series[k].series;
-    }
-  }
+  for (const auto& [id, g] : runs.grouped)
+    for (const auto& [name, value] : g.metrics)
+      if (name == "stopped_early") early.insert(value);
   EXPECT_EQ(early, (std::set<double>{0.0, 1.0}));  // runs stopped early and ran to the end
 }
 

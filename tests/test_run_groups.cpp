@@ -12,6 +12,7 @@
 #include "experiment/run_groups.h"
 #include "experiment/store.h"
 #include "models/rfa_features.h"
+#include "grouped_sweep_helpers.h"
 #include "spec_test_helpers.h"
 #include "tasks/task.h"
 #include "train/ridge.h"
@@ -104,48 +105,12 @@ name = "mean"
 // Every stored run of a grouped sweep equals the run-by-run sweep's: status, every metric but
 // the timings, every series point.
 TEST_F(RunGroups, GroupedSweepStoresWhatTheRunByRunSweepStores) {
-  const std::string spec = write(kSpec);
-  std::map<std::string, std::map<std::string, StoredRun>> stored;
-  for (const bool groups : {true, false}) {
-    RunRequest rq;
-    rq.spec_path = spec;
-    rq.out_dir = path(groups ? "grouped" : "single");
-    rq.progress = false;
-    rq.groups = groups;
-    const RunSummary s = experiment_run(rq);
-    ASSERT_EQ(s.ok, 18);
-    ASSERT_EQ(s.failed, 0);
-    for (auto& r : ResultsStore(rq.out_dir + "/results.sqlite", StoreAccess::kRead).load_runs())
-      stored[groups ? "g" : "s"][r.run_id] = r;
-  }
-  ASSERT_EQ(stored["g"].size(), 18u);
-  int compared = 0;
-  for (const auto& [id, s] : stored["s"]) {
-    ASSERT_TRUE(stored["g"].count(id)) << id;
-    const StoredRun& g = stored["g"].at(id);
-    EXPECT_EQ(g.status, "ok");
-    EXPECT_EQ(g.point, s.point);
-    ASSERT_EQ(g.metrics.size(), s.metrics.size()) << id;
-    for (size_t k = 0; k < s.metrics.size(); ++k) {
-      ASSERT_EQ(g.metrics[k].first, s.metrics[k].first) << id;
-      if (s.metrics[k].first == "fit_seconds") continue;
-      EXPECT_TRUE(same(g.metrics[k].second, s.metrics[k].second))
-          << id << " " << s.metrics[k].first << ": " << g.metrics[k].second << " vs "
-          << s.metrics[k].second;
-      ++compared;
-    }
-    ASSERT_EQ(g.series.size(), s.series.size()) << id;
-    for (size_t k = 0; k < s.series.size(); ++k) {
-      EXPECT_EQ(g.series[k].series, s.series[k].series);
-      EXPECT_EQ(g.series[k].step, s.series[k].step);
-      EXPECT_TRUE(same(g.series[k].value, s.series[k].value))
-          << id << " " << s.series[k].series << "[" << s.series[k].step << "]";
-    }
-  }
-  EXPECT_GT(compared, 18 * 10);
+  const test::GroupedAndSingle runs = test::run_grouped_and_single(write(kSpec), path(""), 18);
+  ASSERT_EQ(runs.grouped.size(), 18u);
+  EXPECT_GT(test::expect_same_stored_runs(runs), 18 * 10);
   // Both ridge forms were exercised, with a validation-chosen λ and a refit.
   std::set<double> primal;
-  for (const auto& [id, g] : stored["g"])
+  for (const auto& [id, g] : runs.grouped)
     for (const auto& [name, value] : g.metrics)
       if (name == "ridge_primal") primal.insert(value);
   EXPECT_EQ(primal, (std::set<double>{0.0, 1.0}));
