@@ -30,11 +30,13 @@ bool run_group_lockstep(const RunPoint& point) {
 
 std::string run_group_key(const RunPoint& point) {
   const RunConfig& c = point.config;
-  if (run_group_lockstep(point))
-    return "lockstep {\"task\": " + json_quote(c.task) + ", \"task_params\": " +
-           c.task_params.to_json() + ", \"train\": " + c.train_params.to_json() +
-           ", \"eval\": " + c.eval_params.to_json() + ", \"seed\": " + std::to_string(point.seed) +
-           "}";
+  if (run_group_lockstep(point)) {
+    // Any model: the configuration without its model part.
+    RunConfig k = c;
+    k.model.clear();
+    k.model_params = Params();
+    return "lockstep " + run_config_json(k, point.seed);
+  }
   if (!model_find(c.model).ridge_fitted || c.train_params.get_int("n") <= 0) return "";
   RunConfig k = c;
   k.task_params = params_reset(c.task_params, [](const ParamSpec& s) { return s.label_only; });
