@@ -431,6 +431,18 @@ TEST_F(FitPredict, PredictsWithoutTargets) {
   EXPECT_EQ(npz_read(path("p.npz"))["Y_pred"].shape, (std::vector<int64_t>{40, 1, 1}));
 }
 
+// `predict` reads its dataset by the rule `fit` reads it with (io/dataset_file.h): the raw
+// array `disjoint` of qsa's DISJ instances is kept, so the test metrics include
+// disj_accuracy, as a run's do (predict used to keep only the 0-d constants).
+TEST_F(FitPredict, PredictReadsTheDatasetAsFitDoes) {
+  const std::string data = path("disj.npz"), model = path("m.safetensors");
+  ASSERT_EQ(test::cli_run("data qsa --n 40 --seed 0 -q --set task.instances=disj -o " + data).exit_code, 0);
+  ASSERT_EQ(test::cli_run("fit linear -q --in " + data + " --save " + model).exit_code, 0);
+  const test::CliResult r = test::cli_run("predict --model " + model + " --in " + data + " -o " + path("p.npz"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("test_disj_accuracy"), std::string::npos) << r.out;
+}
+
 TEST_F(FitPredict, UserErrorsAreOneLineAndWriteNothing) {
   write_rf_data();
   ASSERT_EQ(test::cli_run("data qsa --n 30 --seed 0 -q -o " + path("qsa.npz")).exit_code, 0);
@@ -445,6 +457,7 @@ TEST_F(FitPredict, UserErrorsAreOneLineAndWriteNothing) {
   expect_user_error("fit rfa --set model.heads=0" + in + save, "model.heads");
   expect_user_error("fit rfa --set eval.n=3" + in + save, "train.KEY=VALUE");
   expect_user_error("fit rfa --set train.n=121" + in + save, "train.n = 121");
+  expect_user_error("fit rfa --set train.n=0" + in + save, "fresh samples");
   expect_user_error("fit brfa --set model.mean_scales=0.5,1" + in + save, "model.mean_scales");
 
   ASSERT_EQ(test::cli_run("fit rfa --set model.heads=4 -q" + in + save).exit_code, 0);

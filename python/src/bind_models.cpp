@@ -12,6 +12,7 @@
 #include "core/interrupt.h"
 #include "core/memory.h"
 #include "experiment/plan.h"
+#include "models/fit_arrays.h"
 #include "models/model.h"
 #include "models/model_inputs.h"
 #include "models/model_io.h"
@@ -113,6 +114,7 @@ void fit_batch(Core& c, const attn::Batch& data,
   c.model = std::move(model);
 }
 
+// Fit on arrays (models/fit_arrays.h), as `attnlab fit --in FILE` does.
 void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const py::dict& train) {
   auto lock = lock_model(c);
   const auto X = as_f64(X_obj, "X", 3, "(n, T, d_in)");
@@ -121,35 +123,26 @@ void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const p
                                            shape_text(X) + " but Y has " +
                                            std::to_string(Y.shape(0)) + " " + shape_text(Y) +
                                            "; give one target per input");
-  ATTN_CHECK(X.shape(0) >= 1, "X has no samples (shape " + shape_text(X) + "); give at least one");
-  attn::Params tp = train_params_make(c, train);
-  int64_t n = X.shape(0);
-  if (train.contains("n")) {
-    const int64_t want = tp.get_int("n");
-    ATTN_CHECK(want >= 1, "train.n = 0 (fresh samples every step) needs a task, not arrays; use "
-                          "attnlab.run with a spec, or give n >= 1");
-    ATTN_CHECK(want <= n, "train.n = " + std::to_string(want) + " but X holds " +
-                              std::to_string(n) + " samples; lower train.n");
-    n = want;  // the first n samples, as `attnlab fit --set train.n=...`
-  } else {
-    tp.set("n", attn::ParamValue(n));
-  }
+  attn::ModelRecord record = c.record;
+  record.train_params = train_params_make(c, train);
   attn::Batch b;
-  b.n = n;
+  b.n = X.shape(0);
   b.shape.T = X.shape(1);
   b.shape.d_in = X.shape(2);
   b.shape.T_out = Y.shape(1);
   b.shape.d_out = Y.shape(2);
-  ATTN_CHECK(b.shape.T >= 1 && b.shape.d_in >= 1 && b.shape.T_out >= 1 && b.shape.d_out >= 1,
-             "X " + shape_text(X) + " and Y " + shape_text(Y) + " must have no empty dimension");
-  b.X.assign(X.data(), X.data() + n * b.shape.x_size());
-  b.Y.assign(Y.data(), Y.data() + n * b.shape.y_size());
+  b.X.assign(X.data(), X.data() + X.size());
+  b.Y.assign(Y.data(), Y.data() + Y.size());
   c.model.reset();
   c.task.reset();
   c.constants.clear();
-  c.record.train_params = std::move(tp);
-  c.record.shape = attn::TaskShape{b.shape.T, b.shape.d_in, b.shape.T_out, b.shape.d_out, {}, {}};
-  fit_batch(c, b);
+  c.log = attn::FitLog{};
+  {
+    py::gil_scoped_release release;
+    // may throw; then the model stays unfitted
+    c.model = attn::model_fit_arrays(record, b, train.contains("n"), c.log, {"fit(X, Y)", "X"});
+  }
+  c.record = std::move(record);
 }
 
 // A construction's "fit": no data, the task (if named) attached, the shape from it.

@@ -5,24 +5,17 @@
 // Ctrl-C every 50 ms. On KeyboardInterrupt the child is killed (its workers die with it,
 // PR_SET_PDEATHSIG) and the exception propagates; every run finished before that is in
 // DIR/results.sqlite, and calling run() again resumes. The child never touches the
-// interpreter: it reports through a pipe and leaves with _exit. Its warnings (and those of
-// its run workers), its progress and its status lines come over the same pipe and are handed
-// to Python callables (warnings.warn, a progress bar, print) as they arrive.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+// interpreter: it reports through a pipe (core/child_process.h, the runner's frames) and
+// leaves with _exit. Its warnings (and those of its run workers), its progress and its status
+// lines come over the same pipe and are handed to Python callables (warnings.warn, a progress
+// bar, print) as they arrive.
 #include <filesystem>
-#include <functional>
 #include <string>
 
 #include "bindings.h"
+#include "core/child_process.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/threads.h"
 #include "experiment/experiment_dir.h"
@@ -32,157 +25,52 @@
 namespace attnpy {
 namespace {
 
-void write_all(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    const ssize_t k = ::write(fd, s.data() + done, s.size() - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return;
-    done += static_cast<size_t>(k);
-  }
-}
-
-// The child's pipe carries records, each a type letter, text, and a '\0':
-//   W warning line (log_warn, from the child or its run workers), P "done total" of the runs,
-//   S a status line, then one last record: K payload (success), I/U/X message (IoError,
-//   UserError, other error).
-void record_write(int fd, char type, const std::string& text) {
-  std::string rec(1, type);
-  rec += text;
-  rec += '\0';
-  write_all(fd, rec);
-}
-
-// In the child: its end of the pipe (for jobs that send status lines).
-int g_child_fd = -1;
-
-// In the child: run job() and report over fd; never returns.
-[[noreturn]] void child_main(const std::function<std::string()>& job, int threads, int fd) {
-  g_child_fd = fd;
-  interrupt_uninstall();  // no interpreter in here
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  attn::log_sink_set([fd](const std::string& line) { record_write(fd, 'W', attn::log_line_plain(line)); });
-  attn::log_progress_sink_set([fd](const std::string&, int64_t done, int64_t total) {
-    record_write(fd, 'P', std::to_string(done) + " " + std::to_string(total));
-  });
-  char type = 'K';
-  std::string text;
-  try {
-    attn::threads_configure(threads);
-    text = job();
-  } catch (const attn::IoError& e) {
-    type = 'I', text = e.what();
-  } catch (const attn::UserError& e) {
-    type = 'U', text = e.what();
-  } catch (const std::bad_alloc&) {
-    type = 'X', text = "out of memory";
-  } catch (const std::exception& e) {
-    type = 'X', text = e.what();
-  }
-  record_write(fd, type, text);
-  ::close(fd);
-  std::fflush(nullptr);
-  _exit(0);
-}
-
-// Python callables for the records of a child (None: ignored), called with the GIL held.
+// Python callables for the frames of a child (None: ignored), called with the GIL held.
 struct ChildHandlers {
   py::object on_warning, on_progress, on_line;
 };
 
-// Hands one complete record to its handler; returns true for the last record.
-bool record_dispatch(const std::string& rec, const ChildHandlers& h, std::string* last) {
-  const char type = rec.empty() ? 'X' : rec[0];
-  const std::string text = rec.empty() ? "" : rec.substr(1);
-  if (type == 'W') {
-    if (!h.on_warning.is_none()) h.on_warning(text);
-  } else if (type == 'P') {
-    long long done = 0, total = 0;
-    std::sscanf(text.c_str(), "%lld %lld", &done, &total);
-    if (!h.on_progress.is_none()) h.on_progress(done, total);
-  } else if (type == 'S') {
-    if (!h.on_line.is_none()) h.on_line(text);
-  } else {
-    *last = rec;
-    return true;
+// A child's status line (reproduce's `say`), as a frame of this kind (core/child_frames.h).
+constexpr char kFrameStatus = 'S';
+
+// Hands one frame to its handler.
+void frame_dispatch(const attn::ChildFrame& frame, const ChildHandlers& h) {
+  if (frame.kind == attn::kFrameWarning && !h.on_warning.is_none()) {
+    h.on_warning(attn::log_line_plain(frame.payload));
+  } else if (frame.kind == attn::kFrameProgress && !h.on_progress.is_none()) {
+    const auto n = attn::child_numbers_decode(frame.payload, 2);
+    h.on_progress(n[0], n[1]);
+  } else if (frame.kind == kFrameStatus && !h.on_line.is_none()) {
+    h.on_line(frame.payload);
   }
-  return false;
 }
 
-// Runs job() in a forked child while this process waits with the GIL released, forwarding
-// the child's records to the handlers and checking for Ctrl-C every 50 ms (then, or when a
-// handler raises, the child is killed and the Python exception propagates). Returns the
-// payload of a successful job; rethrows the child's error as IoError/UserError/runtime_error.
-std::string child_run(const std::function<std::string()>& job, int threads, const ChildHandlers& h) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("cannot start the run process: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(job, threads, fds[1]);
-  }
-  ::close(fds[1]);
-  std::string buffer, last;
-  bool stopped = false;  // Ctrl-C, or a handler raised
-  std::exception_ptr error;
-  {
+// Runs job() in a forked child (attn::child_job_run) while this process waits with the GIL
+// released, forwarding the child's frames to the handlers and checking for Ctrl-C every
+// 50 ms (then, or when a handler raises, the child is killed and the Python exception
+// propagates). Returns the payload of a successful job; rethrows the child's error.
+std::string child_run(const attn::ChildJob& job, int threads, const ChildHandlers& h) {
+  attn::ChildWatch watch;
+  watch.on_frame = [&h](const attn::ChildFrame& frame) {
+    py::gil_scoped_acquire gil;
+    frame_dispatch(frame, h);
+  };
+  watch.stop = [] {
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  };
+  try {
     py::gil_scoped_release release;
-    char buf[4096];
-    for (;;) {
-      pollfd p{fds[0], POLLIN, 0};
-      const int r = poll(&p, 1, 50);
-      py::gil_scoped_acquire gil;
-      if (r > 0) {
-        const ssize_t k = ::read(fds[0], buf, sizeof buf);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;  // end of the records: the child is leaving
-        buffer.append(buf, static_cast<size_t>(k));
-        size_t end;
-        try {
-          while ((end = buffer.find('\0')) != std::string::npos) {
-            const std::string rec = buffer.substr(0, end);
-            buffer.erase(0, end + 1);
-            record_dispatch(rec, h, &last);
-          }
-        } catch (...) {
-          error = std::current_exception();
-          stopped = true;
-          break;
-        }
-        continue;
-      }
-      if (r < 0 && errno != EINTR) break;
-      if (PyErr_CheckSignals() != 0) {
-        stopped = true;
-        break;
-      }
-    }
-    ::close(fds[0]);
-    if (stopped) kill(pid, SIGTERM);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!stopped && last.empty()) {
-      last = WIFSIGNALED(status) ? "Xthe run process was killed by signal " + std::to_string(WTERMSIG(status))
-                                 : "Xthe run process ended without a report";
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  if (stopped) throw py::error_already_set();
-  const std::string msg = last.substr(1);
-  switch (last[0]) {
-    case 'I': throw attn::IoError(msg);
-    case 'U': throw attn::UserError(msg);
-    case 'K': return msg;
-    default: throw std::runtime_error(msg);
+    return attn::child_job_run(
+        "the run process",
+        [&job, threads](int fd) {
+          interrupt_uninstall();  // no interpreter in here
+          attn::threads_configure(threads);
+          return job(fd);
+        },
+        watch);
+  } catch (const attn::Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
   }
 }
 
@@ -202,19 +90,17 @@ py::dict run(const std::string& spec, const std::string& out, bool quick, int jo
   rq.progress = progress;
   rq.groups = groups;
   const std::string report = child_run(
-      [&rq] {
+      [&rq](int) {
         const attn::RunSummary s = attn::experiment_run(rq);
-        return std::to_string(s.planned) + " " + std::to_string(s.skipped) + " " + std::to_string(s.ok) + " " +
-               std::to_string(s.failed);
+        return attn::child_numbers_encode({s.planned, s.skipped, s.ok, s.failed});
       },
       threads, handlers);
-  long long planned = 0, skipped = 0, ok = 0, failed = 0;
-  std::sscanf(report.c_str(), "%lld %lld %lld %lld", &planned, &skipped, &ok, &failed);
+  const auto n = attn::child_numbers_decode(report, 4);
   py::dict s;
-  s["planned"] = planned;
-  s["skipped"] = skipped;
-  s["ok"] = ok;
-  s["failed"] = failed;
+  s["planned"] = n[0];
+  s["skipped"] = n[1];
+  s["ok"] = n[2];
+  s["failed"] = n[3];
   return s;
 }
 
@@ -232,8 +118,8 @@ std::string reproduce(const std::string& name, const std::string& out, bool quic
   o.report_only = report_only;
   o.progress = progress;
   return child_run(
-      [&o] {
-        o.say = [](const std::string& line) { record_write(g_child_fd, 'S', line); };
+      [&o](int fd) {
+        o.say = [fd](const std::string& line) { attn::child_frame_write(fd, kFrameStatus, line); };
         return attn::reproduce_result_json(attn::reproduce_run(o));
       },
       threads, handlers);

@@ -8,7 +8,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -20,6 +19,7 @@
 #include <memory>
 #include <set>
 
+#include "core/child_process.h"
 #include "core/error.h"
 
 namespace attn {
@@ -64,8 +64,7 @@ bool request_receive(int sock, char* buf, std::string* text, int* fd) {
 
 // The server process: runs until the runner closes the channel, then kills what is left.
 [[noreturn]] void server_main(int sock, pid_t runner, ForkServerEntry entry) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != runner) _exit(1);  // the runner died before prctl took effect
+  child_die_with(runner);
   signal(SIGINT, SIG_IGN);            // the server leaves with the runner, never before
   signal(SIGTERM, SIG_IGN);
   sigset_t chld, old;

@@ -1,22 +1,19 @@
-// Fork-per-run worker pool.
+// Fork-per-run worker pool. Workers report in frames over a pipe (core/child_process.h).
 #include "experiment/runner.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/child_process.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -33,58 +30,35 @@ namespace {
 struct Worker {
   const RunPoint* point;  // the first point of its group
   int fd;
-  std::string output;
+  ChildFrames frames;
   // A run group of several points (run_groups.h): its points, and how many outcomes have
   // arrived (each is stored as soon as it does).
   std::vector<const RunPoint*> group;
   size_t received = 0;
+  std::vector<std::string> outcomes;  // outcome frames not yet stored (a single point's: its one)
 };
 
-void write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
+// A worker sends its warning lines (kFrameWarning) and each outcome, in point order, as a
+// frame of this kind (core/child_frames.h).
+constexpr char kFrameOutcome = 'O';
+
+// In the parent: re-emits the worker's warning lines that arrived complete and appends its
+// complete outcome frames to `outcomes`, in order.
+void worker_frames_take(ChildFrames& frames, std::vector<std::string>& outcomes) {
+  ChildFrame frame;
+  while (frames.next(&frame)) {
+    if (frame.kind == kFrameWarning)
+      log_warn("%s", frame.payload.c_str());
+    else if (frame.kind == kFrameOutcome)
+      outcomes.push_back(std::move(frame.payload));
   }
-}
-
-// A worker's warning lines travel to the parent ahead of its outcome, each framed as
-// kWarnBegin line kWarnEnd (the outcome itself is JSON, so it never starts with kWarnBegin).
-constexpr char kWarnBegin = '\x1e', kWarnEnd = '\x1f';
-
-// A group worker sends each outcome framed as kOutcomeBegin outcome kOutcomeEnd, between
-// its warning lines.
-constexpr char kOutcomeBegin = '\x1c', kOutcomeEnd = '\x1d';
-
-// In the parent: re-emits the framed warning lines that lead `output` and removes them; with
-// `outcomes`, also takes the complete outcome frames among them (a group worker's), in order.
-void worker_warnings_forward(std::string& output, std::vector<std::string>* outcomes = nullptr) {
-  size_t at = 0;
-  while (at < output.size() &&
-         (output[at] == kWarnBegin || (outcomes && output[at] == kOutcomeBegin))) {
-    const bool warning = output[at] == kWarnBegin;
-    const size_t end = output.find(warning ? kWarnEnd : kOutcomeEnd, at);
-    if (end == std::string::npos) break;
-    if (warning)
-      log_warn("%s", output.substr(at + 1, end - at - 1).c_str());
-    else
-      outcomes->push_back(output.substr(at + 1, end - at - 1));
-    at = end + 1;
-  }
-  output.erase(0, at);
 }
 
 // In the child: run the point and send the outcome to the parent, then _exit.
 [[noreturn]] void worker_main(const RunPoint& point, int fd, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  log_sink_set([fd](const std::string& line) { write_all(fd, kWarnBegin + line + kWarnEnd); });
+  child_enter(fd, parent);
   const RunOutcome outcome = run_point_execute(point);
-  write_all(fd, run_outcome_encode(outcome));
+  child_frame_write(fd, kFrameOutcome, run_outcome_encode(outcome));
   ::close(fd);
   _exit(0);
 }
@@ -94,16 +68,12 @@ void worker_warnings_forward(std::string& output, std::vector<std::string>* outc
 // outcome, in point order, as soon as it is known; then _exit. Each outcome's peak memory is
 // the worker's so far.
 [[noreturn]] void group_worker_main(const std::vector<RunPoint>& points, int fd, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  log_sink_set([fd](const std::string& line) { write_all(fd, kWarnBegin + line + kWarnEnd); });
+  child_enter(fd, parent);
   auto send = [fd](RunOutcome& outcome) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
-    write_all(fd, kOutcomeBegin + run_outcome_encode(outcome) + kOutcomeEnd);
+    child_frame_write(fd, kFrameOutcome, run_outcome_encode(outcome));
   };
   if (run_group_lockstep(points.front())) {
     lockstep_group_run(points, [&](size_t, RunOutcome&& outcome) { send(outcome); });
@@ -137,31 +107,22 @@ std::string group_request_encode(const std::vector<const RunPoint*>& group) {
     else
       points.push_back(run_point_decode(request));
   } catch (const std::exception& e) {
-    write_all(fd, kWarnBegin + std::string("attnlab: a worker cannot read its run point: ") + e.what() + "\n" +
-                      kWarnEnd);
+    child_frame_write(fd, kFrameWarning,
+                      std::string("attnlab: a worker cannot read its run point: ") + e.what() + "\n");
     _exit(2);
   }
   if (group) group_worker_main(points, fd, parent);
   worker_main(points.front(), fd, parent);
 }
 
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return std::string("the worker process was killed by signal ") + std::to_string(sig) + " (" +
-           strsignal(sig) + (sig == SIGKILL ? "; out of memory?" : "") + ")";
-  }
-  if (WIFEXITED(status)) return "the worker process exited with code " + std::to_string(WEXITSTATUS(status));
-  return "the worker process ended abnormally";
-}
+std::string describe_status(int status) { return child_status_text(status, "the worker process"); }
 
-// What a finished worker reported, or why it died.
+// What a finished single-point worker reported, or why it died.
 RunOutcome worker_outcome(const RunPoint& point, int status, const rusage& usage,
-                          std::string output) {
-  worker_warnings_forward(output);
+                          const std::vector<std::string>& outcomes) {
   RunOutcome outcome;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !output.empty()) {
-    outcome = run_outcome_decode(output);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !outcomes.empty()) {
+    outcome = run_outcome_decode(outcomes.front());
   } else {
     outcome.run_id = point.run_id;
     outcome.error = describe_status(status);
@@ -173,39 +134,15 @@ RunOutcome worker_outcome(const RunPoint& point, int status, const rusage& usage
 }  // namespace
 
 RunOutcome run_point_isolated(const RunPoint& point) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    throw UserError(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
   const pid_t self = getpid();
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw UserError(std::string("cannot start a worker process: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    worker_main(point, fds[1], self);
-  }
-  ::close(fds[1]);
-  std::string output;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      output.append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    break;
-  }
-  ::close(fds[0]);
-  int status = 0;
+  const Child child = child_fork("a worker process", [&](int fd) { worker_main(point, fd, self); });
+  ChildFrames frames;
+  std::vector<std::string> outcomes;
+  while (child_read(child.fd, frames)) worker_frames_take(frames, outcomes);
+  ::close(child.fd);
   rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  return worker_outcome(point, status, usage, output);
+  const int status = child_wait(child.pid, &usage);
+  return worker_outcome(point, status, usage, outcomes);
 }
 
 std::unique_ptr<ForkServer> sweep_server_start() { return std::make_unique<ForkServer>(worker_entry); }
@@ -257,39 +194,38 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
     sweep_record(store, summary, progress, point, outcome);
     log_progress("runs", ++finished, static_cast<int64_t>(points.size()));
   };
-  // A group worker's outcomes that arrived complete, stored in order.
-  auto take_group_outcomes = [&](Worker& w) {
-    std::vector<std::string> texts;
-    worker_warnings_forward(w.output, &texts);
-    for (const std::string& text : texts) {
+  // A worker's frames that arrived complete: its warnings re-emitted, a group's outcomes
+  // stored in order (a single point's outcome is stored when its worker ends).
+  auto take_frames = [&](Worker& w) {
+    worker_frames_take(w.frames, w.outcomes);
+    if (w.group.empty()) return;
+    for (const std::string& text : w.outcomes) {
       ATTN_ASSERT(w.received < w.group.size(), "a group worker sent more outcomes than points");
       const RunPoint& point = *w.group[w.received++];
       const RunOutcome outcome = run_outcome_decode(text);
       ATTN_ASSERT(outcome.run_id == point.run_id, "a group worker's outcomes are out of order");
       store_outcome(point, outcome);
     }
+    w.outcomes.clear();
   };
 
   while (next < units.size() || !active.empty()) {
     while (next < units.size() && static_cast<int>(active.size()) < options.jobs) {
-      int fds[2];
-      if (pipe2(fds, O_CLOEXEC) != 0)
-        throw UserError(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
+      const ChildPipe pipe = child_pipe_make();
+      const auto& unit = units[next];
       pid_t pid;
       try {
-        const auto& unit = units[next];
         pid = server->start(unit.size() == 1 ? run_point_encode(*unit.front())
                                              : group_request_encode(unit),
-                            fds[1]);
+                            pipe.write_fd);
       } catch (...) {
-        ::close(fds[0]);
-        ::close(fds[1]);
+        ::close(pipe.read_fd);
+        ::close(pipe.write_fd);
         throw;
       }
-      ::close(fds[1]);
-      const auto& unit = units[next];
-      active.emplace(pid, Worker{unit.front(), fds[0], {},
-                                 unit.size() > 1 ? unit : std::vector<const RunPoint*>{}, 0});
+      ::close(pipe.write_fd);
+      active.emplace(pid, Worker{unit.front(), pipe.read_fd, {},
+                                 unit.size() > 1 ? unit : std::vector<const RunPoint*>{}, 0, {}});
       ++next;
     }
 
@@ -306,24 +242,19 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
     for (size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;
       Worker& w = active.at(pids[k]);
-      char buf[65536];
-      const ssize_t n = ::read(w.fd, buf, sizeof buf);
-      if (n > 0) {
-        w.output.append(buf, static_cast<size_t>(n));
-        if (!w.group.empty()) take_group_outcomes(w);
+      if (child_read(w.fd, w.frames)) {
+        take_frames(w);
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
       // End of output: reap the worker and store its outcome.
       ::close(w.fd);
       int status = 0;
       rusage usage{};
       server->wait(pids[k], &status, &usage);
       if (w.group.empty()) {
-        store_outcome(*w.point, worker_outcome(*w.point, status, usage, w.output));
+        store_outcome(*w.point, worker_outcome(*w.point, status, usage, w.outcomes));
       } else {
         // The group's points without an outcome failed with the worker (how it died).
-        take_group_outcomes(w);
         for (; w.received < w.group.size(); ++w.received) {
           const RunPoint& point = *w.group[w.received];
           RunOutcome outcome;

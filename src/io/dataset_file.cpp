@@ -61,30 +61,43 @@ void dataset_write(const std::string& path, const Batch& b, const DatasetMeta& d
   npz_write(path, arrays);
 }
 
-Batch dataset_read(const std::string& path, std::string* meta_json) {
+namespace {
+
+// dataset_read's body; without Y when !y_required and the file has none.
+Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_required, bool* has_y) {
   auto entries = npz_read(path);
   auto take = [&](const char* name) -> NpyArray& {
     auto it = entries.find(name);
     if (it == entries.end())
-      throw IoError(path + ": no array '" + name + "'; an attnlab dataset needs X and Y");
+      throw IoError(path + ": no array '" + name + "'; an attnlab dataset needs X" +
+                    (y_required ? " and Y" : " (Y is optional)"));
     return it->second;
   };
   NpyArray& X = take("X");
-  NpyArray& Y = take("Y");
-  if (X.shape.size() != 3 || Y.shape.size() != 3 || X.shape[0] != Y.shape[0])
-    throw IoError(path + ": X must be (n, T, d_in) and Y (n, T_out, d_out) with the same n");
+  const bool y_present = y_required || entries.count("Y") > 0;
+  if (has_y) *has_y = y_present;
+  if (!y_present) {
+    if (X.shape.size() != 3) throw IoError(path + ": X must be (n, T, d_in)");
+  } else {
+    NpyArray& Y = take("Y");
+    if (X.shape.size() != 3 || Y.shape.size() != 3 || X.shape[0] != Y.shape[0])
+      throw IoError(path + ": X must be (n, T, d_in) and Y (n, T_out, d_out) with the same n");
+  }
   Batch b;
   b.n = X.shape[0];
   b.shape.T = X.shape[1];
   b.shape.d_in = X.shape[2];
-  b.shape.T_out = Y.shape[1];
-  b.shape.d_out = Y.shape[2];
   for (const char* name : {"X", "Y"})
-    if (entries[name].dtype == DType::Unicode)
+    if (entries.count(name) > 0 && entries[name].dtype == DType::Unicode)
       throw IoError(path + ": " + name + " holds text, not numbers; an attnlab dataset's X and Y "
                     "are numeric arrays (rewrite the file with `attnlab data` or numpy.savez)");
   b.X = X.to_f64();
-  b.Y = Y.to_f64();
+  if (y_present) {
+    const NpyArray& Y = entries["Y"];
+    b.shape.T_out = Y.shape[1];
+    b.shape.d_out = Y.shape[2];
+    b.Y = Y.to_f64();
+  }
   const auto m = entries.find("meta");
   if (m != entries.end() && (m->second.dtype != DType::Unicode || m->second.size() != 1))
     throw IoError(path + ": entry 'meta' must be one JSON string (numpy.str_), not a numeric or "
@@ -116,6 +129,16 @@ Batch dataset_read(const std::string& path, std::string* meta_json) {
     (per_sample ? b.raw : b.constants).push_back(std::move(r));
   }
   return b;
+}
+
+}  // namespace
+
+Batch dataset_read(const std::string& path, std::string* meta_json) {
+  return dataset_file_read(path, meta_json, true, nullptr);
+}
+
+Batch dataset_read_inputs(const std::string& path, std::string* meta_json, bool* has_y) {
+  return dataset_file_read(path, meta_json, false, has_y);
 }
 
 }  // namespace attn

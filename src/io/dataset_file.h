@@ -28,9 +28,17 @@ struct DatasetMeta {
 std::string dataset_meta_json(const Batch& batch, const DatasetMeta& meta);
 void dataset_write(const std::string& path, const Batch& batch, const DatasetMeta& meta);
 
-// Reads X, Y and every other numeric entry: the arrays `meta` lists as constants become
-// constants, the others raw arrays (first dimension n); meta_json receives `meta` ("" if
-// absent, e.g. a file written by numpy). IoError if X or Y is missing or misshapen.
+// Reads X, Y and every other numeric entry of a dataset file; meta_json receives `meta` (""
+// if absent, e.g. a file written by numpy). IoError if X or Y is missing or misshapen.
+//
+// The one rule for the other entries (`attnlab fit`, `features` and `predict` alike): text
+// entries are skipped; an entry is a dataset constant when `meta` lists it in "constants"
+// or when it is not per-sample (0-d, or a first dimension other than n), else a raw array
+// (n, ...). Its values are int64 for an integer or bool dtype, float64 for float32/float64.
 Batch dataset_read(const std::string& path, std::string* meta_json);
+
+// dataset_read for a file of inputs to predict on, where Y may be absent: then *has_y is
+// false, Y is empty and T_out = d_out = 0. The same rule for everything else.
+Batch dataset_read_inputs(const std::string& path, std::string* meta_json, bool* has_y);
 
 }  // namespace attn

@@ -1,0 +1,178 @@
+// fork + pipe + wait for children that report in frames (see child_process.h).
+#include "core/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/log.h"
+
+namespace attn {
+namespace {
+
+// child_job_run's last frame: the job's result, or its error by class.
+constexpr char kJobOk = 'K', kJobIoError = 'I', kJobUserError = 'U', kJobError = 'X';
+
+bool job_end_kind(char kind) {
+  return kind == kJobOk || kind == kJobIoError || kind == kJobUserError || kind == kJobError;
+}
+
+// In the child: run the job and send its end frame.
+void job_report(int fd, const ChildJob& job) {
+  char kind = kJobOk;
+  std::string text;
+  try {
+    text = job(fd);
+  } catch (const IoError& e) {
+    kind = kJobIoError, text = e.what();
+  } catch (const UserError& e) {
+    kind = kJobUserError, text = e.what();
+  } catch (const std::bad_alloc&) {
+    kind = kJobError, text = "out of memory";
+  } catch (const std::exception& e) {
+    kind = kJobError, text = e.what();
+  }
+  child_frame_write(fd, kind, text);
+}
+
+}  // namespace
+
+void child_die_with(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
+}
+
+void child_enter(int fd, pid_t parent) {
+  if (parent > 0) child_die_with(parent);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  log_sink_set([fd](const std::string& line) { child_frame_write(fd, kFrameWarning, line); });
+  log_progress_sink_set([fd](const std::string&, int64_t done, int64_t total) {
+    child_frame_write(fd, kFrameProgress, child_numbers_encode({done, total}));
+  });
+}
+
+ChildPipe child_pipe_make() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw UserError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
+  return {fds[0], fds[1]};
+}
+
+Child child_fork(const std::string& what, const std::function<void(int fd)>& body) {
+  const ChildPipe pipe = child_pipe_make();
+  std::fflush(nullptr);  // the child must not inherit unflushed output
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(pipe.read_fd);
+    ::close(pipe.write_fd);
+    throw UserError("cannot start " + what + ": " + std::strerror(error));
+  }
+  if (pid == 0) {
+    ::close(pipe.read_fd);
+    int code = 0;
+    try {
+      body(pipe.write_fd);
+    } catch (const std::exception& e) {
+      child_frame_write(pipe.write_fd, kFrameWarning, std::string("attnlab: ") + what + " failed: " + e.what() + "\n");
+      code = 1;
+    } catch (...) {
+      code = 1;
+    }
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  ::close(pipe.write_fd);
+  return {pid, pipe.read_fd};
+}
+
+bool child_read(int fd, ChildFrames& frames) {
+  char buf[65536];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n > 0) frames.append(buf, static_cast<size_t>(n));
+  return n > 0 || (n < 0 && errno == EINTR);
+}
+
+int child_wait(pid_t pid, rusage* usage) {
+  int status = 0;
+  rusage ignored{};
+  while (wait4(pid, &status, 0, usage ? usage : &ignored) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string child_status_text(int status, const std::string& who) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return who + " was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) +
+           (sig == SIGKILL ? "; out of memory?" : "") + ")";
+  }
+  if (WIFEXITED(status)) return who + " exited with code " + std::to_string(WEXITSTATUS(status));
+  return who + " ended abnormally";
+}
+
+std::string child_job_run(const std::string& who, const ChildJob& job, const ChildWatch& watch) {
+  const Child child = child_fork(who, [&job](int fd) {
+    child_enter(fd, 0);
+    job_report(fd, job);
+    ::close(fd);
+  });
+  ChildFrames frames;
+  std::optional<ChildFrame> end;
+  bool stopped = false;  // stop() said so, or on_frame threw
+  std::exception_ptr error;
+  for (;;) {
+    pollfd p{child.fd, POLLIN, 0};
+    const int r = poll(&p, 1, watch.poll_ms);
+    if (r > 0) {
+      if (!child_read(child.fd, frames)) break;  // the end of the frames: the child is leaving
+      try {
+        ChildFrame frame;
+        while (frames.next(&frame))
+          if (job_end_kind(frame.kind))
+            end = std::move(frame);
+          else if (watch.on_frame)
+            watch.on_frame(frame);
+      } catch (...) {
+        error = std::current_exception();
+        stopped = true;
+        break;
+      }
+      continue;
+    }
+    if (r < 0 && errno != EINTR) break;
+    if (watch.stop && watch.stop()) {
+      stopped = true;
+      break;
+    }
+  }
+  ::close(child.fd);
+  if (stopped) kill(child.pid, SIGTERM);
+  const int status = child_wait(child.pid);
+  if (error) std::rethrow_exception(error);
+  if (stopped) throw Interrupted();
+  if (!end)
+    throw std::runtime_error(WIFSIGNALED(status) ? child_status_text(status, who)
+                                                 : who + " ended without a report");
+  switch (end->kind) {
+    case kJobOk: return end->payload;
+    case kJobIoError: throw IoError(end->payload);
+    case kJobUserError: throw UserError(end->payload);
+    default: throw std::runtime_error(end->payload);
+  }
+}
+
+}  // namespace attn
