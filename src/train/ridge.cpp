@@ -47,7 +47,7 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
   return d;
 }
 
-double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say) {
+double ridge_refit_lambda(const RidgeSolver::State& st, int64_t n, FitLog& log, bool say) {
   const double lam = std::max(st.lambda, st.floor);
   log.scalar("refit_lambda", lam);
   if (say && lam > st.lambda)
@@ -95,7 +95,7 @@ void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vec
     if (name == "nmse") *nmse = value;
 }
 
-ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas) {
+ColMat ridge_path_coefficients(const RidgeSolver::State& st, const std::vector<double>& lambdas) {
   if (!st.Q.band.empty()) return ridge_band_path(st.Q.band, st.C, st.floor, lambdas);
   const int64_t D = st.eig.size(), K = st.K, L = static_cast<int64_t>(lambdas.size());
   // Eigen-basis coefficients of every λ, then the read-outs of every λ.
@@ -137,7 +137,7 @@ ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel
   return out;
 }
 
-ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* features,
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas) {
   const int64_t K = st.K, L = static_cast<int64_t>(lambdas.size());
@@ -217,18 +217,18 @@ RidgeOptions ridge_options(const Params& train) {
   return o;
 }
 
-RidgeModel::RidgeModel(std::unique_ptr<FeatureMap> features, RidgeOptions options)
+RidgeSolver::RidgeSolver(std::unique_ptr<FeatureMap> features, RidgeOptions options)
     : features_(std::move(features)), options_(std::move(options)) {}
 
-RidgeModel::RidgeModel(std::unique_ptr<KernelFunction> kernel, RidgeOptions options)
+RidgeSolver::RidgeSolver(std::unique_ptr<KernelFunction> kernel, RidgeOptions options)
     : kernel_(std::move(kernel)), options_(std::move(options)) {
   ATTN_CHECK(options_.solver != "primal",
              "train.solver = primal is not possible for a kernel model; use dual or auto");
 }
 
-RidgeModel::~RidgeModel() = default;
+RidgeSolver::~RidgeSolver() = default;
 
-std::unique_ptr<RidgeModel::State> RidgeModel::state_begin(const TaskShape& shape, int64_t n) const {
+std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& shape, int64_t n) const {
   auto s = std::make_unique<State>();
   s->x_size = shape.x_size();
   s->T_out = shape.T_out;
