@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "train/metrics.h"
+#include "train/ridge_share.h"
 #include "train/ridge_state.h"
 
 namespace attn {
@@ -127,14 +128,25 @@ ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel
     }
     return out;
   }
-  RowMat F(std::min(B, count), features->dim());  // one buffer for every block
+  RowMat F(cached ? 0 : std::min(B, count), features->dim());  // one buffer for every block
   ridge_advise_huge(F);
   for (int64_t lo = 0; lo < count; lo += B) {
     const int64_t m = std::min(B, count - lo);
-    features->features(data.x(first + lo), m, F.data());
-    out.middleRows(lo, m).noalias() = F.topRows(m) * M;
+    if (cached) {
+      out.middleRows(lo, m).noalias() = cached->middleRows(first + lo, m) * M;
+    } else {
+      features->features(data.x(first + lo), m, F.data());
+      out.middleRows(lo, m).noalias() = F.topRows(m) * M;
+    }
   }
   return out;
+}
+
+const RowMat* ridge_shared_test_features(const FeatureMap& features, const Batch& data,
+                                         int64_t block) {
+  const RidgeShareEntry* e =
+      ridge_share_features(features, data, data.n, std::max<int64_t>(1, block), false);
+  return e && e->rows == data.n ? &e->Phi : nullptr;
 }
 
 ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* features,
@@ -160,8 +172,10 @@ ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* fe
     readout = st.path_readout.leftCols(L * K);
   else if (!st.primal)
     readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
+  const RowMat* shared =
+      first == 0 && count == data.n ? ridge_shared_test_features(*features, data, block) : nullptr;
   return ridge_rows_times(features, nullptr, nullptr, 0, data, first, count, block,
-                          st.primal ? coef : readout, nullptr);
+                          st.primal ? coef : readout, shared);
 }
 
 namespace {

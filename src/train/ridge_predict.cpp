@@ -119,12 +119,18 @@ std::vector<double> RidgeSolver::predict(const Batch& data) const {
     O.rowwise() += st.y_mean.transpose();
     return out;
   }
-  RowMat F(std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
+  // In a run group the test set's features are computed once for all its runs (ridge_share.h).
+  const RowMat* shared = ridge_shared_test_features(*features_, data, B);
+  RowMat F(shared ? 0 : std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
   ridge_advise_huge(F);
   for (int64_t lo = 0; lo < n; lo += B) {
     const int64_t m = std::min(B, n - lo);
-    features_->features(data.x(lo), m, F.data());
-    O.middleRows(lo, m).noalias() = F.topRows(m) * st.V;
+    if (shared) {
+      O.middleRows(lo, m).noalias() = shared->middleRows(lo, m) * st.V;
+    } else {
+      features_->features(data.x(lo), m, F.data());
+      O.middleRows(lo, m).noalias() = F.topRows(m) * st.V;
+    }
     O.middleRows(lo, m).rowwise() += st.y_mean.transpose();
   }
   return out;

@@ -120,10 +120,17 @@ ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* fe
 
 // Samples [first, first + count) of data times M, `block` samples at a time: count × M.cols().
 // Feature models: φ(x)ᵀ M (M: P × c); kernel models: k(x, X_fit)ᵀ M / n_fit (M: n_fit × c),
-// with the kernel rows taken from `cached` (data's kernel against X_fit) when given.
+// with the kernel rows (kernel models) or feature rows (feature models) of data taken from
+// `cached` when given (rows of all of data, computed `block` samples at a time from row 0).
 ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel,
                         const double* X_fit, int64_t n_fit, const Batch& data, int64_t first,
                         int64_t count, int64_t block, const ColMat& M, const RowMat* cached);
+
+// In a run group (ridge_share.h on): the features of all of data's samples (a test set every run
+// of the group has alike), computed once, `block` samples at a time from sample 0, as predict()
+// and the test λ path compute them alone; null when sharing is off or they do not fit.
+const RowMat* ridge_shared_test_features(const FeatureMap& features, const Batch& data,
+                                         int64_t block);
 
 // nmse of predictions given as an n × K column-major matrix (flattened into flat).
 void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,
