@@ -10,7 +10,7 @@
 #include "apps/cli_numbers.h"
 #include "apps/commands.h"
 #include "core/error.h"
-#include "ops/gradcheck.h"
+#include "models/gradcheck_table.h"
 
 namespace attn {
 namespace {

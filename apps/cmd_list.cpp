@@ -12,7 +12,7 @@
 #include "core/params.h"
 #include "core/suggest.h"
 #include "experiment/plan.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {

@@ -636,16 +636,16 @@ FitRun run_fits(const Shape& s, int k, int64_t n_test, const std::string& path,
     attn::RidgeOptions o;
     o.lambdas = lambdas;
     o.path = path;
-    std::unique_ptr<attn::RidgeModel> model;
+    std::unique_ptr<attn::RidgeSolver> model;
     if (s.model == "rfa_kernel") {
-      model = std::make_unique<attn::RidgeModel>(
+      model = std::make_unique<attn::RidgeSolver>(
           std::make_unique<attn::RfaKernel>(attn::RfaKernelConfig{}, train.shape.T, train.shape.d_in), o);
     } else {
       attn::Params mp("model", s.model == "rfmlp" ? attn::rfmlp_schema()
                                : s.model == "brfa" ? attn::brfa_schema()
                                                    : attn::rfa_schema());
       mp.set_text("heads", std::to_string(s.heads));
-      model = std::make_unique<attn::RidgeModel>(attn::rf_feature_map_make(s.model, mp, train.shape, 0), o);
+      model = std::make_unique<attn::RidgeSolver>(attn::rf_feature_map_make(s.model, mp, train.shape, 0), o);
     }
     attn::FitLog log;
     model->fit(train, log);

@@ -12,7 +12,7 @@
 // defaults (relu, augment, w_var 1/4) and the ridge defaults (λ ∈ 10⁻⁸…10⁰, solver auto:
 // dual when P > n_fit, block 512).
 //
-// How the stages are seen without touching ridge.cpp: the model is a RidgeModel over an
+// How the stages are seen without touching ridge.cpp: the model is a RidgeSolver over an
 // RfaFeatures wrapped in a FeatureMap that times every features() call — exactly what
 // rfa_make builds — and this program defines dgemm_, dsyrk_, LAPACKE_dsytrd and LAPACKE_dstedc
 // itself (ridge's eigendecomposition: the tridiagonal reduction and the tridiagonal eigenproblem).
@@ -53,7 +53,7 @@
 
 #include "core/threads.h"
 #include "io/npy.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "models/rf_models.h"
 #include "models/rfa_features.h"
 #include "tasks/task.h"
@@ -216,7 +216,7 @@ class TimedFeatures final : public FeatureMap {
   void features(const double* X, int64_t count, double* Phi) const override {
     const double t0 = now_s(), c0 = cpu_s();
     inner_->features(X, count, Phi);
-    events_.push_back({t0, now_s(), c0, cpu_s(), count});  // RidgeModel calls from one thread
+    events_.push_back({t0, now_s(), c0, cpu_s(), count});  // RidgeSolver calls from one thread
   }
   const RfaFeatures& inner() const { return *inner_; }
   std::vector<FeatureEvent>& events() const { return events_; }
@@ -470,7 +470,7 @@ int bench_main(const Options& o) {
     const std::vector<double>& W = timed.inner().weights();
     npy_write(o.weights_out, NpyView{"W", DType::F64, {o.heads, e, e}, W.data()});
   }
-  RidgeModel model(std::move(features), ridge_options(train_params));
+  RidgeSolver model(std::move(features), ridge_options(train_params));
   const Stamp t_model = stamp();  // the W draw (and optional write) is in no stage
 
   // fit, split at the eigendecomposition

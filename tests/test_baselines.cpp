@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "models/baselines.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 

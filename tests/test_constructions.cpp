@@ -20,7 +20,7 @@
 #include "core/threads.h"
 #include "cli_helpers.h"
 #include "io/npy.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
 #include "tasks/task.h"

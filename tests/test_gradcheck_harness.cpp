@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "ops/gradcheck.h"
+#include "models/gradcheck_table.h"
 
 namespace attn {
 namespace {

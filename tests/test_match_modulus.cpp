@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/threads.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
 #include "tasks/task.h"

@@ -21,7 +21,7 @@
 #include "models/model_io.h"
 #include "models/rf_models.h"
 #include "tasks/task.h"
-#include "train/ridge.h"
+#include "models/ridge_model.h"
 
 namespace attn {
 namespace {
@@ -172,7 +172,7 @@ TEST_F(ModelIo, FileLayoutOfAFeatureModel) {
   EXPECT_EQ(f.find("V")->shape, (std::vector<int64_t>{24, 1}));
   EXPECT_EQ(f.find("y_mean")->shape, (std::vector<int64_t>{1}));
   EXPECT_EQ(f.find("lambda")->shape, (std::vector<int64_t>{}));
-  const auto& ridge = dynamic_cast<const RidgeModel&>(*model);
+  const RidgeSolver& ridge = dynamic_cast<const RidgeModel&>(*model).solver();
   EXPECT_TRUE(same_bits(f.read_f64("V"), ridge.readout()));
   EXPECT_EQ(f.read_f64("lambda")[0], ridge.chosen_lambda());
   const auto& rfa = dynamic_cast<const RfaFeatures&>(*ridge.feature_map());
@@ -263,9 +263,9 @@ TEST_F(ModelIo, LoadedRidgeModelPredictsButDoesNotEvaluate) {
   model_save(path("rfa.safetensors"), r, *model);
   const LoadedModel loaded = model_load(path("rfa.safetensors"));
   EXPECT_THROW(loaded.model->evaluate(test, log), UserError);
-  const auto& ridge = dynamic_cast<const RidgeModel&>(*loaded.model);
-  EXPECT_EQ(ridge.chosen_lambda(), dynamic_cast<const RidgeModel&>(*model).chosen_lambda());
-  EXPECT_TRUE(same_bits(ridge.label_mean(), dynamic_cast<const RidgeModel&>(*model).label_mean()));
+  const RidgeSolver& ridge = dynamic_cast<const RidgeModel&>(*loaded.model).solver();
+  EXPECT_EQ(ridge.chosen_lambda(), dynamic_cast<const RidgeModel&>(*model).solver().chosen_lambda());
+  EXPECT_TRUE(same_bits(ridge.label_mean(), dynamic_cast<const RidgeModel&>(*model).solver().label_mean()));
 }
 
 TEST_F(ModelIo, FeatureMapFactoryMatchesTheModels) {
@@ -332,7 +332,7 @@ TEST_F(FeaturesCommand, BrfaAndRfmlpUseTheModelsMapping) {
     if (model == "brfa") r.model_params.set_text("mean_scale", "2");
     auto m = model_make(r);
     ModelTensor weights;
-    ASSERT_TRUE(rf_feature_weights(*dynamic_cast<const RidgeModel&>(*m).feature_map(), &weights));
+    ASSERT_TRUE(rf_feature_weights(*dynamic_cast<const RidgeModel&>(*m).solver().feature_map(), &weights));
     auto z = npz_read(path(model == "brfa" ? "b.npz" : "m.npz"));
     ASSERT_TRUE(z.count(weights.name)) << weights.name;
     EXPECT_EQ(z[weights.name].shape, weights.shape);

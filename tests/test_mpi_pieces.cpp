@@ -13,7 +13,7 @@
 #include "experiment/point_codec.h"
 #include "experiment/run_distributed.h"
 #include "experiment/spec.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "mpi/comm.h"
 #include "mpi/mpi_session.h"
 #include "tasks/task.h"

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/threads.h"
 #include "experiment/plan.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "models/rf_models.h"
 #include "tasks/task.h"
 

@@ -139,13 +139,13 @@ TEST(Ridge, PrimalDualAndDirectSolveAgree) {
     for (double lambda : {1e-3, 0.1, 3.0}) {
       const auto direct = direct_predictions(train, test, lambda);
       for (const char* solver : {"primal", "dual"}) {
-        RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(lambda, solver));
+        RidgeSolver m(std::make_unique<TestFeatures>(6), one_lambda(lambda, solver));
         FitLog log;
         m.fit(train, log);
         EXPECT_LT(max_rel_diff(m.predict(test), direct), 1e-9)
             << "n=" << n << " λ=" << lambda << " " << solver;
       }
-      RidgeModel k(std::make_unique<TestKernel>(6), one_lambda(lambda));
+      RidgeSolver k(std::make_unique<TestKernel>(6), one_lambda(lambda));
       FitLog log;
       k.fit(train, log);
       EXPECT_LT(max_rel_diff(k.predict(test), direct), 1e-9) << "kernel n=" << n << " λ=" << lambda;
@@ -171,7 +171,7 @@ TEST(Ridge, DualWithRecomputedFeaturesEqualsStoredFeatures) {
       o.refit = refit;
       o.dual_features = how == "store" ? "store" : "recompute";
       o.dual_tile = how == "recompute" ? 7 : 0;
-      RidgeModel m(std::make_unique<TestFeatures>(6), o);
+      RidgeSolver m(std::make_unique<TestFeatures>(6), o);
       FitLog log;
       m.fit(train, log);
       m.evaluate(test, log);
@@ -221,7 +221,7 @@ TEST(Ridge, PlantedSolutionIsRecovered) {
     for (int k = 0; k < 6; ++k) train.X[(half + i) * 6 + k] = -train.X[i * 6 + k];
     train.Y[half + i] = 0.6 - train.Y[i];  // y = 0.3 + <v, x>: the mirror has 0.3 - <v, x>
   }
-  RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1e-12));
+  RidgeSolver m(std::make_unique<TestFeatures>(6), one_lambda(1e-12));
   FitLog log;
   m.fit(train, log);
   const auto pred = m.predict(test);
@@ -236,7 +236,7 @@ TEST(Ridge, ValidationPicksTheBestLambdaOfTheGrid) {
   RidgeOptions o;
   o.lambdas = {1e-6, 1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0};
   o.val_fraction = 0.3;
-  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  RidgeSolver m(std::make_unique<TestFeatures>(6), o);
   FitLog log;
   m.fit(train, log);
   // Brute force: fit on the first 70 samples at each λ, score on the last 30.
@@ -268,7 +268,7 @@ TEST(Ridge, ValidationPicksTheBestLambdaOfTheGrid) {
 TEST(Ridge, ZeroLambdaIsTheMinimumNormInterpolant) {
   const Batch train = make_batch(8, 6, 0.5, planted());  // n = 8 < P = 12
   for (const char* solver : {"primal", "dual"}) {
-    RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(0.0, solver));
+    RidgeSolver m(std::make_unique<TestFeatures>(6), one_lambda(0.0, solver));
     FitLog log;
     m.fit(train, log);
     const auto pred = m.predict(train);
@@ -276,8 +276,8 @@ TEST(Ridge, ZeroLambdaIsTheMinimumNormInterpolant) {
     for (double v : m.readout()) EXPECT_TRUE(std::isfinite(v));
   }
   // The minimum-norm read-out equals the λ → 0 limit of ridge.
-  RidgeModel zero(std::make_unique<TestFeatures>(6), one_lambda(0.0, "dual"));
-  RidgeModel tiny(std::make_unique<TestFeatures>(6), one_lambda(1e-9, "dual"));
+  RidgeSolver zero(std::make_unique<TestFeatures>(6), one_lambda(0.0, "dual"));
+  RidgeSolver tiny(std::make_unique<TestFeatures>(6), one_lambda(1e-9, "dual"));
   FitLog log;
   zero.fit(train, log);
   tiny.fit(train, log);
@@ -289,7 +289,7 @@ TEST(Ridge, LambdaBelowTheFloorIsReportedNotNaN) {
   RidgeOptions o;
   o.lambdas = {1e-300, 1e-3};
   o.val_fraction = 0.25;
-  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  RidgeSolver m(std::make_unique<TestFeatures>(6), o);
   FitLog log;
   m.fit(train, log);
   double below = -1;
@@ -315,12 +315,12 @@ TEST(Ridge, RefitSolvesOnTheWholeTrainingSet) {
   const auto direct = direct_predictions(train, test, 0.05);
   for (const char* solver : {"primal", "dual"}) {
     o.solver = solver;
-    RidgeModel m(std::make_unique<TestFeatures>(6), o);
+    RidgeSolver m(std::make_unique<TestFeatures>(6), o);
     FitLog log;
     m.fit(train, log);
     EXPECT_LT(max_rel_diff(m.predict(test), direct), 1e-9) << solver;
   }
-  RidgeModel k(std::make_unique<TestKernel>(6), o);
+  RidgeSolver k(std::make_unique<TestKernel>(6), o);
   FitLog log;
   k.fit(train, log);
   EXPECT_LT(max_rel_diff(k.predict(test), direct), 1e-9);
@@ -335,7 +335,7 @@ TEST(Ridge, RefitBelowTheFloorRaisesLambdaToTheFloorAndSaysSo) {
   o.refit = true;
   auto refit_lambda = [&](double lambda, std::string* err) {
     o.lambdas = {lambda};
-    RidgeModel m(std::make_unique<TestFeatures>(6), o);
+    RidgeSolver m(std::make_unique<TestFeatures>(6), o);
     FitLog log;
     testing::internal::CaptureStderr();
     m.fit(train, log);
@@ -373,7 +373,7 @@ TEST(Ridge, RefitLeavesTheFitSplitPathAlone) {
       o.solver = "dual";
       o.dual_features = how;
       o.refit = refit;
-      RidgeModel m(std::make_unique<TestFeatures>(6), o);
+      RidgeSolver m(std::make_unique<TestFeatures>(6), o);
       FitLog log;
       m.fit(train, log);
       m.evaluate(test, log);
@@ -396,7 +396,7 @@ TEST(Ridge, TestPathIsOneDirectFitPerLambdaOnTheFitSplit) {
   const Batch train = make_batch(80, 11, 0.8, planted()), test = make_batch(200, 12, 0.8, planted());
   RidgeOptions o;
   o.lambdas = {1e-6, 1e-2, 1.0, 100.0};
-  RidgeModel m(std::make_unique<TestFeatures>(6), o);
+  RidgeSolver m(std::make_unique<TestFeatures>(6), o);
   FitLog log;
   m.fit(train, log);
   m.evaluate(test, log);
@@ -433,7 +433,7 @@ TEST(Ridge, NonFiniteFeaturesAreAClearErrorNotNaNResults) {
   Batch train = make_batch(40, 3, 0.0, planted());
   train.X[5] = std::numeric_limits<double>::infinity();
   for (const char* solver : {"primal", "dual"}) {
-    RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1e-3, solver));
+    RidgeSolver m(std::make_unique<TestFeatures>(6), one_lambda(1e-3, solver));
     FitLog log;
     try {
       m.fit(train, log);
@@ -442,7 +442,7 @@ TEST(Ridge, NonFiniteFeaturesAreAClearErrorNotNaNResults) {
       EXPECT_NE(std::string(e.what()).find("NaN or inf"), std::string::npos) << e.what();
     }
   }
-  RidgeModel k(std::make_unique<TestKernel>(6), one_lambda(1e-3));
+  RidgeSolver k(std::make_unique<TestKernel>(6), one_lambda(1e-3));
   FitLog log;
   EXPECT_THROW(k.fit(train, log), UserError);
 }
@@ -451,8 +451,8 @@ TEST(Ridge, BadOptionsAreUserErrors) {
   Params p("train", ridge_train_schema());
   p.set_text("val_fraction", "0");
   EXPECT_THROW(ridge_options(p), UserError);  // several λ, nothing to choose on
-  EXPECT_THROW(RidgeModel(std::make_unique<TestKernel>(6), one_lambda(1.0, "primal")), UserError);
-  RidgeModel m(std::make_unique<TestFeatures>(6), one_lambda(1.0));
+  EXPECT_THROW(RidgeSolver(std::make_unique<TestKernel>(6), one_lambda(1.0, "primal")), UserError);
+  RidgeSolver m(std::make_unique<TestFeatures>(6), one_lambda(1.0));
   EXPECT_THROW(m.predict(make_batch(3, 1, 0, planted())), UserError);
 }
 
@@ -486,8 +486,8 @@ TEST(Ridge, LocalFitIsTheDistributedFitOnOneRank) {
       std::vector<double> preds[2];
       FitLog logs[2];
       for (int k = 0; k < 2; ++k) {
-        auto m = f.kernel ? std::make_unique<RidgeModel>(std::make_unique<TestKernel>(6), o)
-                          : std::make_unique<RidgeModel>(std::make_unique<TestFeatures>(6), o);
+        auto m = f.kernel ? std::make_unique<RidgeSolver>(std::make_unique<TestKernel>(6), o)
+                          : std::make_unique<RidgeSolver>(std::make_unique<TestFeatures>(6), o);
         if (k == 0)
           m->fit(train, logs[k]);
         else
@@ -540,8 +540,8 @@ TEST(Ridge, DistributedFitOverThreadRanksEqualsTheLocalFit) {
       o.block = 3;
       o.refit = refit;
       auto make = [&] {
-        return f.kernel ? std::make_unique<RidgeModel>(std::make_unique<TestKernel>(6), o)
-                        : std::make_unique<RidgeModel>(std::make_unique<TestFeatures>(6), o);
+        return f.kernel ? std::make_unique<RidgeSolver>(std::make_unique<TestKernel>(6), o)
+                        : std::make_unique<RidgeSolver>(std::make_unique<TestFeatures>(6), o);
       };
       auto local = make();
       FitLog local_log;

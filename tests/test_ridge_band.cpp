@@ -86,7 +86,7 @@ struct Outcome {
   std::vector<double> pred;
 };
 
-Outcome run(std::unique_ptr<RidgeModel> m, const Batch& train, const Batch& test) {
+Outcome run(std::unique_ptr<RidgeSolver> m, const Batch& train, const Batch& test) {
   Outcome o;
   FitLog log;
   m->fit(train, log);
@@ -184,7 +184,7 @@ TEST(RidgeBand, FeatureFitsEqualTheEigenPathToRounding) {
       o.refit = c.refit;
       o.dual_features = c.dual_features;
       o.dual_tile = 48;
-      return run(std::make_unique<RidgeModel>(std::make_unique<CosFeatures>(6, c.P), o), train,
+      return run(std::make_unique<RidgeSolver>(std::make_unique<CosFeatures>(6, c.P), o), train,
                  test);
     };
     const Outcome eigen = fit("eigen");
@@ -213,7 +213,7 @@ TEST(RidgeBand, KernelAndRfaFitsEqualTheEigenPathToRounding) {
       config.heads = std::string(solver) == "primal" ? 30 : 60;  // P = 150 < n_fit = 200 < 300
       Outcome out[2];
       for (const int reduced : {0, 1})
-        out[reduced] = run(std::make_unique<RidgeModel>(
+        out[reduced] = run(std::make_unique<RidgeSolver>(
                                std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7),
                                grid_options(reduced ? path : "eigen", solver)),
                            train, test);
@@ -221,7 +221,7 @@ TEST(RidgeBand, KernelAndRfaFitsEqualTheEigenPathToRounding) {
     }
     Outcome out[2];
     for (const int reduced : {0, 1})
-      out[reduced] = run(std::make_unique<RidgeModel>(
+      out[reduced] = run(std::make_unique<RidgeSolver>(
                              std::make_unique<RfaKernel>(RfaKernelConfig{}, task->shape().T, task->shape().d_in),
                              grid_options(reduced ? path : "eigen", "auto")),
                          train, test);
@@ -235,7 +235,7 @@ TEST(RidgeBand, RankDeficientSystemKeepsTheEigenPathBitForBit) {
   // refused and the fit is the eigen path's, bit for bit.
   const Batch train = cos_batch(200, 2, 3), test = cos_batch(80, 2, 4);
   auto fit = [&](const char* path) {
-    return run(std::make_unique<RidgeModel>(std::make_unique<CosFeatures>(6, 20),
+    return run(std::make_unique<RidgeSolver>(std::make_unique<CosFeatures>(6, 20),
                                             grid_options(path, "dual")),
                train, test);
   };
@@ -264,7 +264,7 @@ TEST(RidgeBand, SharedBandSpectraEqualUnsharedFitsBitForBit) {
         p.set("target", std::string(target));
         const auto task = task_make("rf_target", p);
         const Batch train = task_generate(*task, 3, 0, 250), test = task_generate(*task, 3, 1000, 60);
-        const Outcome r = run(std::make_unique<RidgeModel>(
+        const Outcome r = run(std::make_unique<RidgeSolver>(
                                   std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7), o),
                               train, test);
         out[share].insert(out[share].end(), r.pred.begin(), r.pred.end());

@@ -117,7 +117,8 @@ TEST_F(RunGroups, GroupedSweepStoresWhatTheRunByRunSweepStores) {
 }
 
 // In one process: fits of several targets and sizes on the same inputs share the features,
-// Gram or kernel and spectrum, and predict what unshared fits predict.
+// Gram or kernel and spectrum (and the test set's features, two blocks of them), and predict and
+// evaluate what unshared fits predict and evaluate.
 TEST(RidgeShare, SharedFitsOfTargetsAndSizesEqualUnsharedFits) {
   RfaConfig config;
   config.heads = 16;
@@ -141,13 +142,15 @@ TEST(RidgeShare, SharedFitsOfTargetsAndSizesEqualUnsharedFits) {
           const auto task = task_make("rf_target", p);
           const Batch train = task_generate(*task, 3, 0, n);
           const Batch test = task_generate(*task, 3, 1000, 50);
-          RidgeModel model(
+          RidgeSolver model(
               std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7), o);
           FitLog log;
           model.fit(train, log);
           out[share].push_back(model.predict(test));
+          model.evaluate(test, log);  // the test λ path: the shared test features again
           std::vector<double> scalars;
           for (const auto& [name, value] : log.scalars) scalars.push_back(value);
+          for (const auto& point : log.points) scalars.push_back(point.value);
           out[share].push_back(scalars);
         }
       }
@@ -204,7 +207,7 @@ TEST(RidgeShare, PartialBlocksAreComputedAsTheFitAloneComputesThem) {
       ridge_share_enable(share);
       for (const int64_t n : {170, 100}) {
         const Batch train = task_generate(*task, 3, 0, n);
-        RidgeModel model(std::make_unique<CallSizeFeatures>(train.shape.x_size()), o);
+        RidgeSolver model(std::make_unique<CallSizeFeatures>(train.shape.x_size()), o);
         FitLog log;
         model.fit(train, log);
         const auto pred = model.predict(test);

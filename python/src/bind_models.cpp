@@ -13,7 +13,7 @@
 #include "core/memory.h"
 #include "experiment/plan.h"
 #include "models/fit_arrays.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "models/rf_models.h"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/model.h"
+#include "model_api/model.h"
 #include "tasks/batch.h"
 
 namespace attn {

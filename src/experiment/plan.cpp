@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {

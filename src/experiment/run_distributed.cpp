@@ -10,7 +10,7 @@
 #include "mpi/mpi_session.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
-#include "train/ridge.h"
+#include "models/ridge_model.h"
 
 namespace attn {
 namespace {
@@ -44,7 +44,7 @@ void distributed_body(const RunPoint& p, const Comm& comm, RunOutcome& out) {
 
   FitLog log;
   const auto fit_start = std::chrono::steady_clock::now();
-  ridge->fit_distributed(train, lo, n_train, comm, log);
+  ridge->solver().fit_distributed(train, lo, n_train, comm, log);
   const double fit_seconds = seconds_since(fit_start);
 
   // Test metrics and the λ path: rank 0 only.

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {

@@ -13,7 +13,7 @@
 
 #include "experiment/plan.h"
 #include "tasks/batch.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 
 namespace attn {
 

@@ -10,7 +10,7 @@
 #include "core/suggest.h"
 #include "experiment/spec_loader.h"
 #include "experiment/spec_tree.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {

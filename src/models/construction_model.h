@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 
 namespace attn {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "models/model.h"
+#include "model_api/model.h"
 #include "models/model_io.h"
 
 namespace attn {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/model.h"
+#include "models/model_registry.h"
 
 namespace attn {
 

@@ -11,7 +11,7 @@
 #include "experiment/plan.h"
 #include "io/safetensors.h"
 #include "models/rf_models.h"
-#include "train/ridge.h"
+#include "models/ridge_model.h"
 
 namespace attn {
 namespace {
@@ -87,7 +87,7 @@ uint64_t parse_u64(const std::string& text, const std::string& key) {
 // The frozen weights of a fitted rfa/brfa/rfmlp model; false for other models.
 bool model_frozen_weights(const Model& model, ModelTensor* out) {
   const auto* ridge = dynamic_cast<const RidgeModel*>(&model);
-  return ridge && ridge->feature_map() && rf_feature_weights(*ridge->feature_map(), out);
+  return ridge && ridge->solver().feature_map() && rf_feature_weights(*ridge->solver().feature_map(), out);
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {

@@ -1,7 +1,7 @@
 // Fitted models on disk: one safetensors file per model (`attnlab fit --save`,
 // `attnlab predict --model`). Layouts per model: docs/models.md.
 //
-// File: every tensor float64 (F64, C order), from Model::save (models/model.h), plus for
+// File: every tensor float64 (F64, C order), from Model::save (model_api/model.h), plus for
 // the random-feature models rfa/brfa/rfmlp their frozen weights "W" (M, e, e) or
 // "w" (width, D). "__metadata__" (all values strings):
 //   format          "attnlab.model"          format_version  "1"
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "tasks/batch.h"
 
 namespace attn {

@@ -6,7 +6,7 @@
 #include "core/suggest.h"
 #include "models/baselines.h"
 #include "models/construction_model.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "models/neural_models.h"
 #include "models/rf_models.h"
 

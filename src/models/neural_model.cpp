@@ -1,4 +1,4 @@
-// NeuralModel: a Model (models/model.h) around a gradient-trained network (nn/net.h):
+// NeuralModel: a Model (model_api/model.h) around a gradient-trained network (nn/net.h):
 // builds the network, trains it with train/trainer.h on a fixed training set or on fresh
 // samples (train.n = 0), optionally once per learning rate, predicts, saves and loads.
 #include <algorithm>

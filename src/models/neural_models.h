@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/model.h"
+#include "models/model_registry.h"
 #include "nn/net.h"
 
 namespace attn {

@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/feature_map.h"
+#include "model_api/feature_map.h"
 
 namespace attn {
 

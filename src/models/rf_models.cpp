@@ -8,7 +8,7 @@
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
 #include "models/select_model.h"
-#include "train/ridge.h"
+#include "models/ridge_model.h"
 
 namespace attn {
 namespace {

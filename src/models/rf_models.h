@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/feature_map.h"
-#include "models/model.h"
+#include "model_api/feature_map.h"
+#include "models/model_registry.h"
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "models/feature_map.h"
+#include "model_api/feature_map.h"
 
 namespace attn {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "models/feature_map.h"
+#include "model_api/feature_map.h"
 
 namespace attn {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/model.h"
+#include "models/model_registry.h"
 
 namespace attn {
 

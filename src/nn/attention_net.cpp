@@ -83,154 +83,154 @@ T AttentionNet<T>::scale() const {
 template <class T>
 void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   auto& ps = this->params_;
-  B_ = B;
+  acts_.B = B;
   const int64_t N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
-  phi_out_.resize(rows * m);
-  phi_.forward(ps, x, rows, phi_out_.data());
+  acts_.phi_out.resize(rows * m);
+  phi_.forward(ps, x, rows, acts_.phi_out.data());
   auto project = [&](std::vector<T>& out, int id, int64_t width) {
     out.resize(rows * H * width);
-    linear_forward(out.data(), phi_out_.data(), ps.value(id), static_cast<const T*>(nullptr), rows,
+    linear_forward(out.data(), acts_.phi_out.data(), ps.value(id), static_cast<const T*>(nullptr), rows,
                    m, H * width);
   };
   // Finite precision: round each head's q, k, v per sequence (the backward uses the
   // rounded values, i.e. straight-through).
   const int64_t bits = c_.precision.qkv_bits(this->training());
-  score_bits_ = c_.precision.score_bits(this->training());
-  fused_ = !c_.third_order && dk_ == m && bits == 0;
-  if (fused_) {
-    // A_h = Q_h K_hᵀ into columns h·m … (h+1)·m − 1 of qk_ (m, H·m); queries Φ·A.
-    qk_.resize(m * H * m);
+  acts_.score_bits = c_.precision.score_bits(this->training());
+  acts_.fused = !c_.third_order && dk_ == m && bits == 0;
+  if (acts_.fused) {
+    // A_h = Q_h K_hᵀ into columns h·m … (h+1)·m − 1 of acts_.qk (m, H·m); queries Φ·A.
+    acts_.qk.resize(m * H * m);
     const T* Q = ps.value(q_);
     const T* K = ps.value(k1_);
     for (int64_t h = 0; h < H; ++h)
       gemm<T>(false, true, m, m, dk_, T(1), Q + h * dk_, H * dk_, K + h * dk_, H * dk_, T(0),
-              qk_.data() + h * m, H * m);
-    q_buf_.resize(rows * H * m);
-    linear_forward(q_buf_.data(), phi_out_.data(), qk_.data(), static_cast<const T*>(nullptr),
+              acts_.qk.data() + h * m, H * m);
+    acts_.q.resize(rows * H * m);
+    linear_forward(acts_.q.data(), acts_.phi_out.data(), acts_.qk.data(), static_cast<const T*>(nullptr),
                    rows, m, H * m);
   } else {
-    project(q_buf_, q_, dk_);
-    project(k1_buf_, k1_, dk_);
-    head_quantize(q_buf_.data(), B, N, H, dk_, bits);
-    head_quantize(k1_buf_.data(), B, N, H, dk_, bits);
+    project(acts_.q, q_, dk_);
+    project(acts_.k1, k1_, dk_);
+    head_quantize(acts_.q.data(), B, N, H, dk_, bits);
+    head_quantize(acts_.k1.data(), B, N, H, dk_, bits);
   }
-  project(v1_buf_, v1_, dv_);
-  head_quantize(v1_buf_.data(), B, N, H, dv_, bits);
-  heads_out_.resize(rows * H * dv_);
+  project(acts_.v1, v1_, dv_);
+  head_quantize(acts_.v1.data(), B, N, H, dv_, bits);
+  acts_.heads.resize(rows * H * dv_);
   if (c_.third_order) {
-    project(k2_buf_, k2_, dk_);
-    project(v2_buf_, v2_, dv_);
-    head_quantize(k2_buf_.data(), B, N, H, dk_, bits);
-    head_quantize(v2_buf_.data(), B, N, H, dv_, bits);
-    probs_.resize(B * H * N * N * N);
-    third_order_forward(heads_out_.data(), probs_.data(), q_buf_.data(), k1_buf_.data(),
-                        k2_buf_.data(), v1_buf_.data(), v2_buf_.data(), scale(),
-                        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
+    project(acts_.k2, k2_, dk_);
+    project(acts_.v2, v2_, dv_);
+    head_quantize(acts_.k2.data(), B, N, H, dk_, bits);
+    head_quantize(acts_.v2.data(), B, N, H, dv_, bits);
+    acts_.probs.resize(B * H * N * N * N);
+    third_order_forward(acts_.heads.data(), acts_.probs.data(), acts_.q.data(), acts_.k1.data(),
+                        acts_.k2.data(), acts_.v1.data(), acts_.v2.data(), scale(),
+                        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
   } else {
-    probs_.resize(B * H * N * N);
-    attention_forward(heads_out_.data(), probs_.data(), q_buf_.data(),
-                      fused_ ? phi_out_.data() : k1_buf_.data(), v1_buf_.data(), scale(),
-                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_, fused_});
+    acts_.probs.resize(B * H * N * N);
+    attention_forward(acts_.heads.data(), acts_.probs.data(), acts_.q.data(),
+                      acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), scale(),
+                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
   }
   // ψ's input: [Φ, Σ_h a_h] (residual) or Σ_h a_h.
-  std::vector<T>& a = d_heads_;  // scratch until backward
+  std::vector<T>& a = grad_acts_.heads;  // scratch until backward
   zero(a, rows * dv_);
-  head_sum_forward(a.data(), heads_out_.data(), rows, H, dv_);
-  psi_in_buf_.resize(rows * psi_in_);
+  head_sum_forward(a.data(), acts_.heads.data(), rows, H, dv_);
+  acts_.psi_in.resize(rows * psi_in_);
   for (int64_t r = 0; r < rows; ++r) {
-    T* dst = psi_in_buf_.data() + r * psi_in_;
-    if (c_.residual) std::memcpy(dst, phi_out_.data() + r * m, sizeof(T) * m);
+    T* dst = acts_.psi_in.data() + r * psi_in_;
+    if (c_.residual) std::memcpy(dst, acts_.phi_out.data() + r * m, sizeof(T) * m);
     std::memcpy(dst + (c_.residual ? m : 0), a.data() + r * dv_, sizeof(T) * dv_);
   }
-  psi_out_.resize(rows * c_.d_out);
-  psi_.forward(ps, psi_in_buf_.data(), rows, psi_out_.data());
-  token_outputs_gather(y, psi_out_.data(), B, N, c_.T_out, c_.d_out);
+  acts_.psi_out.resize(rows * c_.d_out);
+  psi_.forward(ps, acts_.psi_in.data(), rows, acts_.psi_out.data());
+  token_outputs_gather(y, acts_.psi_out.data(), B, N, c_.T_out, c_.d_out);
 }
 
 template <class T>
 void AttentionNet<T>::backward(const T* dy) {
   auto& ps = this->params_;
-  const int64_t B = B_, N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
-  zero(d_psi_out_, rows * c_.d_out);
-  token_outputs_scatter(d_psi_out_.data(), dy, B, N, c_.T_out, c_.d_out);
-  zero(d_psi_in_, rows * psi_in_);
-  psi_.backward(ps, d_psi_out_.data(), d_psi_in_.data());
+  const int64_t B = acts_.B, N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
+  zero(grad_acts_.psi_out, rows * c_.d_out);
+  token_outputs_scatter(grad_acts_.psi_out.data(), dy, B, N, c_.T_out, c_.d_out);
+  zero(grad_acts_.psi_in, rows * psi_in_);
+  psi_.backward(ps, grad_acts_.psi_out.data(), grad_acts_.psi_in.data());
 
-  zero(d_phi_, rows * m);
+  zero(grad_acts_.phi, rows * m);
   std::vector<T> d_a(rows * dv_);
   for (int64_t r = 0; r < rows; ++r) {
-    const T* src = d_psi_in_.data() + r * psi_in_;
+    const T* src = grad_acts_.psi_in.data() + r * psi_in_;
     if (c_.residual)
-      for (int64_t j = 0; j < m; ++j) d_phi_[r * m + j] += src[j];
+      for (int64_t j = 0; j < m; ++j) grad_acts_.phi[r * m + j] += src[j];
     std::memcpy(d_a.data() + r * dv_, src + (c_.residual ? m : 0), sizeof(T) * dv_);
   }
-  zero(d_heads_, rows * H * dv_);
-  head_sum_backward(d_heads_.data(), d_a.data(), rows, H, dv_);
+  zero(grad_acts_.heads, rows * H * dv_);
+  head_sum_backward(grad_acts_.heads.data(), d_a.data(), rows, H, dv_);
 
-  zero(d_q_, rows * H * dk_);
-  if (!fused_) zero(d_k1_, rows * H * dk_);
-  zero(d_v1_, rows * H * dv_);
+  zero(grad_acts_.q, rows * H * dk_);
+  if (!acts_.fused) zero(grad_acts_.k1, rows * H * dk_);
+  zero(grad_acts_.v1, rows * H * dv_);
   T dscale = 0;
   if (c_.third_order) {
-    zero(d_k2_, rows * H * dk_);
-    zero(d_v2_, rows * H * dv_);
-    third_order_backward(d_q_.data(), d_k1_.data(), d_k2_.data(), d_v1_.data(), d_v2_.data(),
-                         &dscale, d_heads_.data(), q_buf_.data(), k1_buf_.data(), k2_buf_.data(),
-                         v1_buf_.data(), v2_buf_.data(), probs_.data(), scale(),
-                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_});
+    zero(grad_acts_.k2, rows * H * dk_);
+    zero(grad_acts_.v2, rows * H * dv_);
+    third_order_backward(grad_acts_.q.data(), grad_acts_.k1.data(), grad_acts_.k2.data(), grad_acts_.v1.data(), grad_acts_.v2.data(),
+                         &dscale, grad_acts_.heads.data(), acts_.q.data(), acts_.k1.data(), acts_.k2.data(),
+                         acts_.v1.data(), acts_.v2.data(), acts_.probs.data(), scale(),
+                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
   } else {
     // Fused: the shared keys are Φ itself, so their gradient accumulates into dΦ directly.
-    attention_backward(d_q_.data(), fused_ ? d_phi_.data() : d_k1_.data(), d_v1_.data(), &dscale,
-                       d_heads_.data(), q_buf_.data(), fused_ ? phi_out_.data() : k1_buf_.data(),
-                       v1_buf_.data(), probs_.data(), scale(),
-                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, score_bits_, fused_});
+    attention_backward(grad_acts_.q.data(), acts_.fused ? grad_acts_.phi.data() : grad_acts_.k1.data(), grad_acts_.v1.data(), &dscale,
+                       grad_acts_.heads.data(), acts_.q.data(), acts_.fused ? acts_.phi_out.data() : acts_.k1.data(),
+                       acts_.v1.data(), acts_.probs.data(), scale(),
+                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
   }
   auto unproject = [&](const std::vector<T>& d_out, int id, int64_t width) {
-    linear_backward(d_phi_.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),
-                    phi_out_.data(), ps.value(id), rows, m, H * width);
+    linear_backward(grad_acts_.phi.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),
+                    acts_.phi_out.data(), ps.value(id), rows, m, H * width);
   };
-  if (fused_) {
+  if (acts_.fused) {
     // q' = ΦA: dA = Φᵀ dq', dΦ += dq' Aᵀ; then A_h = Q_h K_hᵀ gives dQ_h = dA_h K_h and
     // dK_h = dA_hᵀ Q_h.
-    zero(d_qk_, m * H * m);
-    linear_backward(d_phi_.data(), d_qk_.data(), static_cast<T*>(nullptr), d_q_.data(),
-                    phi_out_.data(), qk_.data(), rows, m, H * m);
+    zero(grad_acts_.qk, m * H * m);
+    linear_backward(grad_acts_.phi.data(), grad_acts_.qk.data(), static_cast<T*>(nullptr), grad_acts_.q.data(),
+                    acts_.phi_out.data(), acts_.qk.data(), rows, m, H * m);
     const T* Q = ps.value(q_);
     const T* K = ps.value(k1_);
     for (int64_t h = 0; h < H; ++h) {
-      gemm<T>(false, false, m, dk_, m, T(1), d_qk_.data() + h * m, H * m, K + h * dk_, H * dk_,
+      gemm<T>(false, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, K + h * dk_, H * dk_,
               T(1), ps.grad(q_) + h * dk_, H * dk_);
-      gemm<T>(true, false, m, dk_, m, T(1), d_qk_.data() + h * m, H * m, Q + h * dk_, H * dk_,
+      gemm<T>(true, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, Q + h * dk_, H * dk_,
               T(1), ps.grad(k1_) + h * dk_, H * dk_);
     }
   } else {
-    unproject(d_q_, q_, dk_);
-    unproject(d_k1_, k1_, dk_);
+    unproject(grad_acts_.q, q_, dk_);
+    unproject(grad_acts_.k1, k1_, dk_);
   }
-  unproject(d_v1_, v1_, dv_);
+  unproject(grad_acts_.v1, v1_, dv_);
   if (c_.third_order) {
-    unproject(d_k2_, k2_, dk_);
-    unproject(d_v2_, v2_, dv_);
+    unproject(grad_acts_.k2, k2_, dk_);
+    unproject(grad_acts_.v2, v2_, dv_);
   }
   if (tau_ >= 0) ps.grad(tau_)[0] += dscale * scale();
-  phi_.backward(ps, d_phi_.data(), static_cast<T*>(nullptr));
+  phi_.backward(ps, grad_acts_.phi.data(), static_cast<T*>(nullptr));
 }
 
 template <class T>
 std::vector<AttentionMap> AttentionNet<T>::attention_maps() const {
   const int64_t N = c_.T, H = c_.heads;
   if (!c_.third_order) {
-    AttentionMap map{"layer0", {B_, H, N, N}, std::vector<double>(probs_.begin(), probs_.end())};
+    AttentionMap map{"layer0", {acts_.B, H, N, N}, std::vector<double>(acts_.probs.begin(), acts_.probs.end())};
     return {map};
   }
   // Third order: the N × N × N pair weights are large; report their two marginals, the
   // weight on j as first and on k as second member of the pair.
-  AttentionMap first{"layer0.first", {B_, H, N, N}, std::vector<double>(B_ * H * N * N, 0.0)};
-  AttentionMap second{"layer0.second", {B_, H, N, N}, std::vector<double>(B_ * H * N * N, 0.0)};
-  for (int64_t bhi = 0; bhi < B_ * H * N; ++bhi)
+  AttentionMap first{"layer0.first", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
+  AttentionMap second{"layer0.second", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
+  for (int64_t bhi = 0; bhi < acts_.B * H * N; ++bhi)
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < N; ++k) {
-        const double p = probs_[(bhi * N + j) * N + k];
+        const double p = acts_.probs[(bhi * N + j) * N + k];
         first.data[bhi * N + j] += p;
         second.data[bhi * N + k] += p;
       }

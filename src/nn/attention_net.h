@@ -66,20 +66,34 @@ class AttentionNet : public Net<T> {
   T scale() const;
   AttentionNetConfig c_;
   int64_t dk_ = 0, dv_ = 0, psi_in_ = 0;
-  int64_t score_bits_ = 0;  // of the last forward (the backward's shape)
   // Softmax heads with Q_h, K_h ∈ R^{m×m}·… and exact q, k: the scores φ_i Q_h K_hᵀ φ_jᵀ are
   // computed as queries Φ·A_h, A_h = Q_h K_hᵀ (m × m), against the shared keys Φ — one
-  // projection per head instead of two (fused_ of the last forward).
-  bool fused_ = false;
-  std::vector<T> qk_, d_qk_;  // [A_1 … A_H] and its gradient, (m, H·m)
+  // projection per head instead of two (Activations::fused).
   MlpBlock<T> phi_, psi_;
-  int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;
-  // Forward cache for the current batch.
-  int64_t B_ = 0;
-  std::vector<T> phi_out_, q_buf_, k1_buf_, k2_buf_, v1_buf_, v2_buf_, probs_, heads_out_,
-      psi_in_buf_, psi_out_;
-  // Backward scratch.
-  std::vector<T> d_psi_out_, d_psi_in_, d_heads_, d_q_, d_k1_, d_k2_, d_v1_, d_v2_, d_phi_;
+  int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;  // parameter ids
+  // What forward() keeps for backward(), for the last batch: B sequences of N = T tokens,
+  // rows = B·N, H heads, key width dk, value width dv (second key and value: third order only).
+  struct Activations {
+    int64_t B = 0;
+    int64_t score_bits = 0;  // the scores' rounding (the backward's shape)
+    bool fused = false;      // queries Φ·A_h against the keys Φ
+    std::vector<T> qk;       // (m, H·m): [A_1 … A_H] (fused only)
+    std::vector<T> phi_out;  // (rows, m): φ(x_i)
+    std::vector<T> q;        // (rows, H·dk), fused: (rows, H·m)
+    std::vector<T> k1, k2;   // (rows, H·dk) (k1 unused when fused)
+    std::vector<T> v1, v2;   // (rows, H·dv)
+    std::vector<T> probs;    // (B, H, N, N); third order (B, H, N, N, N)
+    std::vector<T> heads;    // (rows, H·dv): each head's output
+    std::vector<T> psi_in;   // (rows, psi_in_): [φ(x_i); Σ_h heads] or Σ_h heads
+    std::vector<T> psi_out;  // (rows, d_out)
+  };
+  // The gradients of the loss w.r.t. the same tensors (backward scratch, reused across steps;
+  // heads doubles as the forward's head-sum scratch).
+  struct ActivationGrads {
+    std::vector<T> qk, phi, q, k1, k2, v1, v2, heads, psi_in, psi_out;
+  };
+  Activations acts_;
+  ActivationGrads grad_acts_;
 };
 
 }  // namespace attn

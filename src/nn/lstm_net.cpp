@@ -54,14 +54,14 @@ void LstmNet<T>::init(uint64_t seed) {
 template <class T>
 void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
   auto& ps = this->params_;
-  x_ = x;
-  B_ = B;
+  acts_.x = x;
+  acts_.B = B;
   const int64_t N = c_.T, Hd = c_.hidden, F = features();
-  layer_out_.resize(c_.layers);
+  acts_.layer_out.resize(c_.layers);
   const T* inp = x;
   int64_t C = c_.d_in;
   for (int64_t l = 0; l < c_.layers; ++l) {
-    if (dirs() == 2) layer_out_[l].resize(B * N * F);
+    if (dirs() == 2) acts_.layer_out[l].resize(B * N * F);
     for (int64_t d = 0; d < dirs(); ++d) {
       Direction& dir = layer_[l][d];
       dir.h.resize(B * N * Hd);
@@ -72,7 +72,7 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
                    ps.value(dir.wh), ps.value(dir.b), LstmShape{B, N, C, Hd, d == 1});
       if (dirs() == 2) {
         for (int64_t r = 0; r < B * N; ++r)
-          std::memcpy(layer_out_[l].data() + r * F + d * Hd, dir.h.data() + r * Hd, sizeof(T) * Hd);
+          std::memcpy(acts_.layer_out[l].data() + r * F + d * Hd, dir.h.data() + r * Hd, sizeof(T) * Hd);
       }
     }
     inp = layer_output(l);
@@ -80,10 +80,10 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
   }
   // Head inputs, one row per (sequence, position).
   const T* last = layer_output(c_.layers - 1);
-  head_in_buf_.resize(B * N * head_in_);
+  acts_.head_in.resize(B * N * head_in_);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < N; ++i) {
-      T* row = head_in_buf_.data() + (b * N + i) * head_in_;
+      T* row = acts_.head_in.data() + (b * N + i) * head_in_;
       if (c_.readout == "final") {
         std::memcpy(row, last + (b * N + N - 1) * F, sizeof(T) * Hd);
         if (dirs() == 2) std::memcpy(row + Hd, last + (b * N) * F + Hd, sizeof(T) * Hd);
@@ -92,38 +92,38 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
         std::memcpy(row, last + (b * N + i) * F, sizeof(T) * F);
       }
     }
-  head_out_.resize(B * N * c_.d_out);
-  head_.forward(ps, head_in_buf_.data(), B * N, head_out_.data());
-  token_outputs_gather(y, head_out_.data(), B, N, c_.T_out, c_.d_out);
+  acts_.head_out.resize(B * N * c_.d_out);
+  head_.forward(ps, acts_.head_in.data(), B * N, acts_.head_out.data());
+  token_outputs_gather(y, acts_.head_out.data(), B, N, c_.T_out, c_.d_out);
 }
 
 template <class T>
 void LstmNet<T>::backward(const T* dy) {
   auto& ps = this->params_;
-  const int64_t B = B_, N = c_.T, Hd = c_.hidden, F = features();
-  std::vector<T>& d_head_out = d_head_out_;
+  const int64_t B = acts_.B, N = c_.T, Hd = c_.hidden, F = features();
+  std::vector<T>& d_head_out = grad_acts_.head_out;
   d_head_out.assign(B * N * c_.d_out, T(0));
   token_outputs_scatter(d_head_out.data(), dy, B, N, c_.T_out, c_.d_out);
   if (c_.readout == "final") {
     final_state_backward(d_head_out.data());
   } else {
-    std::vector<T>& d_head_in = d_head_in_;
+    std::vector<T>& d_head_in = grad_acts_.head_in;
     d_head_in.assign(B * N * head_in_, T(0));
     head_.backward(ps, d_head_out.data(), d_head_in.data());
-    d_out_.resize(B * N * F);
+    grad_acts_.out.resize(B * N * F);
     for (int64_t r = 0; r < B * N; ++r)
-      std::memcpy(d_out_.data() + r * F, d_head_in.data() + r * head_in_, sizeof(T) * F);
+      std::memcpy(grad_acts_.out.data() + r * F, d_head_in.data() + r * head_in_, sizeof(T) * F);
   }
 
-  const T* d_cur = d_out_.data();  // ∂L/∂(layer l's output), (B, N, F)
-  std::vector<T>& dh = dh_;
+  const T* d_cur = grad_acts_.out.data();  // ∂L/∂(layer l's output), (B, N, F)
+  std::vector<T>& dh = grad_acts_.dh;
   if (dirs() == 2) dh.resize(B * N * Hd);  // every row is copied in below
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
-    const T* inp = l == 0 ? x_ : layer_output(l - 1);
+    const T* inp = l == 0 ? acts_.x : layer_output(l - 1);
     const int64_t C = l == 0 ? c_.d_in : F;
     T* d_below = nullptr;  // ∂L/∂(layer l − 1's output), accumulated by both directions
     if (l > 0) {
-      std::vector<T>& buf = d_below_[l % 2];  // never the buffer d_cur points into
+      std::vector<T>& buf = grad_acts_.below[l % 2];  // never the buffer d_cur points into
       buf.assign(B * N * C, T(0));
       d_below = buf.data();
     }
@@ -146,32 +146,32 @@ void LstmNet<T>::backward(const T* dy) {
 // Readout "final": the head sees [s_b; x_i] with the same state s_b (F values) for every i, so
 // ∂L/∂s_b = Σ_i ∂L/∂(head input)[b, i, 0:F] = (Σ_i g0[b, i]) · W0[0:F, :]ᵀ, where g0 is the
 // gradient at the head's first linear layer's output and W0 its weight (head_in × o1): a
-// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows. d_out_ holds ∂L/∂(last
+// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows. grad_acts_.out holds ∂L/∂(last
 // layer's output): zero but in the rows of s (position N − 1, and position 0 for the backward
 // direction), which are the only rows ever written, so it is zeroed only when its size changes.
 template <class T>
 void LstmNet<T>::final_state_backward(const T* d_head_out) {
   auto& ps = this->params_;
-  const int64_t B = B_, N = c_.T, Hd = c_.hidden, F = features();
+  const int64_t B = acts_.B, N = c_.T, Hd = c_.hidden, F = features();
   head_.backward(ps, d_head_out, nullptr);  // parameter gradients only
   const T* g0 = head_.first_layer_dout();
   const int64_t o1 = head_.dims()[1];
-  d_state_sum_.assign(B * o1, T(0));
+  grad_acts_.state_sum.assign(B * o1, T(0));
   for (int64_t b = 0; b < B; ++b) {
-    T* sum = d_state_sum_.data() + b * o1;
+    T* sum = grad_acts_.state_sum.data() + b * o1;
     for (int64_t i = 0; i < N; ++i) {
       const T* g = g0 + (b * N + i) * o1;
       for (int64_t j = 0; j < o1; ++j) sum[j] += g[j];
     }
   }
-  d_state_.resize(B * F);
-  gemm<T>(false, true, B, F, o1, T(1), d_state_sum_.data(), o1, ps.value(head_.weight_id(0)), o1,
-          T(0), d_state_.data(), F);
-  if (static_cast<int64_t>(d_out_.size()) != B * N * F) d_out_.assign(B * N * F, T(0));
+  grad_acts_.state.resize(B * F);
+  gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1, ps.value(head_.weight_id(0)), o1,
+          T(0), grad_acts_.state.data(), F);
+  if (static_cast<int64_t>(grad_acts_.out.size()) != B * N * F) grad_acts_.out.assign(B * N * F, T(0));
   for (int64_t b = 0; b < B; ++b) {
-    const T* ds = d_state_.data() + b * F;
-    std::memcpy(d_out_.data() + (b * N + N - 1) * F, ds, sizeof(T) * Hd);
-    if (dirs() == 2) std::memcpy(d_out_.data() + (b * N) * F + Hd, ds + Hd, sizeof(T) * Hd);
+    const T* ds = grad_acts_.state.data() + b * F;
+    std::memcpy(grad_acts_.out.data() + (b * N + N - 1) * F, ds, sizeof(T) * Hd);
+    if (dirs() == 2) std::memcpy(grad_acts_.out.data() + (b * N) * F + Hd, ds + Hd, sizeof(T) * Hd);
   }
 }
 

@@ -41,6 +41,9 @@ class LstmNet : public Net<T> {
   std::vector<std::pair<std::string, double>> sizes() const override;
 
  private:
+  // One direction of one layer: its parameter ids, and what forward() keeps for backward()
+  // (B sequences of N = T tokens, hidden Hd): h, c and tanh(c) (B, N, Hd), the gates
+  // (B, N, 4·Hd).
   struct Direction {
     int wx = -1, wh = -1, b = -1;
     std::vector<T> h, c, tanh_c, gates;
@@ -48,20 +51,32 @@ class LstmNet : public Net<T> {
   int64_t dirs() const { return c_.bidirectional ? 2 : 1; }
   int64_t features() const { return dirs() * c_.hidden; }
   // Layer l's output (B, T, features): its h when it has one direction (no copy), else both
-  // directions' h side by side in layer_out_[l].
+  // directions' h side by side in acts_.layer_out[l].
   const T* layer_output(int64_t l) const {
-    return dirs() == 1 ? layer_[l][0].h.data() : layer_out_[l].data();
+    return dirs() == 1 ? layer_[l][0].h.data() : acts_.layer_out[l].data();
   }
+  void final_state_backward(const T* d_head_out);
+
   LstmNetConfig c_;
   std::vector<std::vector<Direction>> layer_;  // [layer][direction]
-  std::vector<std::vector<T>> layer_out_;      // [layer] (B, T, features); bidirectional only
   MlpBlock<T> head_;
-  int64_t head_in_ = 0, B_ = 0;
-  const T* x_ = nullptr;
-  std::vector<T> head_in_buf_, head_out_;
-  void final_state_backward(const T* d_head_out);
-  // Backward scratch, reused across steps.
-  std::vector<T> d_head_out_, d_head_in_, d_out_, dh_, d_below_[2], d_state_sum_, d_state_;
+  int64_t head_in_ = 0;  // the head's input width: features (+ d_in with the "final" read-out)
+  // The rest of forward()'s cache, for the last batch (F = features()):
+  struct Activations {
+    int64_t B = 0;
+    const T* x = nullptr;                  // the input (B, N, d_in), the caller's
+    std::vector<std::vector<T>> layer_out;  // [layer] (B, N, F); bidirectional only
+    std::vector<T> head_in;                 // (B·N, head_in_)
+    std::vector<T> head_out;                // (B·N, d_out)
+  };
+  // Backward scratch, reused across steps: gradients w.r.t. the head's output and input, the
+  // last layer's output (B, N, F), one direction's h (B, N, Hd), the layer below's output (two
+  // buffers, alternating), and the final state's (B, o1) and (B, F).
+  struct ActivationGrads {
+    std::vector<T> head_out, head_in, out, dh, below[2], state_sum, state;
+  };
+  Activations acts_;
+  ActivationGrads grad_acts_;
 };
 
 }  // namespace attn

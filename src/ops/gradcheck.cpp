@@ -106,16 +106,4 @@ std::vector<GradcheckResult> gradcheck_run(const GradcheckRow& row, uint64_t see
   return results;
 }
 
-const std::vector<GradcheckRow>& gradcheck_table() {
-  static const std::vector<GradcheckRow> table = [] {
-    std::vector<GradcheckRow> t;
-    gradcheck_rows_basic(t);
-    gradcheck_rows_attention(t);
-    gradcheck_rows_lstm(t);
-    gradcheck_rows_models(t);
-    return t;
-  }();
-  return table;
-}
-
 }  // namespace attn

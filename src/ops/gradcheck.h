@@ -59,14 +59,11 @@ struct GradcheckResult {
 // Checks one row; one result per differentiable input tensor.
 std::vector<GradcheckResult> gradcheck_run(const GradcheckRow& row, uint64_t seed);
 
-// Every row (ops first, then models).
-const std::vector<GradcheckRow>& gradcheck_table();
-
-// Row groups, each defined next to the code it checks (gradcheck.cpp's gradcheck_table() calls them).
+// The op row groups, each defined next to the code it checks. The whole table (these and the
+// models' rows) is assembled above the models: models/gradcheck_table.h.
 void gradcheck_rows_basic(std::vector<GradcheckRow>& table);      // linear, activations, layernorm, losses, embedding
 void gradcheck_rows_attention(std::vector<GradcheckRow>& table);  // attention, head_sum, third-order
 void gradcheck_rows_lstm(std::vector<GradcheckRow>& table);       // lstm layer
-void gradcheck_rows_models(std::vector<GradcheckRow>& table);     // every neural model
 
 // Helpers for rows: a tensor of the given shape with entries uniform in [lo, hi], or with
 // magnitudes in [away, hi] and random signs (to stay clear of a kink at 0).

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "train/metrics.h"
+#include "train/ridge_share.h"
 #include "train/ridge_state.h"
 
 namespace attn {
@@ -47,7 +48,7 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
   return d;
 }
 
-double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say) {
+double ridge_refit_lambda(const RidgeSolver::State& st, int64_t n, FitLog& log, bool say) {
   const double lam = std::max(st.lambda, st.floor);
   log.scalar("refit_lambda", lam);
   if (say && lam > st.lambda)
@@ -95,7 +96,7 @@ void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vec
     if (name == "nmse") *nmse = value;
 }
 
-ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas) {
+ColMat ridge_path_coefficients(const RidgeSolver::State& st, const std::vector<double>& lambdas) {
   if (!st.Q.band.empty()) return ridge_band_path(st.Q.band, st.C, st.floor, lambdas);
   const int64_t D = st.eig.size(), K = st.K, L = static_cast<int64_t>(lambdas.size());
   // Eigen-basis coefficients of every λ, then the read-outs of every λ.
@@ -127,17 +128,28 @@ ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel
     }
     return out;
   }
-  RowMat F(std::min(B, count), features->dim());  // one buffer for every block
+  RowMat F(cached ? 0 : std::min(B, count), features->dim());  // one buffer for every block
   ridge_advise_huge(F);
   for (int64_t lo = 0; lo < count; lo += B) {
     const int64_t m = std::min(B, count - lo);
-    features->features(data.x(first + lo), m, F.data());
-    out.middleRows(lo, m).noalias() = F.topRows(m) * M;
+    if (cached) {
+      out.middleRows(lo, m).noalias() = cached->middleRows(first + lo, m) * M;
+    } else {
+      features->features(data.x(first + lo), m, F.data());
+      out.middleRows(lo, m).noalias() = F.topRows(m) * M;
+    }
   }
   return out;
 }
 
-ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+const RowMat* ridge_shared_test_features(const FeatureMap& features, const Batch& data,
+                                         int64_t block) {
+  const RidgeShareEntry* e =
+      ridge_share_features(features, data, data.n, std::max<int64_t>(1, block), false);
+  return e && e->rows == data.n ? &e->Phi : nullptr;
+}
+
+ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* features,
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas) {
   const int64_t K = st.K, L = static_cast<int64_t>(lambdas.size());
@@ -160,8 +172,10 @@ ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* fea
     readout = st.path_readout.leftCols(L * K);
   else if (!st.primal)
     readout = st.Phi_fit.topRows(st.n_fit).transpose() * coef / static_cast<double>(st.n_fit);
+  const RowMat* shared =
+      first == 0 && count == data.n ? ridge_shared_test_features(*features, data, block) : nullptr;
   return ridge_rows_times(features, nullptr, nullptr, 0, data, first, count, block,
-                          st.primal ? coef : readout, nullptr);
+                          st.primal ? coef : readout, shared);
 }
 
 namespace {
@@ -217,18 +231,18 @@ RidgeOptions ridge_options(const Params& train) {
   return o;
 }
 
-RidgeModel::RidgeModel(std::unique_ptr<FeatureMap> features, RidgeOptions options)
+RidgeSolver::RidgeSolver(std::unique_ptr<FeatureMap> features, RidgeOptions options)
     : features_(std::move(features)), options_(std::move(options)) {}
 
-RidgeModel::RidgeModel(std::unique_ptr<KernelFunction> kernel, RidgeOptions options)
+RidgeSolver::RidgeSolver(std::unique_ptr<KernelFunction> kernel, RidgeOptions options)
     : kernel_(std::move(kernel)), options_(std::move(options)) {
   ATTN_CHECK(options_.solver != "primal",
              "train.solver = primal is not possible for a kernel model; use dual or auto");
 }
 
-RidgeModel::~RidgeModel() = default;
+RidgeSolver::~RidgeSolver() = default;
 
-std::unique_ptr<RidgeModel::State> RidgeModel::state_begin(const TaskShape& shape, int64_t n) const {
+std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& shape, int64_t n) const {
   auto s = std::make_unique<State>();
   s->x_size = shape.x_size();
   s->T_out = shape.T_out;

@@ -17,7 +17,7 @@
 // reported (lambdas_below_floor) and solved as the pseudo-inverse on that floor instead of
 // producing noise or NaN.
 // The Gram is accumulated block by block, so n × P features are never stored in primal.
-// A RidgeModel is used by one thread at a time (predict() caches a kernel model's last
+// A RidgeSolver is used by one thread at a time (predict() caches a kernel model's last
 // test kernel for evaluate()).
 #pragma once
 
@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "core/params.h"
-#include "models/feature_map.h"
-#include "models/model.h"
+#include "model_api/feature_map.h"
+#include "model_api/model.h"
 
 namespace attn {
 
@@ -58,7 +58,7 @@ struct RidgeOptions {
 std::vector<ParamSpec> ridge_train_schema();
 RidgeOptions ridge_options(const Params& train);
 
-// What a fitted RidgeModel needs to predict (the spectral form for the λ path is not
+// What a fitted RidgeSolver needs to predict (the spectral form for the λ path is not
 // part of it). Feature models: V and y_mean; kernel models: X_fit, alpha and y_mean.
 struct RidgeFitted {
   int64_t x_size = 0;         // T·d_in of the training data
@@ -70,14 +70,16 @@ struct RidgeFitted {
   std::vector<double> alpha;  // n_alpha × K row-major, dual coefficients (kernel models)
 };
 
-// A linear read-out on a FeatureMap, or kernel ridge on a KernelFunction.
-class RidgeModel final : public Model {
+// A linear read-out on a FeatureMap, or kernel ridge on a KernelFunction: the solver. The
+// Model around it (save/load, the registry's rfa, rfmlp and kernel models) is
+// models/ridge_model.h.
+class RidgeSolver final {
  public:
-  RidgeModel(std::unique_ptr<FeatureMap> features, RidgeOptions options);
-  RidgeModel(std::unique_ptr<KernelFunction> kernel, RidgeOptions options);
-  ~RidgeModel() override;
+  RidgeSolver(std::unique_ptr<FeatureMap> features, RidgeOptions options);
+  RidgeSolver(std::unique_ptr<KernelFunction> kernel, RidgeOptions options);
+  ~RidgeSolver();
 
-  void fit(const Batch& train, FitLog& log) override;
+  void fit(const Batch& train, FitLog& log);
   // fit() with the n training samples spread over the ranks of `comm` (train.distributed;
   // the same stages, src/train/ridge_stages.h): this rank holds samples [first, first + local.n),
   // the contiguous block comm_block(n, rank, size) of the full set. Every rank calls it
@@ -87,9 +89,9 @@ class RidgeModel final : public Model {
   // thrown on every rank alike (Comm::agree).
   void fit_distributed(const Batch& local, int64_t first, int64_t n, const Comm& comm,
                        FitLog& log);
-  std::vector<double> predict(const Batch& data) const override;
+  std::vector<double> predict(const Batch& data) const;
   // Test error along the whole λ path (oracle choice, labelled as such) and at λ → 0⁺.
-  void evaluate(const Batch& test, FitLog& log) const override;
+  void evaluate(const Batch& test, FitLog& log) const;
 
   const FeatureMap* feature_map() const { return features_.get(); }
   // Trained read-out V (P × outputs, row-major), primal or recovered from the dual;
@@ -109,10 +111,7 @@ class RidgeModel final : public Model {
   // model's predictions; evaluate() refuses (it needs the training data's spectrum).
   void restore(RidgeFitted parts);
 
-  // ModelTensors layout: "y_mean" (K), "lambda" (scalar), and "V" (P, K) for feature
-  // models or "X_fit" (n_alpha, T, d_in) and "alpha" (n_alpha, K) for kernel models.
-  void save(ModelTensors& out) const override;
-  void load(const ModelTensors& in) override;
+  bool is_kernel() const { return kernel_ != nullptr; }
 
   struct State;  // the fitted state, opaque outside src/train/ridge*.cpp
 

@@ -13,12 +13,12 @@ namespace {
 
 // Dual feature models whose Φ_fit is not kept on rank 0 (recomputed per tile, or spread over
 // the ranks) form the read-outs of the whole path during the fit (for evaluate()).
-bool path_formed(const RidgeFitRun& run, const RidgeModel::State& st) {
+bool path_formed(const RidgeFitRun& run, const RidgeSolver::State& st) {
   return run.dual_features(st) && (run.recompute || run.comm->size() > 1);
 }
 
 // Squared validation errors of this rank's validation rows at every λ (L values).
-std::vector<double> validation_sse(const RidgeFitRun& run, const RidgeModel::State& st,
+std::vector<double> validation_sse(const RidgeFitRun& run, const RidgeSolver::State& st,
                                    const ColMat& coef, const ColMat& readout, int64_t L) {
   const int64_t K = st.K, mv = run.m - run.mf;
   std::vector<double> sse(static_cast<size_t>(L), 0.0);
@@ -36,7 +36,7 @@ std::vector<double> validation_sse(const RidgeFitRun& run, const RidgeModel::Sta
 
 }  // namespace
 
-void ridge_stage_choose(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
+void ridge_stage_choose(RidgeFitRun& run, RidgeSolver::State& st, FitLog& log) {
   const Comm& comm = *run.comm;
   const int64_t K = st.K, L = static_cast<int64_t>(st.lambdas.size());
   const int64_t D = st.primal ? st.P : st.n_fit;
@@ -93,7 +93,7 @@ void ridge_stage_choose(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
   st.lambda = st.lambdas[static_cast<size_t>(st.chosen)];
 }
 
-void ridge_stage_readout(RidgeFitRun& run, RidgeModel::State& st) {
+void ridge_stage_readout(RidgeFitRun& run, RidgeSolver::State& st) {
   const int64_t K = st.K, D = st.primal ? st.P : st.n_fit;
   if (path_formed(run, st)) {  // one of the path's read-outs, formed on every rank
     st.V = st.path_readout.middleCols(static_cast<int64_t>(st.chosen) * K, K);

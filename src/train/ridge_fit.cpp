@@ -1,4 +1,4 @@
-// RidgeModel::fit and fit_distributed: both are fit_on, the stages of ridge_stages.h over a
+// RidgeSolver::fit and fit_distributed: both are fit_on, the stages of ridge_stages.h over a
 // communicator (fit: comm_self()), followed by the log stage.
 #include <algorithm>
 
@@ -9,7 +9,7 @@
 
 namespace attn {
 
-void ridge_stage_log(const RidgeFitRun& run, const RidgeModel::State& st, FitLog& log) {
+void ridge_stage_log(const RidgeFitRun& run, const RidgeSolver::State& st, FitLog& log) {
   if (!run.comm->is_root()) return;
   log.scalar("lambda", st.lambda);
   log.scalar("lambda_index", st.chosen);
@@ -26,11 +26,11 @@ void ridge_stage_log(const RidgeFitRun& run, const RidgeModel::State& st, FitLog
         run.below_floor, st.floor, st.primal ? "Gram" : "kernel");
 }
 
-void RidgeModel::fit(const Batch& train, FitLog& log) {
+void RidgeSolver::fit(const Batch& train, FitLog& log) {
   fit_on(train, 0, train.n, comm_self(), log);
 }
 
-void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, const Comm& comm,
+void RidgeSolver::fit_distributed(const Batch& local, int64_t first, int64_t n, const Comm& comm,
                                  FitLog& log) {
   int64_t a, b;
   comm_block(n, comm.rank(), comm.size(), &a, &b);
@@ -39,7 +39,7 @@ void RidgeModel::fit_distributed(const Batch& local, int64_t first, int64_t n, c
   fit_on(local, first, n, comm, log);
 }
 
-void RidgeModel::fit_on(const Batch& local, int64_t first, int64_t n, const Comm& comm,
+void RidgeSolver::fit_on(const Batch& local, int64_t first, int64_t n, const Comm& comm,
                         FitLog& log) {
   auto s = state_begin(local.shape, n);
   RidgeFitRun run;

@@ -15,7 +15,7 @@ namespace {
 // features / inputs. A refit on all n samples needs, on top: storing, the n × P features and
 // three n × n matrices; recomputing (the spectrum is freed first), one n × n matrix and the
 // tiles.
-void memory_one_rank(RidgeFitRun& run, const RidgeModel::State& st, int64_t D) {
+void memory_one_rank(RidgeFitRun& run, const RidgeSolver::State& st, int64_t D) {
   const RidgeOptions& o = *run.options;
   const uint64_t n64 = static_cast<uint64_t>(run.n), P64 = static_cast<uint64_t>(st.P);
   const uint64_t B64 = static_cast<uint64_t>(run.B);
@@ -45,7 +45,7 @@ void memory_one_rank(RidgeFitRun& run, const RidgeModel::State& st, int64_t D) {
 
 // Several ranks (doubles): this rank's share, plus the D × D system and its eigenvectors on
 // rank 0. Each rank stores the features of its own samples (train.dual_features is not used).
-void memory_per_rank(const RidgeFitRun& run, const RidgeModel::State& st, int64_t D) {
+void memory_per_rank(const RidgeFitRun& run, const RidgeSolver::State& st, int64_t D) {
   const int r = run.comm->rank();
   const uint64_t m = static_cast<uint64_t>(run.m), mf = static_cast<uint64_t>(run.mf);
   const uint64_t n = static_cast<uint64_t>(run.n), K = static_cast<uint64_t>(st.K);
@@ -63,7 +63,7 @@ void memory_per_rank(const RidgeFitRun& run, const RidgeModel::State& st, int64_
 
 }  // namespace
 
-void ridge_stage_memory(RidgeFitRun& run, const RidgeModel::State& st) {
+void ridge_stage_memory(RidgeFitRun& run, const RidgeSolver::State& st) {
   const int64_t D = st.primal ? st.P : st.n_fit;  // size of the eigenproblem
   if (run.comm->size() == 1) {
     memory_one_rank(run, st, D);

@@ -1,5 +1,5 @@
-// RidgeModel after fit(): predictions, the test-set λ path, and save/load of the fitted
-// read-out.
+// RidgeSolver after fit(): predictions, the test-set λ path, and the fitted read-out's parts
+// (fitted()/restore(), which models/ridge_model.cpp saves and loads).
 #include "train/ridge.h"
 
 #include <lapacke.h>
@@ -17,33 +17,33 @@
 
 namespace attn {
 
-std::vector<double> RidgeModel::readout() const {
+std::vector<double> RidgeSolver::readout() const {
   if (!state_ || state_->V.size() == 0) return {};
   std::vector<double> out(static_cast<size_t>(state_->V.size()));
   Eigen::Map<RowMat>(out.data(), state_->V.rows(), state_->V.cols()) = state_->V;
   return out;
 }
 
-double RidgeModel::chosen_lambda() const { return state_ ? state_->lambda : NAN; }
+double RidgeSolver::chosen_lambda() const { return state_ ? state_->lambda : NAN; }
 
-std::vector<double> RidgeModel::label_mean() const {
+std::vector<double> RidgeSolver::label_mean() const {
   if (!state_) return {};
   return std::vector<double>(state_->y_mean.data(), state_->y_mean.data() + state_->y_mean.size());
 }
 
-std::vector<double> RidgeModel::dual_coefficients() const {
+std::vector<double> RidgeSolver::dual_coefficients() const {
   if (!state_ || !kernel_) return {};
   std::vector<double> out(static_cast<size_t>(state_->alpha.size()));
   Eigen::Map<RowMat>(out.data(), state_->alpha.rows(), state_->alpha.cols()) = state_->alpha;
   return out;
 }
 
-const std::vector<double>& RidgeModel::fit_inputs() const {
+const std::vector<double>& RidgeSolver::fit_inputs() const {
   static const std::vector<double> empty;
   return state_ && kernel_ ? state_->X_fit : empty;
 }
 
-RidgeFitted RidgeModel::fitted() const {
+RidgeFitted RidgeSolver::fitted() const {
   ATTN_CHECK(state_ != nullptr, "a ridge model cannot be saved before fit()");
   const State& st = *state_;
   RidgeFitted f;
@@ -62,7 +62,7 @@ RidgeFitted RidgeModel::fitted() const {
   return f;
 }
 
-void RidgeModel::restore(RidgeFitted f) {
+void RidgeSolver::restore(RidgeFitted f) {
   const int64_t K = f.T_out * f.d_out;
   ATTN_CHECK(f.x_size >= 1 && K >= 1 && static_cast<int64_t>(f.y_mean.size()) == K,
              "saved ridge model: y_mean has " + std::to_string(f.y_mean.size()) +
@@ -97,44 +97,7 @@ void RidgeModel::restore(RidgeFitted f) {
   state_ = std::move(s);
 }
 
-void RidgeModel::save(ModelTensors& out) const {
-  RidgeFitted f = fitted();
-  const int64_t K = f.T_out * f.d_out;
-  ATTN_CHECK(out.shape.x_size() == f.x_size && out.shape.y_size() == K,
-             "model " + out.model + ": the shapes to save differ from the training data's");
-  out.add("y_mean", {K}, std::move(f.y_mean));
-  out.add("lambda", {}, {f.lambda});
-  if (kernel_) {
-    const int64_t n_alpha = static_cast<int64_t>(f.alpha.size()) / K;
-    out.add("X_fit", {n_alpha, out.shape.T, out.shape.d_in}, std::move(f.X_fit));
-    out.add("alpha", {n_alpha, K}, std::move(f.alpha));
-  } else {
-    out.add("V", {features_->dim(), K}, std::move(f.V));
-  }
-}
-
-void RidgeModel::load(const ModelTensors& in) {
-  RidgeFitted f;
-  f.x_size = in.shape.x_size();
-  f.T_out = in.shape.T_out;
-  f.d_out = in.shape.d_out;
-  const int64_t K = in.shape.y_size();
-  f.y_mean = in.get("y_mean", {K});
-  f.lambda = in.get("lambda", {})[0];
-  if (kernel_) {
-    const ModelTensor* a = in.find("alpha");
-    const int64_t n_alpha = a && a->shape.size() == 2 ? a->shape[0] : 0;
-    ATTN_CHECK(n_alpha >= 1, "model " + in.model + ": the saved model has no tensor 'alpha' of "
-                             "shape (n, " + std::to_string(K) + "); save it again with `attnlab fit`");
-    f.alpha = in.get("alpha", {n_alpha, K});
-    f.X_fit = in.get("X_fit", {n_alpha, in.shape.T, in.shape.d_in});
-  } else {
-    f.V = in.get("V", {features_->dim(), K});
-  }
-  restore(std::move(f));
-}
-
-std::vector<double> RidgeModel::predict(const Batch& data) const {
+std::vector<double> RidgeSolver::predict(const Batch& data) const {
   ATTN_CHECK(state_ != nullptr, "predict() before fit()");
   const State& st = *state_;
   ATTN_CHECK(data.shape.x_size() == st.x_size && data.shape.T_out * data.shape.d_out == st.K,
@@ -156,18 +119,24 @@ std::vector<double> RidgeModel::predict(const Batch& data) const {
     O.rowwise() += st.y_mean.transpose();
     return out;
   }
-  RowMat F(std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
+  // In a run group the test set's features are computed once for all its runs (ridge_share.h).
+  const RowMat* shared = ridge_shared_test_features(*features_, data, B);
+  RowMat F(shared ? 0 : std::min(B, std::max<int64_t>(n, 1)), st.P);  // one buffer for every block
   ridge_advise_huge(F);
   for (int64_t lo = 0; lo < n; lo += B) {
     const int64_t m = std::min(B, n - lo);
-    features_->features(data.x(lo), m, F.data());
-    O.middleRows(lo, m).noalias() = F.topRows(m) * st.V;
+    if (shared) {
+      O.middleRows(lo, m).noalias() = shared->middleRows(lo, m) * st.V;
+    } else {
+      features_->features(data.x(lo), m, F.data());
+      O.middleRows(lo, m).noalias() = F.topRows(m) * st.V;
+    }
     O.middleRows(lo, m).rowwise() += st.y_mean.transpose();
   }
   return out;
 }
 
-void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
+void RidgeSolver::evaluate(const Batch& test, FitLog& log) const {
   ATTN_CHECK(state_ != nullptr, "evaluate() before fit()");
   const State& st = *state_;
   ATTN_CHECK(!st.restored, "a ridge model loaded from a file has its read-out but not the "

@@ -10,7 +10,7 @@
 
 namespace attn {
 
-void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log) {
+void ridge_stage_refit(RidgeFitRun& run, RidgeSolver::State& st, FitLog& log) {
   const Comm& comm = *run.comm;
   const int64_t n = run.n, K = st.K, P = st.P;
   const double dn = static_cast<double>(n);

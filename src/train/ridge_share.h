@@ -20,7 +20,11 @@
 //             refit), shared by the fits of the same n;
 //   spectrum  of the last fit split, shared by the fits of that split (the targets of a
 //             group, each with its own labels as right-hand sides, its own validation-chosen
-//             λ and its own refit).
+//             λ and its own refit);
+//   test      features: Φ of a whole test set (an entry of its own, made by predict() or the
+//             test λ path, ridge_shared_test_features in ridge_state.h), `block` samples at a
+//             time from sample 0 as they compute it alone; every run of a group has the same
+//             test inputs, so the group computes them once instead of twice per run.
 // Entries are dropped oldest first when a new one would not fit in half the available
 // memory; none is made if it would not fit alone.
 #pragma once

@@ -4,7 +4,7 @@
 //
 // Rank r holds the contiguous block [first, first + m) of the n training samples
 // (comm_block); the fit split is [0, n_fit), validation [n_fit, n), so the rank's fit rows are
-// its local [0, mf) and its validation rows [mf, m). Stages, in order (RidgeModel::fit_on):
+// its local [0, mf) and its validation rows [mf, m). Stages, in order (RidgeSolver::fit_on):
 //   memory plan      sizes checked before allocating; dual feature models: store Φ or
 //                    recompute it per tile (one rank only)                    ridge_plan.cpp
 //   labels           centred by the fit split's mean (a sum over ranks)       ridge_system.cpp
@@ -54,7 +54,7 @@ struct RidgeFitRun {
   // features, Gram or kernel and spectrum of these inputs (train/ridge_share.h); else null.
   RidgeShareEntry* share = nullptr;
 
-  bool dual_features(const RidgeModel::State& st) const { return !st.primal && !kernel; }
+  bool dual_features(const RidgeSolver::State& st) const { return !st.primal && !kernel; }
   // Where rank s's rows of [0, N) start, and how many of them it holds.
   int64_t rank_first(int s) const;
   int64_t rank_count(int s, int64_t N) const;
@@ -70,16 +70,16 @@ inline void ridge_phase(const RidgeFitRun& run, const std::function<void()>& f) 
 }
 
 // The stages (see the top of this file).
-void ridge_stage_memory(RidgeFitRun& run, const RidgeModel::State& st);
-void ridge_stage_labels(RidgeFitRun& run, RidgeModel::State& st);
+void ridge_stage_memory(RidgeFitRun& run, const RidgeSolver::State& st);
+void ridge_stage_labels(RidgeFitRun& run, RidgeSolver::State& st);
 // A (D × D, lower triangle, scaled by 1/n_fit) and, primal, Bv = ΦᵀYc/n_fit (P × K); both on
 // rank 0 only (empty elsewhere).
-void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColMat& Bv);
-void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, const ColMat& Bv);
-void ridge_stage_choose(RidgeFitRun& run, RidgeModel::State& st, FitLog& log);
-void ridge_stage_readout(RidgeFitRun& run, RidgeModel::State& st);
-void ridge_stage_refit(RidgeFitRun& run, RidgeModel::State& st, FitLog& log);
-void ridge_stage_log(const RidgeFitRun& run, const RidgeModel::State& st, FitLog& log);
+void ridge_stage_system(RidgeFitRun& run, RidgeSolver::State& st, ColMat& A, ColMat& Bv);
+void ridge_stage_spectrum(RidgeFitRun& run, RidgeSolver::State& st, ColMat&& A, const ColMat& Bv);
+void ridge_stage_choose(RidgeFitRun& run, RidgeSolver::State& st, FitLog& log);
+void ridge_stage_readout(RidgeFitRun& run, RidgeSolver::State& st);
+void ridge_stage_refit(RidgeFitRun& run, RidgeSolver::State& st, FitLog& log);
+void ridge_stage_log(const RidgeFitRun& run, const RidgeSolver::State& st, FitLog& log);
 
 // Blocks over ranks (ridge_blocks.cpp), shared by the system assembly and the refit.
 // ΦᵀΦ (lower triangle, added to G) and ΦᵀY (added to Bv) over local rows [0, count).

@@ -1,4 +1,4 @@
-// Private to src/train/ridge*.cpp: the fitted state of a RidgeModel and the spectral
+// Private to src/train/ridge*.cpp: the fitted state of a RidgeSolver and the spectral
 // helpers its fit, predict and evaluate share.
 #pragma once
 
@@ -28,7 +28,7 @@ void ridge_advise_huge(Matrix& m) {
 // never formed: the λ path applies it to a few columns at a time (O(D²) each), while forming Q
 // (dsyevd's back-transformation, 2D³ flops) took a third of the eigendecomposition's time in the
 // fu2023 pipeline benchmark (docs/performance.md).
-// Or, at the sizes where it is faster (RidgeModel's path option, ridge_band.h), no
+// Or, at the sizes where it is faster (RidgeSolver's path option, ridge_band.h), no
 // eigenvectors at all: `band` holds the band form A = Q B Qᵀ, and Z and the reflectors here
 // are empty.
 struct RidgeSpectrum {
@@ -39,7 +39,7 @@ struct RidgeSpectrum {
   ColMat qt_times(const ColMat& B) const;  // Qᵀ · B (D × m)
 };
 
-struct RidgeModel::State {
+struct RidgeSolver::State {
   bool primal = true;
   int64_t x_size = 0, P = 0, K = 0, T_out = 0, d_out = 0;
   int64_t n_fit = 0, n_val = 0;
@@ -84,12 +84,12 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
 
 // Eigen-basis solutions of the fit split at every λ of `lambdas`: D × (L·K), λ_l in
 // columns [l·K, (l+1)·K); primal: read-outs V, dual: coefficients α.
-ColMat ridge_path_coefficients(const RidgeModel::State& st, const std::vector<double>& lambdas);
+ColMat ridge_path_coefficients(const RidgeSolver::State& st, const std::vector<double>& lambdas);
 
 // The λ of a refit on all n samples (train.refit): the chosen λ, raised to the fit split's
 // numerical floor if below it (a direct solve cannot take it lower; the path's pseudo-inverse
 // lives in the fit split's spectrum). Logs refit_lambda; with `say`, prints the raise.
-double ridge_refit_lambda(const RidgeModel::State& st, int64_t n, FitLog& log, bool say);
+double ridge_refit_lambda(const RidgeSolver::State& st, int64_t n, FitLog& log, bool say);
 
 // Features of samples [first, first + count) of data into the first `count` rows of F
 // (count ≤ F.rows()), `block` samples per FeatureMap call.
@@ -114,16 +114,23 @@ ColMat ridge_features_t_times_tiled(const FeatureMap& features, const Batch& dat
 // [l·K, (l+1)·K). The read-outs of all λ are formed first (P × L·K for feature models,
 // n_fit × L·K for kernels), so each sample costs one feature row (or kernel row) times
 // that matrix, never a pass through the n_fit training samples per λ.
-ColMat ridge_path_predictions(const RidgeModel::State& st, const FeatureMap* features,
+ColMat ridge_path_predictions(const RidgeSolver::State& st, const FeatureMap* features,
                               const KernelFunction* kernel, const Batch& data, int64_t first,
                               int64_t count, int64_t block, const std::vector<double>& lambdas);
 
 // Samples [first, first + count) of data times M, `block` samples at a time: count × M.cols().
 // Feature models: φ(x)ᵀ M (M: P × c); kernel models: k(x, X_fit)ᵀ M / n_fit (M: n_fit × c),
-// with the kernel rows taken from `cached` (data's kernel against X_fit) when given.
+// with the kernel rows (kernel models) or feature rows (feature models) of data taken from
+// `cached` when given (rows of all of data, computed `block` samples at a time from row 0).
 ColMat ridge_rows_times(const FeatureMap* features, const KernelFunction* kernel,
                         const double* X_fit, int64_t n_fit, const Batch& data, int64_t first,
                         int64_t count, int64_t block, const ColMat& M, const RowMat* cached);
+
+// In a run group (ridge_share.h on): the features of all of data's samples (a test set every run
+// of the group has alike), computed once, `block` samples at a time from sample 0, as predict()
+// and the test λ path compute them alone; null when sharing is off or they do not fit.
+const RowMat* ridge_shared_test_features(const FeatureMap& features, const Batch& data,
+                                         int64_t block);
 
 // nmse of predictions given as an n × K column-major matrix (flattened into flat).
 void ridge_predictions_nmse(const Batch& data, const ColMat& pred_rows, std::vector<double>& flat,

@@ -12,13 +12,13 @@ namespace attn {
 namespace {
 
 // Whether the run group's entry holds the spectrum of this fit's system already.
-bool ridge_share_has_spectrum(const RidgeFitRun& run, const RidgeModel::State& st) {
+bool ridge_share_has_spectrum(const RidgeFitRun& run, const RidgeSolver::State& st) {
   return run.share && run.share->spectrum_n == st.n_fit && run.share->spectrum_dual == !st.primal;
 }
 
 }  // namespace
 
-void ridge_stage_labels(RidgeFitRun& run, RidgeModel::State& st) {
+void ridge_stage_labels(RidgeFitRun& run, RidgeSolver::State& st) {
   Eigen::Map<const RowMat> Y(run.local->Y.data(), run.m, st.K);
   Eigen::VectorXd y_sum = Y.topRows(run.mf).colwise().sum().transpose();
   run.comm->sum_all(y_sum.data(), st.K);
@@ -27,7 +27,7 @@ void ridge_stage_labels(RidgeFitRun& run, RidgeModel::State& st) {
   run.Yc = Y.rowwise() - st.y_mean.transpose();
 }
 
-void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColMat& Bv) {
+void ridge_stage_system(RidgeFitRun& run, RidgeSolver::State& st, ColMat& A, ColMat& Bv) {
   const Comm& comm = *run.comm;
   const double n_fit = static_cast<double>(st.n_fit);
   if (run.kernel) {
@@ -82,7 +82,7 @@ void ridge_stage_system(RidgeFitRun& run, RidgeModel::State& st, ColMat& A, ColM
   if (comm.is_root()) A /= n_fit;
 }
 
-void ridge_stage_spectrum(RidgeFitRun& run, RidgeModel::State& st, ColMat&& A, const ColMat& Bv) {
+void ridge_stage_spectrum(RidgeFitRun& run, RidgeSolver::State& st, ColMat&& A, const ColMat& Bv) {
   // Dual: the right-hand sides are the fit split's centred labels, gathered on rank 0.
   const ColMat Y_fit = st.primal ? ColMat() : ridge_rows_gather(run, run.Yc, run.mf, st.n_fit);
   ridge_phase(run, [&] {

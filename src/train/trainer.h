@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "models/model.h"
+#include "model_api/model.h"
 #include "nn/net.h"
 #include "ops/loss.h"
 #include "train/lr_schedule.h"

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "models/neural_models.h"
-#include "ops/gradcheck.h"
+#include "models/gradcheck_table.h"
 
 namespace attn {
 namespace {

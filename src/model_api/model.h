@@ -7,6 +7,8 @@
 // and the run seed; every random draw it makes comes from a stream "<model>.<what>" of
 // that seed, so a fit is reproducible. A fitted model can be saved and loaded
 // (save()/load() as ModelTensors; files: models/model_io.h).
+// This is the interface the solvers (train/) and constructions build on; the registry of
+// concrete models (models/model_registry.h) sits above them.
 #pragma once
 
 #include <cstdint>
@@ -121,6 +123,7 @@ struct ModelContext {
   int shared_party = 0;
 };
 
+// A model as the registry lists it (models/model_registry.h).
 struct ModelInfo {
   std::string name;
   std::string description;  // one line
@@ -136,10 +139,5 @@ struct ModelInfo {
   // when the model is built; null: none.
   void (*check_train)(const Params& train) = nullptr;
 };
-
-// Every model, in the order `attnlab list` shows them.
-const std::vector<ModelInfo>& model_registry();
-// The model called `name`; UserError with a did-you-mean if there is none.
-const ModelInfo& model_find(const std::string& name);
 
 }  // namespace attn

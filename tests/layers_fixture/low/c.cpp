@@ -1,0 +1,2 @@
+// Fixture for the layering check: a folder that is not a layer.
+#include "nowhere/x.h"
