@@ -111,11 +111,12 @@ def plain_ticks(axis, values):
 
 
 def band(ax, xs, points, color):
-    """Fills the points' bands (the claims' bounds) where they have one."""
-    have = [(x, p["band"]) for x, p in zip(xs, points) if p["band"]]
-    if have:
-        ax.fill_between([x for x, _ in have], [b[0] for _, b in have], [b[1] for _, b in have],
-                        color=color, alpha=0.2, linewidth=0)
+    """Fills the points' bands (the claims' bounds), pinched to the mean at a point without
+    one; nothing when no point has one."""
+    if any(p["band"] for p in points):
+        lows = [p["band"][0] if p["band"] else p["mean"] for p in points]
+        highs = [p["band"][1] if p["band"] else p["mean"] for p in points]
+        ax.fill_between(xs, lows, highs, color=color, alpha=0.2, linewidth=0)
 
 
 def draw_line(data, formats, fig_dir, plt, np):
