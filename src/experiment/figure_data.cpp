@@ -314,7 +314,7 @@ FigureData figure_data_make(const PlotSpec& plot, const std::vector<std::string>
   if (d.kind == "line" || d.kind == "curve")
     for (const auto& line : d.lines)
       if (std::any_of(line.points.begin(), line.points.end(),
-                      [](const FigurePoint& p) { return p.banded; })) {
+                      [](const FigurePoint& p) { return p.banded && p.band_hi > p.band_lo; })) {
         d.notes.push_back(band_note());
         break;
       }
