@@ -15,6 +15,7 @@ void data_command_register(CLI::App& app);
 void list_command_register(CLI::App& app);
 void run_command_register(CLI::App& app);
 void plot_command_register(CLI::App& app);
+void export_command_register(CLI::App& app);
 void merge_command_register(CLI::App& app);
 void qk_stats_command_register(CLI::App& app);
 void features_command_register(CLI::App& app);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   attn::list_command_register(app);
   attn::run_command_register(app);
   attn::plot_command_register(app);
+  attn::export_command_register(app);
   attn::merge_command_register(app);
   attn::qk_stats_command_register(app);
   attn::features_command_register(app);

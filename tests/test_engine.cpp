@@ -316,6 +316,7 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   const std::string html = test::file_read(path("rep") + "/report.html");
   EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);  // figures embedded
   EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/plot1.png"));
+  EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/data/plot1.json"));  // the numbers drawn
   // --report-only runs nothing: in a fresh directory every section says 0 runs are stored and
   // the claims are undecided for want of runs (exit 3); on the finished directory it gives the
   // same verdicts.

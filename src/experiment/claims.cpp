@@ -55,6 +55,12 @@ RunFilter filter_and(const RunFilter& side, const RunFilter& where) {
   return out;
 }
 
+RunFilter filter_at(const RunFilter& filter, const std::string& key, double x) {
+  RunFilter out = filter;
+  out[key] = {ParamValue(x)};
+  return out;
+}
+
 Matches runs_matching(const std::vector<StoredRun>& runs, const RunFilter& filter) {
   Matches m;
   for (const auto& r : runs) {
@@ -78,11 +84,13 @@ void seed_value_add(const StoredRun& r, const std::string& metric, SeedValue& v)
 }
 
 SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
-                       const std::string& metric) {
+                       const std::string& metric, const std::function<bool(double)>& keep) {
   SeedValues out;
-  for (const auto& r : runs)
-    if (r.status == "ok" && run_matches(r, filter) && !std::isnan(r.metric(metric)))
+  for (const auto& r : runs) {
+    const double v = r.metric(metric);
+    if (r.status == "ok" && run_matches(r, filter) && !std::isnan(v) && (!keep || keep(v)))
       seed_value_add(r, metric, out[r.seed]);
+  }
   return out;
 }
 
@@ -169,11 +177,12 @@ ClaimResult missing(const ClaimSpec& c, const RunFilter& filter, const Matches& 
 }
 
 // below / above.
-ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   const SeedValues v = seed_values(runs, c.where, c.metric);
   if (v.empty()) return missing(c, c.where, runs_matching(runs, c.where));
   const bool above = c.type == "above";
   const Interval iv = sample_interval(sample_of(v), c.confidence);
+  if (cells) cells->push_back(ClaimCell{c.where, iv, false, 0, 0});
   std::string words;
   const Verdict verdict = verdict_vs(iv, c.threshold, above, c.confidence, &words);
   return result(c, verdict,
@@ -204,7 +213,7 @@ Interval welch(const Interval& a, const Interval& b, double factor, double confi
 }
 
 // less_than: mean(a) < factor · mean(b).
-ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   const RunFilter fa = filter_and(c.a, c.where), fb = filter_and(c.b, c.where);
   const SeedValues va = seed_values(runs, fa, c.metric), vb = seed_values(runs, fb, c.metric);
   if (va.empty()) return missing(c, fa, runs_matching(runs, fa));
@@ -225,6 +234,10 @@ ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& ru
   }
   const Interval ia = sample_interval(sample_of(va), c.confidence);
   const Interval ib = sample_interval(sample_of(vb), c.confidence);
+  if (cells) {
+    cells->push_back(ClaimCell{fa, ia, false, 0, 0});
+    cells->push_back(ClaimCell{fb, ib, false, 0, 0});
+  }
   const bool paired = diff.size() >= 2 || (va.size() == 1 && vb.size() == 1 && diff.size() == 1);
   const Interval d = paired ? sample_interval(sample_of(diff), c.confidence)
                             : welch(ia, ib, c.factor, c.confidence);
@@ -268,13 +281,14 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
   return true;
 }
 
-ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                           std::vector<ClaimCell>* cells) {
   using namespace claims_detail;
   if (c.type == "size_increasing" || c.type == "size_flat" || c.type == "size_ratio_increasing")
-    return size_claim(c, runs);
-  if (c.type == "below" || c.type == "above") return level_claim(c, runs);
-  if (c.type == "less_than") return less_than_claim(c, runs);
-  return trend_claim(c, runs);
+    return size_claim(c, runs, cells);
+  if (c.type == "below" || c.type == "above") return level_claim(c, runs, cells);
+  if (c.type == "less_than") return less_than_claim(c, runs, cells);
+  return trend_claim(c, runs, cells);
 }
 
 }  // namespace attn

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/claim_stats.h"
 #include "experiment/spec.h"
 #include "experiment/store.h"
 
@@ -52,9 +53,24 @@ struct ClaimResult {
   std::string detail;  // the numbers compared, in words: estimate, bounds, seeds, margin
 };
 
+// One number a claim compared, so a figure of the same runs can be checked against it
+// (tests/test_figure_data.cpp): the mean over seeds of the claim's metric over the ok runs
+// matching `filter`, with its bounds at the claim's confidence; for the size claims the
+// bracket of the needed size at the along value the filter names (`may`, `sure`; infinite:
+// not reached). Recorded by below, above, less_than (each side), decreasing, increasing and
+// flat (per value of `along`, when every seed has every value), size_increasing and size_flat.
+struct ClaimCell {
+  RunFilter filter;
+  Interval interval;
+  bool size = false;
+  double may = 0, sure = 0;
+};
+
 // Whether a run matches a filter (values compared as numbers when both parse as numbers).
 bool run_matches(const StoredRun& run, const RunFilter& filter);
 
-ClaimResult claim_evaluate(const ClaimSpec& claim, const std::vector<StoredRun>& runs);
+// The verdict; with `cells`, also the numbers it compared.
+ClaimResult claim_evaluate(const ClaimSpec& claim, const std::vector<StoredRun>& runs,
+                           std::vector<ClaimCell>* cells = nullptr);
 
 }  // namespace attn

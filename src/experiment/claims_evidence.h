@@ -1,8 +1,12 @@
-// Internal to the claim checks (claims.cpp, claims_trend.cpp, claims_size.cpp): collecting a
-// claim's evidence from stored runs as per-seed samples, and wording numbers.
+// Shared by the claim checks (claims.cpp, claims_trend.cpp, claims_size.cpp) and the figure
+// data (figure_data*.cpp), so a claim and its figure compute a number the same way:
+// collecting evidence from stored runs as per-seed samples, the smallest size that reaches a
+// goal, and wording numbers.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,9 +42,11 @@ struct Matches {
 };
 Matches runs_matching(const std::vector<StoredRun>& runs, const RunFilter& filter);
 
-// Per-seed values of `metric` over ok runs matching `filter`.
+// Per-seed values of `metric` over ok runs matching `filter` (and, when given, whose value
+// `keep` accepts).
 SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
-                       const std::string& metric);
+                       const std::string& metric,
+                       const std::function<bool(double)>& keep = nullptr);
 // The same per value of the numeric key `along` (runs without a numeric value are skipped).
 std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& runs,
                                                const RunFilter& filter, const std::string& metric,
@@ -62,9 +68,26 @@ Verdict verdict_vs(const Interval& iv, double bar, bool above, double confidence
 
 ClaimResult result(const ClaimSpec& c, Verdict v, std::string detail);
 
+// The smallest size that reaches a goal (mean below or above `threshold`), from each tried
+// size's seed values, bracketed by the confidence bounds: `may` the smallest size whose bounds
+// allow reaching it, `sure` the smallest whose bounds are past it, `by_mean` the smallest whose
+// mean is past it (infinite: no size tried does); `largest` the largest size tried.
+constexpr double kNever = std::numeric_limits<double>::infinity();
+struct SizeBracket {
+  double may = kNever, sure = kNever, by_mean = kNever, largest = 0;
+};
+SizeBracket size_bracket(const std::map<double, SeedValues>& by_size, bool above,
+                         double threshold, double confidence);
+
+// `filter` with `key` = x added (the runs of one value of `along`).
+RunFilter filter_at(const RunFilter& filter, const std::string& key, double x);
+
+// The numbers a claim compared (ClaimCell), appended when `cells` is not null.
+using Cells = std::vector<ClaimCell>;
+
 // claims_trend.cpp: decreasing, increasing, ratio_increasing, flat, power_law.
-ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 // claims_size.cpp: size_increasing, size_flat, size_ratio_increasing.
-ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs);
+ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 
 }  // namespace attn::claims_detail

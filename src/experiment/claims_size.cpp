@@ -15,11 +15,7 @@
 namespace attn::claims_detail {
 namespace {
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
-
-struct Bracket {
-  double may = kNever, sure = kNever, largest = 0;
-};
+using Bracket = SizeBracket;
 
 std::string bracket_text(const Bracket& b) {
   auto size = [&](double s) { return s == kNever ? "none up to " + fmt_num(b.largest) : fmt_num(s); };
@@ -37,20 +33,9 @@ std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& wh
         as_number(r.param(c.along), &x) && as_number(r.param(c.size), &size)) {
       seed_value_add(r, c.metric, cells[x][size][r.seed]);
     }
-  const bool above = c.goal == "above";
   std::map<double, Bracket> out;
-  for (const auto& [along, by_size] : cells) {
-    Bracket b;
-    b.largest = by_size.rbegin()->first;
-    for (const auto& [s, seeds] : by_size) {  // increasing size
-      const Interval iv = sample_interval(sample_of(seeds), c.confidence);
-      const bool may = !iv.ok || (above ? iv.hi > c.threshold : iv.lo < c.threshold);
-      const bool sure = iv.ok && (above ? iv.lo > c.threshold : iv.hi < c.threshold);
-      if (may && b.may == kNever) b.may = s;
-      if (sure && b.sure == kNever) b.sure = s;
-    }
-    out[along] = b;
-  }
+  for (const auto& [along, by_size] : cells)
+    out[along] = size_bracket(by_size, c.goal == "above", c.threshold, c.confidence);
   return out;
 }
 
@@ -108,7 +93,23 @@ ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& r
 
 }  // namespace
 
-ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+SizeBracket size_bracket(const std::map<double, SeedValues>& by_size, bool above,
+                         double threshold, double confidence) {
+  SizeBracket b;
+  b.largest = by_size.rbegin()->first;
+  for (const auto& [s, seeds] : by_size) {  // increasing size
+    const Interval iv = sample_interval(sample_of(seeds), confidence);
+    const bool may = !iv.ok || (above ? iv.hi > threshold : iv.lo < threshold);
+    const bool sure = iv.ok && (above ? iv.lo > threshold : iv.hi < threshold);
+    const bool by_mean = above ? iv.mean > threshold : iv.mean < threshold;
+    if (may && b.may == kNever) b.may = s;
+    if (sure && b.sure == kNever) b.sure = s;
+    if (by_mean && b.by_mean == kNever) b.by_mean = s;
+  }
+  return b;
+}
+
+ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   const std::vector<double> xs = along_values(runs, c.where, c.along);
   if (xs.size() < 2)
     return result(c, Verdict::NotEvaluated,
@@ -129,6 +130,7 @@ ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   for (const auto& [x, b] : needed) {
     seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + bracket_text(b);
     v.push_back(b);
+    if (cells) cells->push_back(ClaimCell{filter_at(c.where, c.along, x), {}, true, b.may, b.sure});
   }
   if (c.type == "size_flat") {
     double min_may = kNever, max_may = 0, min_sure = kNever, max_sure = 0;

@@ -228,9 +228,25 @@ ClaimResult power_law_claim(const ClaimSpec& c, const Curve& cv, const Interval&
                     fmt_num(c.exponent) + ", claim: " + want + "; " + curve_text(c, cv));
 }
 
+// The curve's points as the claim's numbers (when no seed was left out, so each point is the
+// mean over every seed that has it): the runs at along = x, mean and bounds over seeds.
+void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
+  if (!cells || cv.dropped > 0 || c.type == "ratio_increasing" || is_power_law(c)) return;
+  for (size_t i = 0; i < cv.along.size(); ++i) {
+    Sample s;
+    for (const auto& [seed, ys] : cv.y) s.values.push_back(ys[i]);
+    if (cv.y.size() == 1 && !cv.point_se.empty()) {
+      s.se_hint = cv.point_se[i];
+      s.df_hint = cv.df;
+    }
+    cells->push_back(ClaimCell{filter_at(c.where, c.along, cv.along[i]),
+                               sample_interval(s, c.confidence), false, 0, 0});
+  }
+}
+
 }  // namespace
 
-ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   const bool ratio = c.type == "ratio_increasing";
   const RunFilter scope = ratio ? filter_and(c.a, c.where) : c.where;
   const std::vector<double> xs = along_values(runs, scope, c.along);
@@ -248,6 +264,7 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) 
     return result(c, Verdict::Inconclusive,
                   "no seed has finished runs with " + c.metric + " at two or more values of " +
                       c.along + " (" + what + ")");
+  curve_cells(c, cv, cells);
   if (c.type == "flat") return flat_claim(c, cv, what);
   if (is_power_law(c)) return power_law_claim(c, cv, slope_interval(cv, c.confidence), what);
   return monotone_claim(c, cv, what);

@@ -18,6 +18,7 @@
 #include "core/process.h"
 #include "core/version.h"
 #include "experiment/dir_lock.h"
+#include "experiment/figure_data.h"
 #include "experiment/plan.h"
 #include "experiment/run_distributed.h"
 #include "experiment/runner.h"
@@ -272,6 +273,7 @@ void experiment_export(const std::string& dir) {
 
 void experiment_plot(const std::string& dir) {
   experiment_export(dir);
+  figure_data_write(dir);  // every number the figures show; the script only draws
   const std::string script = (fs::path(attnlab_home()) / "scripts" / "plot_results.py").string();
   if (!fs::exists(script))
     throw IoError(script + ": the plotting script is missing; set ATTNLAB_HOME to the attnlab "

@@ -3,7 +3,7 @@
 // DIR/results.sqlite  the store (see store.h); meta records the spec's run fingerprint
 // DIR/results.csv     regenerated from the store after every run, merge or plot
 // DIR/spec.json       the spec's plots and claims, for the plotting script
-// DIR/figures/        PNG and SVG figures, figures/index.json
+// DIR/figures/        PNG and SVG figures, figures/index.json, figures/data/ (figure_data.h)
 // DIR/.attnlab.lock   held by the one runner computing into DIR (dir_lock.h)
 #pragma once
 
@@ -74,7 +74,8 @@ void shard_parse(const std::string& text, int* index, int* count);
 // Regenerates DIR/results.csv from DIR/results.sqlite.
 void experiment_export(const std::string& dir);
 
-// Draws DIR's figures with the plotting script (Debian's Python and matplotlib).
+// Draws DIR's figures: writes their numbers (figure_data_write: DIR/figures/data/*.json),
+// then draws them with the plotting script (Debian's Python and matplotlib).
 void experiment_plot(const std::string& dir);
 
 // Merges shard directories into out_dir (created if needed); refuses shards of

@@ -104,8 +104,8 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
 // with the same text plan the same runs. The execution setting train.distributed is left
 // out, like it is left out of run ids.
 std::string spec_runs_json(const Spec& spec);
-// JSON of the whole spec for the plotting script: name, description, plots, claims,
-// swept keys.
+// JSON of the whole spec (DIR/spec.json; the figure data reads its plots back): name,
+// description, plots, claims, swept keys.
 std::string spec_to_json(const Spec& spec);
 
 // The keys a plot's `line` names: one, or several separated by commas ("task.name, model.name":
