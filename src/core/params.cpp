@@ -42,6 +42,32 @@ ParamSpec param_label_only(ParamSpec spec) {
   return spec;
 }
 
+ParamSpec param_renamed(ParamSpec spec, std::string stored_as) {
+  spec.stored_as = std::move(stored_as);
+  return spec;
+}
+
+const std::string& param_stored_name(const ParamSpec& spec) {
+  return spec.stored_as.empty() ? spec.name : spec.stored_as;
+}
+
+ParamItem param_item_parse(const std::string& item, const std::string& form) {
+  const auto eq = item.find('=');
+  const auto dot = item.substr(0, eq == std::string::npos ? 0 : eq).find('.');
+  ParamItem out;
+  if (eq != std::string::npos && dot != std::string::npos) {
+    out.section = item.substr(0, dot);
+    out.key = item.substr(dot + 1, eq - dot - 1);
+  } else if (eq != std::string::npos) {
+    out.key = item.substr(0, eq);
+  }
+  ATTN_CHECK(eq != std::string::npos && !out.key.empty() &&
+                 (dot == std::string::npos || !out.section.empty()),
+             "--set '" + item + "' must look like " + form);
+  out.value = item.substr(eq + 1);
+  return out;
+}
+
 const char* param_type_name(ParamType type) {
   switch (type) {
     case ParamType::Bool: return "a boolean (true/false)";
@@ -99,7 +125,7 @@ Params::Params(std::string section, std::vector<ParamSpec> schema)
 size_t Params::index_of(const std::string& key) const {
   std::vector<std::string> names;
   for (size_t k = 0; k < schema_.size(); ++k) {
-    if (schema_[k].name == key) return k;
+    if (schema_[k].name == key || (!key.empty() && schema_[k].stored_as == key)) return k;
     names.push_back(schema_[k].name);
   }
   const std::string known = join_names(names);
@@ -109,8 +135,14 @@ size_t Params::index_of(const std::string& key) const {
 
 bool Params::has(const std::string& key) const {
   for (const auto& spec : schema_)
-    if (spec.name == key) return true;
+    if (spec.name == key || (!key.empty() && spec.stored_as == key)) return true;
   return false;
+}
+
+std::string Params::stored_key(const std::string& key) const {
+  for (const auto& spec : schema_)
+    if (spec.name == key || (!key.empty() && spec.stored_as == key)) return param_stored_name(spec);
+  return key;
 }
 
 void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
@@ -258,7 +290,7 @@ std::string Params::to_json() const {
     if (schema_[k].id_omit_default && values_[k] == schema_[k].default_value) continue;
     if (!first) out += ", ";
     first = false;
-    out += json_quote(schema_[k].name) + ": ";
+    out += json_quote(param_stored_name(schema_[k])) + ": ";
     const ParamValue& v = values_[k];
     if (std::holds_alternative<std::string>(v)) {
       out += json_quote(std::get<std::string>(v));
