@@ -62,14 +62,14 @@ TEST_F(RenamedKeys, SweepsPlotsAndClaimsNameTheStoredSpelling) {
 
 TEST_F(RenamedKeys, CommandLineSetTakesBothSpellings) {
   const std::string spec = write(kHeader + "[model]\nname = \"rfmlp_kernel\"\n");
-  EXPECT_EQ(plan_make(spec_load(spec, {"model.heads=6"}))[0].run_id,
-            plan_make(spec_load(spec, {"model.lambda_heads=6"}))[0].run_id);
+  EXPECT_EQ(plan_make(spec_load(spec, {"model.heads=6"}, false))[0].run_id,
+            plan_make(spec_load(spec, {"model.lambda_heads=6"}, false))[0].run_id);
 }
 
 TEST_F(RenamedKeys, CommandLineSetWinsOverAScopedTableInEitherSpelling) {
   const std::string spec = write(kHeader + "[model]\nname = \"rfmlp\"\n[model.rfmlp]\nmatched_heads = 3\n");
   for (const char* set : {"model.heads=6", "model.matched_heads=6"})
-    EXPECT_EQ(plan_make(spec_load(spec, {set}))[0].config.model_params.get_int("matched_heads"), 6)
+    EXPECT_EQ(plan_make(spec_load(spec, {set}, false))[0].config.model_params.get_int("matched_heads"), 6)
         << set;
 }
 

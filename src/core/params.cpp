@@ -5,31 +5,51 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "core/error.h"
 #include "core/suggest.h"
 
 namespace attn {
 
+namespace {
+
+ParamSpec param_row(std::string name, ParamType type, ParamValue def, std::string help,
+                    std::vector<std::string> choices = {},
+                    double min = -std::numeric_limits<double>::infinity(),
+                    double max = std::numeric_limits<double>::infinity()) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.default_value = std::move(def);
+  spec.help = std::move(help);
+  spec.choices = std::move(choices);
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+}  // namespace
+
 ParamSpec param_int(std::string name, int64_t def, std::string help, double min, double max) {
-  return ParamSpec{std::move(name), ParamType::Int, def, std::move(help), {}, min, max};
+  return param_row(std::move(name), ParamType::Int, def, std::move(help), {}, min, max);
 }
 ParamSpec param_real(std::string name, double def, std::string help, double min, double max) {
-  return ParamSpec{std::move(name), ParamType::Real, def, std::move(help), {}, min, max};
+  return param_row(std::move(name), ParamType::Real, def, std::move(help), {}, min, max);
 }
 ParamSpec param_bool(std::string name, bool def, std::string help) {
-  return ParamSpec{std::move(name), ParamType::Bool, def, std::move(help), {}};
+  return param_row(std::move(name), ParamType::Bool, def, std::move(help));
 }
 ParamSpec param_choice(std::string name, std::string def, std::vector<std::string> choices,
                        std::string help) {
-  return ParamSpec{std::move(name), ParamType::String, std::move(def), std::move(help),
-                   std::move(choices)};
+  return param_row(std::move(name), ParamType::String, std::move(def), std::move(help),
+                   std::move(choices));
 }
 
 ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help, double min,
                           double max) {
-  return ParamSpec{std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
-                   max};
+  return param_row(std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
+                   max);
 }
 
 ParamSpec param_id_omit_default(ParamSpec spec) {
@@ -202,14 +222,14 @@ void Params::set(const std::string& key, const ParamValue& value) {
   const std::string got = std::holds_alternative<std::string>(value)
                               ? "the string \"" + std::get<std::string>(value) + "\""
                               : param_value_text(value);
-  ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " + got);
+  ATTN_CHECK(type_ok, section_ + "." + spec.name + " must be " + param_type_name(spec.type) + ", got " + got);
   check_value(spec, v);
   values_[k] = std::move(v);
 }
 
 void Params::set_text(const std::string& key, const std::string& text) {
   const ParamSpec& spec = schema_[index_of(key)];
-  const std::string where = section_ + "." + key;
+  const std::string where = section_ + "." + spec.name;
   const std::string bad = where + " must be " + param_type_name(spec.type) + ", got '" + text + "'";
   switch (spec.type) {
     case ParamType::Bool:
