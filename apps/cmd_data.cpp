@@ -37,19 +37,10 @@ struct DataOptions {
 // Applies "task.KEY=VALUE" (or "KEY=VALUE") overrides.
 void apply_sets(Params& params, const std::vector<std::string>& sets) {
   for (const auto& item : sets) {
-    const auto eq = item.find('=');
-    ATTN_CHECK(eq != std::string::npos && eq > 0,
-               "--set '" + item + "' must look like task.KEY=VALUE, e.g. --set task.N=16");
-    std::string key = item.substr(0, eq);
-    const std::string value = item.substr(eq + 1);
-    const auto dot = key.find('.');
-    if (dot != std::string::npos) {
-      const std::string section = key.substr(0, dot);
-      ATTN_CHECK(section == "task", "--set " + item + ": `attnlab data` only takes task.* keys, not " +
-                                        section + ".*");
-      key = key.substr(dot + 1);
-    }
-    params.set_text(key, value);
+    const ParamItem p = param_item_parse(item, "task.KEY=VALUE, e.g. --set task.N=16");
+    ATTN_CHECK(p.section.empty() || p.section == "task",
+               "--set " + item + ": `attnlab data` only takes task.* keys, not " + p.section + ".*");
+    params.set_text(p.key, p.value);
   }
 }
 

@@ -11,8 +11,8 @@
 #include "core/home.h"
 #include "core/params.h"
 #include "core/suggest.h"
-#include "experiment/plan.h"
 #include "models/model_registry.h"
+#include "models/train_schema.h"
 #include "tasks/task.h"
 
 namespace attn {
@@ -26,6 +26,8 @@ void print_params(const std::vector<ParamSpec>& schema, const std::string& secti
       for (const auto& c : spec.choices) list += (list.empty() ? "" : "|") + c;
       detail += " [" + list + "]";
     }
+    if (!spec.stored_as.empty())
+      detail += " (earlier name " + spec.stored_as + ": accepted, and the name in stored results)";
     fmt::print("  {:<22} = {:<12} {}\n", section + spec.name, param_value_text(spec.default_value),
                detail);
   }

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/params.h"
+#include "core/params_json.h"
 #include "core/suggest.h"
 
 namespace attn {
@@ -88,6 +89,70 @@ TEST(Params, JsonIsOrderedAndEscaped) {
   Params p("task", {param_int("N", 3, ""), param_choice("s", "a\"b", {}, ""),
                     param_real("x", 0.5, ""), param_bool("b", true, ""), param_real("r", 2.0, "")});
   EXPECT_EQ(p.to_json(), R"({"N": 3, "s": "a\"b", "x": 0.5, "b": true, "r": 2.0})");
+}
+
+TEST(Params, RenamedKeyTakesBothSpellingsAndIsStoredUnderTheOldOne) {
+  Params p("model", {param_renamed(param_int("matched_heads", 512, "M"), "heads"),
+                     param_real("w_var", 0.0, "")});
+  EXPECT_TRUE(p.has("matched_heads"));
+  EXPECT_TRUE(p.has("heads"));
+  EXPECT_FALSE(p.has(""));
+  p.set_text("heads", "3");
+  EXPECT_EQ(p.get_int("matched_heads"), 3);
+  p.set("matched_heads", int64_t{7});
+  EXPECT_EQ(p.get_int("heads"), 7);
+  EXPECT_EQ(p.stored_key("matched_heads"), "heads");
+  EXPECT_EQ(p.stored_key("heads"), "heads");
+  EXPECT_EQ(p.stored_key("w_var"), "w_var");
+  EXPECT_EQ(p.to_json(), R"({"heads": 7, "w_var": 0.0})");  // run ids keep the old spelling
+  // Errors name the new spelling; the did-you-mean lists names only.
+  EXPECT_NE(error_of([&] { p.set_text("heads", "x"); }).find("model.matched_heads must be"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { p.set_text("matched_head", "1"); }).find("known: matched_heads, w_var"),
+            std::string::npos);
+}
+
+TEST(Params, ItemParseSplitsSectionKeyAndValue) {
+  const ParamItem a = param_item_parse("task.N=16", "task.KEY=VALUE");
+  EXPECT_EQ(a.section, "task");
+  EXPECT_EQ(a.key, "N");
+  EXPECT_EQ(a.value, "16");
+  const ParamItem b = param_item_parse("model.rfmlp.heads=0.5", "F");  // first dot, first '='
+  EXPECT_EQ(b.section, "model");
+  EXPECT_EQ(b.key, "rfmlp.heads");
+  EXPECT_EQ(b.value, "0.5");
+  const ParamItem c = param_item_parse("N=1.5=x", "F");  // no dot before '='
+  EXPECT_EQ(c.section, "");
+  EXPECT_EQ(c.key, "N");
+  EXPECT_EQ(c.value, "1.5=x");
+  EXPECT_EQ(param_item_parse("train.lambdas=", "F").value, "");
+  for (const char* bad : {"task.N", "=3", ".N=3", "task.=3", ""})
+    EXPECT_EQ(error_of([&] { param_item_parse(bad, "task.KEY=VALUE"); }),
+              "--set '" + std::string(bad) + "' must look like task.KEY=VALUE")
+        << bad;
+}
+
+TEST(Params, JsonValuesRoundTrip) {
+  Params p("train", {param_int("n", 3, ""), param_real("f", 0.5, ""), param_bool("b", false, ""),
+                     param_choice("s", "a", {}, ""), param_real_list("l", {1.0}, "")});
+  const auto j = nlohmann::json::parse(R"({"n": 5, "f": 2, "b": true, "s": "x", "l": [0.5, 3]})");
+  params_set_json(p, j, "test");
+  EXPECT_EQ(p.get_int("n"), 5);
+  EXPECT_EQ(p.get_real("f"), 2.0);  // an integer for a real key
+  EXPECT_TRUE(p.get_bool("b"));
+  EXPECT_EQ(p.get_string("s"), "x");
+  EXPECT_EQ(p.get_real_list("l"), (std::vector<double>{0.5, 3.0}));
+  for (size_t k = 0; k < p.values().size(); ++k)
+    EXPECT_EQ(param_value_from_json(param_value_json(p.values()[k]), "v"), p.values()[k]) << k;
+  EXPECT_EQ(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"l": [1, "x"]})"), "test"); }),
+            "test: train.l must be a list of numbers");
+  EXPECT_EQ(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"n": null})"), "test"); }),
+            "test: train.n has an unsupported JSON value null");
+  EXPECT_NE(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"m": 1})"), "test"); })
+                .find("test: unknown parameter 'train.m'"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { params_set_json(p, nlohmann::json::array(), "test"); }),
+            "test: section train is not a JSON object");
 }
 
 TEST(Suggest, EditDistanceAndPlausibility) {

@@ -428,16 +428,18 @@ TEST(RfmlpFeatures, DeterministicInSeedThreadsAndBlocks) {
 }
 
 TEST(RfmlpFeatures, BadConfigIsAUserError) {
-  RfmlpConfig c;
-  c.width = 0;
+  RfmlpConfig c;  // no width set: width 0
   EXPECT_THROW(RfmlpFeatures(c, 5, 3, 1), UserError);
-  c = RfmlpConfig{};
+  RfmlpConfig ok;
+  ok.width = 4;
+  EXPECT_NO_THROW(RfmlpFeatures(ok, 5, 3, 1));
+  c = ok;
   c.activation = "exp";
   EXPECT_THROW(RfmlpFeatures(c, 5, 3, 1), UserError);
-  c = RfmlpConfig{};
+  c = ok;
   c.w_var = -0.5;
   EXPECT_THROW(RfmlpFeatures(c, 5, 3, 1), UserError);
-  c = RfmlpConfig{};
+  c = ok;
   EXPECT_THROW(RfmlpFeatures(c, 5, 0, 1), UserError);
 }
 

@@ -7,9 +7,9 @@
 
 #include "core/error.h"
 #include "core/threads.h"
-#include "experiment/plan.h"
 #include "models/model_registry.h"
 #include "models/rf_models.h"
+#include "models/train_schema.h"
 #include "tasks/task.h"
 
 namespace attn {
@@ -28,9 +28,7 @@ std::unique_ptr<Model> make_model(const std::string& name,
                                   const std::string& lambdas, const TaskShape& shape) {
   Params model("model", model_find(name).schema());
   for (const auto& [k, v] : model_sets) model.set_text(k, v);
-  std::vector<ParamSpec> train_schema = train_common_schema();
-  for (auto& s : model_find(name).train_schema()) train_schema.push_back(s);
-  Params train("train", train_schema);
+  Params train("train", model_train_schema(model_find(name)));
   train.set_text("lambdas", lambdas);
   train.set_text("val_fraction", lambdas.find(',') == std::string::npos ? "0" : "0.25");
   return model_find(name).make(ModelContext{model, train, shape, 9});

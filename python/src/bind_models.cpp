@@ -11,12 +11,12 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/memory.h"
-#include "experiment/plan.h"
 #include "models/fit_arrays.h"
 #include "models/model_registry.h"
 #include "models/model_inputs.h"
 #include "models/model_io.h"
 #include "models/rf_models.h"
+#include "models/train_schema.h"
 #include "tasks/task.h"
 
 namespace attnpy {
@@ -363,10 +363,8 @@ py::dict log_dict(const attn::FitLog& log) {
 
 py::dict list_models() {
   py::dict out;
-  const auto common = attn::train_common_schema();
   for (const auto& info : attn::model_registry()) {
-    std::vector<attn::ParamSpec> train = common;
-    for (auto& s : info.train_schema()) train.push_back(s);
+    const std::vector<attn::ParamSpec> train = attn::model_train_schema(info);
     py::dict row;
     row["description"] = info.description;
     row["params"] = schema_list(info.schema());

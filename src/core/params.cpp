@@ -5,31 +5,51 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "core/error.h"
 #include "core/suggest.h"
 
 namespace attn {
 
+namespace {
+
+ParamSpec param_row(std::string name, ParamType type, ParamValue def, std::string help,
+                    std::vector<std::string> choices = {},
+                    double min = -std::numeric_limits<double>::infinity(),
+                    double max = std::numeric_limits<double>::infinity()) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.default_value = std::move(def);
+  spec.help = std::move(help);
+  spec.choices = std::move(choices);
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+}  // namespace
+
 ParamSpec param_int(std::string name, int64_t def, std::string help, double min, double max) {
-  return ParamSpec{std::move(name), ParamType::Int, def, std::move(help), {}, min, max};
+  return param_row(std::move(name), ParamType::Int, def, std::move(help), {}, min, max);
 }
 ParamSpec param_real(std::string name, double def, std::string help, double min, double max) {
-  return ParamSpec{std::move(name), ParamType::Real, def, std::move(help), {}, min, max};
+  return param_row(std::move(name), ParamType::Real, def, std::move(help), {}, min, max);
 }
 ParamSpec param_bool(std::string name, bool def, std::string help) {
-  return ParamSpec{std::move(name), ParamType::Bool, def, std::move(help), {}};
+  return param_row(std::move(name), ParamType::Bool, def, std::move(help));
 }
 ParamSpec param_choice(std::string name, std::string def, std::vector<std::string> choices,
                        std::string help) {
-  return ParamSpec{std::move(name), ParamType::String, std::move(def), std::move(help),
-                   std::move(choices)};
+  return param_row(std::move(name), ParamType::String, std::move(def), std::move(help),
+                   std::move(choices));
 }
 
 ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help, double min,
                           double max) {
-  return ParamSpec{std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
-                   max};
+  return param_row(std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
+                   max);
 }
 
 ParamSpec param_id_omit_default(ParamSpec spec) {
@@ -40,6 +60,32 @@ ParamSpec param_id_omit_default(ParamSpec spec) {
 ParamSpec param_label_only(ParamSpec spec) {
   spec.label_only = true;
   return spec;
+}
+
+ParamSpec param_renamed(ParamSpec spec, std::string stored_as) {
+  spec.stored_as = std::move(stored_as);
+  return spec;
+}
+
+const std::string& param_stored_name(const ParamSpec& spec) {
+  return spec.stored_as.empty() ? spec.name : spec.stored_as;
+}
+
+ParamItem param_item_parse(const std::string& item, const std::string& form) {
+  const auto eq = item.find('=');
+  const auto dot = item.substr(0, eq == std::string::npos ? 0 : eq).find('.');
+  ParamItem out;
+  if (eq != std::string::npos && dot != std::string::npos) {
+    out.section = item.substr(0, dot);
+    out.key = item.substr(dot + 1, eq - dot - 1);
+  } else if (eq != std::string::npos) {
+    out.key = item.substr(0, eq);
+  }
+  ATTN_CHECK(eq != std::string::npos && !out.key.empty() &&
+                 (dot == std::string::npos || !out.section.empty()),
+             "--set '" + item + "' must look like " + form);
+  out.value = item.substr(eq + 1);
+  return out;
 }
 
 const char* param_type_name(ParamType type) {
@@ -99,7 +145,7 @@ Params::Params(std::string section, std::vector<ParamSpec> schema)
 size_t Params::index_of(const std::string& key) const {
   std::vector<std::string> names;
   for (size_t k = 0; k < schema_.size(); ++k) {
-    if (schema_[k].name == key) return k;
+    if (schema_[k].name == key || (!key.empty() && schema_[k].stored_as == key)) return k;
     names.push_back(schema_[k].name);
   }
   const std::string known = join_names(names);
@@ -109,8 +155,14 @@ size_t Params::index_of(const std::string& key) const {
 
 bool Params::has(const std::string& key) const {
   for (const auto& spec : schema_)
-    if (spec.name == key) return true;
+    if (spec.name == key || (!key.empty() && spec.stored_as == key)) return true;
   return false;
+}
+
+std::string Params::stored_key(const std::string& key) const {
+  for (const auto& spec : schema_)
+    if (spec.name == key || (!key.empty() && spec.stored_as == key)) return param_stored_name(spec);
+  return key;
 }
 
 void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
@@ -170,14 +222,14 @@ void Params::set(const std::string& key, const ParamValue& value) {
   const std::string got = std::holds_alternative<std::string>(value)
                               ? "the string \"" + std::get<std::string>(value) + "\""
                               : param_value_text(value);
-  ATTN_CHECK(type_ok, section_ + "." + key + " must be " + param_type_name(spec.type) + ", got " + got);
+  ATTN_CHECK(type_ok, section_ + "." + spec.name + " must be " + param_type_name(spec.type) + ", got " + got);
   check_value(spec, v);
   values_[k] = std::move(v);
 }
 
 void Params::set_text(const std::string& key, const std::string& text) {
   const ParamSpec& spec = schema_[index_of(key)];
-  const std::string where = section_ + "." + key;
+  const std::string where = section_ + "." + spec.name;
   const std::string bad = where + " must be " + param_type_name(spec.type) + ", got '" + text + "'";
   switch (spec.type) {
     case ParamType::Bool:
@@ -258,7 +310,7 @@ std::string Params::to_json() const {
     if (schema_[k].id_omit_default && values_[k] == schema_[k].default_value) continue;
     if (!first) out += ", ";
     first = false;
-    out += json_quote(schema_[k].name) + ": ";
+    out += json_quote(param_stored_name(schema_[k])) + ": ";
     const ParamValue& v = values_[k];
     if (std::holds_alternative<std::string>(v)) {
       out += json_quote(std::get<std::string>(v));

@@ -36,6 +36,10 @@ struct ParamSpec {
   // A key added after results were stored: left out of Params::to_json() (hence of run ids)
   // while it equals its default, so that existing stores resume with their old ids.
   bool id_omit_default = false;
+  // A key renamed after results were stored: its old spelling, which stays the spelling of
+  // stored configurations (Params::to_json, hence run ids, and the stored parameter columns)
+  // and is accepted as an alias wherever the key is set or read. Empty: not renamed.
+  std::string stored_as;
 };
 
 // Constructors for schema rows, so that task files read as tables.
@@ -55,6 +59,10 @@ ParamSpec param_real_list(std::string name, std::vector<double> def, std::string
 ParamSpec param_id_omit_default(ParamSpec spec);
 // The same row with label_only set (a task key that changes the labels only).
 ParamSpec param_label_only(ParamSpec spec);
+// The same row renamed from `stored_as` (see ParamSpec::stored_as).
+ParamSpec param_renamed(ParamSpec spec, std::string stored_as);
+// The key's spelling in stored configurations: stored_as if renamed, else name.
+const std::string& param_stored_name(const ParamSpec& spec);
 
 const char* param_type_name(ParamType type);
 // A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01].
@@ -71,7 +79,10 @@ class Params {
   // as "[a, b, c]" or "a,b,c".
   void set_text(const std::string& key, const std::string& text);
 
+  // Keys are names or, for a renamed key, its stored spelling (ParamSpec::stored_as).
   bool has(const std::string& key) const;
+  // The stored spelling of a key (param_stored_name of its row); `key` itself if unknown.
+  std::string stored_key(const std::string& key) const;
   int64_t get_int(const std::string& key) const;
   double get_real(const std::string& key) const;
   bool get_bool(const std::string& key) const;
@@ -82,7 +93,7 @@ class Params {
   const std::vector<ParamSpec>& schema() const { return schema_; }
   const std::vector<ParamValue>& values() const { return values_; }
   // {"N": 16, "q": 2, ...} in schema order, without execution settings (nor id_omit_default
-  // keys at their default); deterministic.
+  // keys at their default), renamed keys under their stored spelling; deterministic.
   std::string to_json() const;
 
  private:
@@ -94,6 +105,14 @@ class Params {
   std::vector<ParamSpec> schema_;
   std::vector<ParamValue> values_;
 };
+
+// One command-line item "section.KEY=VALUE" (`--set`), split at the first '=' and the first
+// '.' before it; section is "" when the key has no dot. UserError "--set 'ITEM' must look
+// like FORM" when there is no '=', or the section or key is empty.
+struct ParamItem {
+  std::string section, key, value;
+};
+ParamItem param_item_parse(const std::string& item, const std::string& form);
 
 // Escape a string for JSON output (quotes included).
 std::string json_quote(const std::string& text);

@@ -31,8 +31,21 @@ std::string name_of(const Spec& spec, const std::map<std::string, ParamValue>& v
   return std::get<std::string>(it->second);
 }
 
-// The Params of a section, or null for an unknown section.
-const Params* section_params(const RunConfig& c, const std::string& section) {
+}  // namespace
+
+RunConfig run_config_defaults(const std::string& task, const std::string& model) {
+  const ModelInfo& info = model_find(model);
+  RunConfig c;
+  c.task = task;
+  c.model = info.name;
+  c.task_params = task_default_params(task);
+  c.model_params = Params("model", info.schema());
+  c.train_params = Params("train", model_train_schema(info));
+  c.eval_params = Params("eval", eval_schema());
+  return c;
+}
+
+const Params* run_config_section(const RunConfig& c, const std::string& section) {
   if (section == "task") return &c.task_params;
   if (section == "model") return &c.model_params;
   if (section == "train") return &c.train_params;
@@ -40,24 +53,8 @@ const Params* section_params(const RunConfig& c, const std::string& section) {
   return nullptr;
 }
 
-}  // namespace
-
-std::vector<ParamSpec> train_common_schema() {
-  return {param_int("n", 1000,
-                    "training-set size (samples 0 .. n-1 of the run's seed); 0 = fresh samples "
-                    "every step (gradient-trained models)",
-                    0, 1e12)};
-}
-
-std::vector<ParamSpec> eval_schema() {
-  return {param_int("n", 2000, "test-set size", 1, 1e12),
-          param_int("first", 1000000000,
-                    "index of the first test sample (train uses 0 .. train.n-1)", 0, 1e15),
-          // Added later: out of run ids while "" (see ParamSpec::id_omit_default).
-          param_id_omit_default(param_choice(
-              "instances", "", {},
-              "test set drawn with task.instances set to this (e.g. disj, planted_triples); "
-              "\"\" = the task's own"))};
+Params* run_config_section(RunConfig& c, const std::string& section) {
+  return const_cast<Params*>(run_config_section(static_cast<const RunConfig&>(c), section));
 }
 
 Params eval_task_params(const RunConfig& c) {
@@ -79,29 +76,17 @@ Params eval_task_params(const RunConfig& c) {
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept) {
   std::map<std::string, ParamValue> values = spec.base;
   for (const auto& [k, v] : swept) values[k] = v;
+  const std::string task = name_of(spec, values, "task", "name = \"qsa\"");
+  const std::string model_name = name_of(spec, values, "model", "name = \"linear\"");
   RunConfig c;
-  c.task = name_of(spec, values, "task", "name = \"qsa\"");
-  c.model = name_of(spec, values, "model", "name = \"linear\"");
   try {
-    task_find(c.task);
-    model_find(c.model);
+    task_find(task);
+    c = run_config_defaults(task, model_name);
   } catch (const UserError& e) {
     throw UserError(spec.path + ": " + e.what());
   }
   const ModelInfo& model = model_find(c.model);
-  c.task_params = task_default_params(c.task);
-  c.model_params = Params("model", model.schema());
-  std::vector<ParamSpec> train = train_common_schema();
-  for (auto& p : model.train_schema()) train.push_back(p);
-  c.train_params = Params("train", train);
-  c.eval_params = Params("eval", eval_schema());
-
-  auto params_of = [&](const std::string& section) -> Params& {
-    if (section == "task") return c.task_params;
-    if (section == "model") return c.model_params;
-    if (section == "train") return c.train_params;
-    return c.eval_params;
-  };
+  auto params_of = [&](const std::string& section) -> Params& { return *run_config_section(c, section); };
   auto apply = [&](const std::string& dotted, const ParamValue& v) {
     const auto dot = dotted.find('.');
     const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
@@ -243,23 +228,32 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
                       std::to_string(p.index) + " resolve to the same configuration; remove the "
                       "duplicate sweep value");
   }
-  // Plots and claims must refer to keys that exist.
-  auto key_known = [&](const std::string& key) {
-    if (key == "seed" || key == "task.name" || key == "model.name") return true;
+  // Sweep axes, plots and claims name stored result columns: keys that exist, renamed keys
+  // in their stored spelling (ParamSpec::stored_as). The stored key, or "" if none.
+  auto stored_key = [&](const std::string& key) -> std::string {
+    if (key == "seed" || key == "task.name" || key == "model.name") return key;
     const auto dot = key.find('.');
-    if (dot == std::string::npos) return false;
+    if (dot == std::string::npos) return "";
     for (const auto& p : points) {
-      const Params* params = section_params(p.config, key.substr(0, dot));
-      if (params && params->has(key.substr(dot + 1))) return true;
+      const Params* params = run_config_section(p.config, key.substr(0, dot));
+      if (params && params->has(key.substr(dot + 1)))
+        return key.substr(0, dot + 1) + params->stored_key(key.substr(dot + 1));
     }
-    return false;
+    return "";
   };
   auto check = [&](const std::string& key, const std::string& what) {
-    if (!key.empty() && !key_known(key))
+    if (key.empty()) return;
+    const std::string stored = stored_key(key);
+    if (stored.empty())
       throw UserError(spec.path + ": " + what + " refers to '" + key +
                       "', which is not a key of this experiment (e.g. \"task.N\", \"train.n\", "
                       "\"model.name\" or \"seed\")");
+    if (stored != key)
+      throw UserError(spec.path + ": " + what + " '" + key + "': results store this key as '" +
+                      stored + "' (its earlier name); write \"" + stored + "\" there");
   };
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) check(k, "sweep key");
   for (const auto& plot : spec.plots) {
     check(plot.x, "plot '" + plot.name + "' x");
     for (const auto& k : plot_line_keys(plot.line)) check(k, "plot '" + plot.name + "' line");

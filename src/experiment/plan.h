@@ -14,6 +14,7 @@
 
 #include "core/params.h"
 #include "experiment/spec.h"
+#include "models/train_schema.h"
 
 namespace attn {
 
@@ -31,9 +32,14 @@ struct RunPoint {
   std::string run_id;       // 16 hex digits, hash of config_json
 };
 
-// [train] keys every model has, and the [eval] keys.
-std::vector<ParamSpec> train_common_schema();
-std::vector<ParamSpec> eval_schema();
+// The configuration of `task` and `model` with every parameter at its default: the task's
+// schema, the model's, model_train_schema() and eval_schema(). UserError with a did-you-mean
+// for an unknown name.
+RunConfig run_config_defaults(const std::string& task, const std::string& model);
+
+// The Params of section "task", "model", "train" or "eval"; null for any other name.
+const Params* run_config_section(const RunConfig& config, const std::string& section);
+Params* run_config_section(RunConfig& config, const std::string& section);
 
 // Resolves one point: base values, then [task.<name>] / [model.<name>], then the swept
 // values. Throws UserError "FILE: key: ..." for anything invalid, and builds the task

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/params_json.h"
 #include "core/suggest.h"
 #include "experiment/spec_loader.h"
 #include "experiment/spec_tree.h"
@@ -75,22 +76,32 @@ void quick_apply(const Loader& L, SpecTree& root, const SpecTree& quick) {
   }
 }
 
+// The spellings of `key` in [section.<table>]: a renamed model key's name and its stored
+// spelling (ParamSpec::stored_as), else just `key`.
+std::vector<std::string> key_spellings(const std::string& section, const std::string& table,
+                                       const std::string& key) {
+  if (section == "model")
+    for (const auto& info : model_registry())
+      if (info.name == table)
+        for (const auto& p : info.schema())
+          if (!p.stored_as.empty() && (p.name == key || p.stored_as == key))
+            return {p.name, p.stored_as};
+  return {key};
+}
+
 void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UserError("--set '" + text + "' must look like section.key=value, e.g. --set task.N=16");
-  const std::string key = text.substr(0, eq);
-  const SpecTree value = spec_tree_parse_value(text.substr(eq + 1), "--set " + key);
-  const auto dot = key.find('.');
-  const std::string section = key.substr(0, dot);
-  if (dot == std::string::npos || dot + 1 == key.size())
+  const ParamItem item = param_item_parse(text, "section.key=value, e.g. --set task.N=16");
+  if (item.section.empty())
     throw UserError("--set " + text + ": name a section and a key, e.g. task.N=16 or train.n=512");
+  const std::string& section = item.section;
+  const std::string key = section + "." + item.key;
+  const SpecTree value = spec_tree_parse_value(item.value, "--set " + key);
   bool known = false;
   for (const auto& s : kSections) known = known || s == section;
   if (!known || section == "plot" || section == "claim" || section == "quick")
     throw UserError("--set " + text + ": '" + section + "' cannot be set from the command line" +
                     did_you_mean(section, {"experiment", "task", "model", "train", "eval", "sweep"}));
-  const std::string rest = key.substr(dot + 1);
+  const std::string& rest = item.key;
   SpecTree& sec = root.at(section);
   if (section == "sweep") {
     if (value.kind != Kind::Array)
@@ -111,10 +122,12 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
                           " varies together with other keys in a [[sweep.zip]] group; "
                           "override the group with --set, or edit the spec");
   }
-  // A plain section.key override wins over [section.<name>] tables too.
+  // A plain section.key override wins over [section.<name>] tables too, in either spelling
+  // of a renamed key.
   if (rest.find('.') == std::string::npos)
     for (auto& [name, table] : sec.entries)
-      if (table.kind == Kind::Table) table.erase(rest);
+      if (table.kind == Kind::Table)
+        for (const auto& spelling : key_spellings(section, name, rest)) table.erase(spelling);
   SpecTree* node = &sec;
   std::string leaf = rest;
   for (auto d = leaf.find('.'); d != std::string::npos; d = leaf.find('.')) {
@@ -249,19 +262,11 @@ void sweep_build(const Loader& L, SpecTree sweep, Spec& spec) {
     }
 }
 
-nlohmann::json value_json(const ParamValue& v) {
-  if (auto* b = std::get_if<bool>(&v)) return *b;
-  if (auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (auto* d = std::get_if<double>(&v)) return *d;
-  if (auto* s = std::get_if<std::string>(&v)) return *s;
-  return std::get<std::vector<double>>(v);
-}
-
 nlohmann::json filter_json(const RunFilter& f) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, values] : f) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& v : values) list.push_back(value_json(v));
+    for (const auto& v : values) list.push_back(param_value_json(v));
     j[k] = list;
   }
   return j;
@@ -329,11 +334,11 @@ std::string spec_runs_json(const Spec& spec) {
   // Execution settings (same results to rounding) do not make another spec: a directory can be
   // resumed with them changed.
   for (const auto& [k, v] : spec.base)
-    if (!is_execution_setting(k)) base[k] = value_json(v);
+    if (!is_execution_setting(k)) base[k] = param_value_json(v);
   j["base"] = base;
   nlohmann::json scoped = nlohmann::json::object();
   for (const auto& [scope, values] : spec.scoped)
-    for (const auto& [k, v] : values) scoped[scope][k] = value_json(v);
+    for (const auto& [k, v] : values) scoped[scope][k] = param_value_json(v);
   j["scoped"] = scoped;
   nlohmann::json axes = nlohmann::json::array();
   for (const auto& axis : spec.axes) {
@@ -342,7 +347,7 @@ std::string spec_runs_json(const Spec& spec) {
     nlohmann::json values = nlohmann::json::array();
     for (const auto& row : axis.values) {
       nlohmann::json r = nlohmann::json::array();
-      for (const auto& v : row) r.push_back(value_json(v));
+      for (const auto& v : row) r.push_back(param_value_json(v));
       values.push_back(r);
     }
     a["values"] = values;

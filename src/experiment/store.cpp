@@ -285,7 +285,7 @@ void ResultsStore::insert(const RunPoint& point, const RunOutcome& outcome) {
   r.config_json = point.config_json;
   auto add_section = [&](const std::string& section, const Params& params) {
     for (size_t i = 0; i < params.schema().size(); ++i)
-      r.params.emplace_back(section + "." + params.schema()[i].name,
+      r.params.emplace_back(section + "." + param_stored_name(params.schema()[i]),
                             param_value_text(params.values()[i]));
   };
   r.params.emplace_back("task.name", point.config.task);

@@ -7,11 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/params_json.h"
 #include "core/version.h"
-#include "experiment/plan.h"
 #include "io/safetensors.h"
 #include "models/rf_models.h"
 #include "models/ridge_model.h"
+#include "models/train_schema.h"
+#include "train/ridge.h"
 
 namespace attn {
 namespace {
@@ -39,33 +41,9 @@ nlohmann::json json_object(const std::string& text, const std::string& key) {
   return j;
 }
 
-// Sets every key of a JSON object (as Params::to_json writes it) on `p`.
+// Sets every key of the metadata's JSON object `key` on `p`.
 void params_from_json(Params& p, const std::string& text, const std::string& key) {
-  const nlohmann::json object = json_object(text, key);
-  for (const auto& [name, v] : object.items()) {
-    ParamValue value;
-    if (v.is_boolean()) {
-      value = v.get<bool>();
-    } else if (v.is_number_integer()) {
-      value = v.get<int64_t>();
-    } else if (v.is_number()) {
-      value = v.get<double>();
-    } else if (v.is_string()) {
-      value = v.get<std::string>();
-    } else if (v.is_array()) {
-      std::vector<double> list;
-      for (const auto& x : v) {
-        ATTN_CHECK(x.is_number(), "__metadata__ '" + key + "': " + p.section() + "." + name +
-                                      " must be a list of numbers");
-        list.push_back(x.get<double>());
-      }
-      value = std::move(list);
-    } else {
-      throw UserError("__metadata__ '" + key + "': " + p.section() + "." + name +
-                      " has an unsupported JSON value " + v.dump());
-    }
-    p.set(name, value);
-  }
+  params_set_json(p, json_object(text, key), "__metadata__ '" + key + "'");
 }
 
 int64_t json_int(const nlohmann::json& j, const char* name, const std::string& key) {
@@ -102,9 +80,7 @@ ModelRecord model_record_make(const std::string& model, uint64_t seed, const Tas
   ModelRecord r;
   r.model = info.name;
   r.model_params = Params("model", info.schema());
-  std::vector<ParamSpec> train = train_common_schema();
-  for (auto& spec : info.train_schema()) train.push_back(spec);
-  r.train_params = Params("train", train);
+  r.train_params = Params("train", model_train_schema(info));
   r.seed = seed;
   r.shape.T = shape.T;
   r.shape.d_in = shape.d_in;
@@ -115,23 +91,18 @@ ModelRecord model_record_make(const std::string& model, uint64_t seed, const Tas
 
 std::string model_set_apply(const std::string& item, Params& model, Params* train) {
   const std::string sections = train ? "model.KEY=VALUE or train.KEY=VALUE" : "model.KEY=VALUE";
-  const auto eq = item.find('=');
-  const auto dot = item.find('.');
-  ATTN_CHECK(eq != std::string::npos && dot != std::string::npos && dot < eq && dot > 0 &&
-                 eq > dot + 1,
-             "--set '" + item + "' must look like " + sections + ", e.g. --set model.heads=64");
-  const std::string section = item.substr(0, dot);
-  const std::string key = item.substr(dot + 1, eq - dot - 1);
-  const std::string value = item.substr(eq + 1);
-  if (section == "model") {
-    model.set_text(key, value);
-  } else if (section == "train" && train) {
-    train->set_text(key, value);
+  const std::string form = sections + ", e.g. --set model.heads=64";
+  const ParamItem p = param_item_parse(item, form);
+  ATTN_CHECK(!p.section.empty(), "--set '" + item + "' must look like " + form);
+  if (p.section == "model") {
+    model.set_text(p.key, p.value);
+  } else if (p.section == "train" && train) {
+    train->set_text(p.key, p.value);
   } else {
     throw UserError("--set " + item + ": only " + sections + " items are accepted here, not " +
-                    section + ".*");
+                    p.section + ".*");
   }
-  return section + "." + key;
+  return p.section + "." + p.key;
 }
 
 std::unique_ptr<Model> model_make(const ModelRecord& r) {

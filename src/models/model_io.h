@@ -46,7 +46,7 @@ struct ModelRecord {
 };
 
 // A record with the default params of `model` (UserError with a did-you-mean if unknown).
-// [train] is train_common_schema() (experiment/plan.h) plus the model's train_schema().
+// [train] is model_train_schema() (models/train_schema.h): n plus the model's own keys.
 ModelRecord model_record_make(const std::string& model, uint64_t seed, const TaskShape& shape);
 
 // Applies one command-line item "model.KEY=VALUE" or "train.KEY=VALUE" (Params::set_text).

@@ -1,4 +1,5 @@
-// Model registry: one row per model, in the order `attnlab list` shows them.
+// Model registry: one row per model, in the order `attnlab list` shows them; and the
+// [train]/[eval] schemas of a run (train_schema.h).
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "models/model_registry.h"
 #include "models/neural_models.h"
 #include "models/rf_models.h"
+#include "models/train_schema.h"
 
 namespace attn {
 
@@ -104,6 +106,30 @@ const std::vector<ModelInfo>& model_registry() {
        .no_training = true},
   };
   return registry;
+}
+
+std::vector<ParamSpec> train_common_schema() {
+  return {param_int("n", 1000,
+                    "training-set size (samples 0 .. n-1 of the run's seed); 0 = fresh samples "
+                    "every step (gradient-trained models)",
+                    0, 1e12)};
+}
+
+std::vector<ParamSpec> eval_schema() {
+  return {param_int("n", 2000, "test-set size", 1, 1e12),
+          param_int("first", 1000000000,
+                    "index of the first test sample (train uses 0 .. train.n-1)", 0, 1e15),
+          // Added later: out of run ids while "" (see ParamSpec::id_omit_default).
+          param_id_omit_default(param_choice(
+              "instances", "", {},
+              "test set drawn with task.instances set to this (e.g. disj, planted_triples); "
+              "\"\" = the task's own"))};
+}
+
+std::vector<ParamSpec> model_train_schema(const ModelInfo& model) {
+  std::vector<ParamSpec> train = train_common_schema();
+  for (auto& p : model.train_schema()) train.push_back(std::move(p));
+  return train;
 }
 
 const ModelInfo& model_find(const std::string& name) {

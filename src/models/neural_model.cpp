@@ -14,6 +14,7 @@
 #include "tasks/shared_batches.h"
 #include "tasks/task.h"
 #include "train/trainer.h"
+#include "train/val_split.h"
 
 namespace attn {
 namespace {
@@ -218,7 +219,10 @@ class NeuralModel : public Model {
       };
     } else {
       const double frac = train_params_.get_real("val_fraction");
-      const int64_t n_val = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(frac * n)));
+      const int64_t n_val = val_split_count(frac, n);
+      ATTN_CHECK(n_val >= 1, "model " + name_ + ": train.val_fraction = 0 leaves no validation "
+                             "samples, which training needs (eval_every, restore_best, lrs); set "
+                             "train.val_fraction > 0, e.g. 0.1");
       ATTN_CHECK(n - n_val >= 1, "model " + name_ + ": train.n = " + std::to_string(n) +
                                      " leaves no training samples after the validation split "
                                      "(train.val_fraction); use a larger train.n");

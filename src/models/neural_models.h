@@ -18,6 +18,11 @@
 
 namespace attn {
 
+struct AttentionNetConfig;
+struct TransformerNetConfig;
+struct MlpNetConfig;
+struct LstmNetConfig;
+
 std::vector<ParamSpec> attention_schema();
 std::vector<ParamSpec> third_order_schema();
 std::vector<ParamSpec> transformer_schema();
@@ -38,6 +43,14 @@ std::unique_ptr<Model> lstm_make(const ModelContext& context);
 template <class T>
 std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& params,
                                         const TaskShape& shape);
+
+// The net configs neural_net_make builds from [model] parameters and task shapes (the
+// schema defaults give the configs' own defaults: tests/test_param_defaults.cpp).
+AttentionNetConfig neural_attention_config(const std::string& model, const Params& params,
+                                           const TaskShape& shape);  // attention, third_order
+TransformerNetConfig neural_transformer_config(const Params& params, const TaskShape& shape);
+MlpNetConfig neural_mlp_config(const Params& params, const TaskShape& shape);
+LstmNetConfig neural_lstm_config(const Params& params, const TaskShape& shape);
 
 // [model] parameters of `model` at their defaults (for tests and gradient-check rows).
 Params neural_default_params(const std::string& model);

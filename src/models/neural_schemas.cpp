@@ -11,43 +11,52 @@
 namespace attn {
 namespace {
 
+// Defaults are the net configs' initialisers (AttentionNetConfig, TransformerNetConfig,
+// MlpNetConfig, LstmNetConfig; third_order's m = 4 is its own): one source, checked by
+// tests/test_param_defaults.cpp.
 ParamSpec activation_param() {
-  return param_choice("activation", "relu", activation_names(),
+  return param_choice("activation", activation_name(AttentionNetConfig{}.activation),
+                      activation_names(),
                       "activation of the MLPs inside the model (φ, ψ, hidden layers)");
 }
 
 // model.bits, model.bits_scores, model.bits_in_training (nn/head_precision.h,
 // docs/precision.md), shared by attention, third_order and transformer.
 void precision_schema_add(std::vector<ParamSpec>& schema) {
-  schema.push_back(param_int("bits", 0,
+  const HeadPrecision precision;
+  schema.push_back(param_int("bits", precision.bits,
                              "precision p: round queries, keys and values to p-bit fixed point "
                              "(sign + p−1 bits, one scale per sequence and head); 0 = exact",
                              0, 53));
-  schema.push_back(param_bool("bits_scores", false,
+  schema.push_back(param_bool("bits_scores", precision.scores,
                               "with bits > 0, also round the attention scores (pre-softmax)"));
-  schema.push_back(param_bool("bits_in_training", false,
+  schema.push_back(param_bool("bits_in_training", precision.in_training,
                               "with bits > 0, also round in training (straight-through gradient); "
                               "else only evaluation forwards round"));
 }
 
 std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
+  const AttentionNetConfig c;
   std::vector<ParamSpec> schema = {
       param_int("m", m_default, "embedding dimension m: φ maps each token to R^m", 1, 1 << 16),
-      param_int("heads", 1, "heads H (" + what + "), outputs summed", 1, 1024),
-      param_int("qk_dim", 0, "query/key dimension per head; 0 = m (Q, K ∈ R^{m×m})", 0, 1 << 16),
-      param_int("value_dim", 0, "value dimension per head; 0 = the task's output dimension", 0,
+      param_int("heads", c.heads, "heads H (" + what + "), outputs summed", 1, 1024),
+      param_int("qk_dim", c.qk_dim, "query/key dimension per head; 0 = m (Q, K ∈ R^{m×m})", 0,
                 1 << 16),
-      param_choice("phi", "mlp", {"linear", "mlp"}, "token map φ: linear, or a 2-layer MLP"),
-      param_int("phi_width", 128, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
-      param_choice("psi", "linear", {"identity", "linear", "mlp"},
+      param_int("value_dim", c.value_dim,
+                "value dimension per head; 0 = the task's output dimension", 0, 1 << 16),
+      param_choice("phi", c.phi, {"linear", "mlp"}, "token map φ: linear, or a 2-layer MLP"),
+      param_int("phi_width", c.phi_width, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
+      param_choice("psi", c.psi, {"identity", "linear", "mlp"},
                    "output map ψ (identity needs residual = false)"),
-      param_int("psi_width", 128, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
-      param_bool("residual", true, "ψ sees [φ(x_i); attention output] (spec §7 A1)"),
+      param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
+      param_bool("residual", c.residual, "ψ sees [φ(x_i); attention output] (spec §7 A1)"),
       activation_param(),
-      param_choice("temperature", "learned", {"learned", "fixed", "inv_sqrt_dk"},
+      param_choice("temperature", c.temperature, {"learned", "fixed", "inv_sqrt_dk"},
                    "score scale: learned exp(τ), fixed temperature_init, or 1/√dk"),
-      param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
-      param_bool("exclude_self", false, "mask the query's own token (and, third order, j = k)"),
+      param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
+                 1e12),
+      param_bool("exclude_self", c.exclude_self,
+                 "mask the query's own token (and, third order, j = k)"),
   };
   precision_schema_add(schema);
   return schema;
@@ -80,33 +89,38 @@ void fill_shape(C& c, const TaskShape& s) {
 
 }  // namespace
 
-std::vector<ParamSpec> attention_schema() { return unit_schema(16, "softmax"); }
+std::vector<ParamSpec> attention_schema() { return unit_schema(AttentionNetConfig{}.m, "softmax"); }
 std::vector<ParamSpec> third_order_schema() { return unit_schema(4, "third-order"); }
 
 std::vector<ParamSpec> transformer_schema() {
+  const TransformerNetConfig c;
   std::vector<ParamSpec> schema = {
-      param_int("layers", 2, "attention + MLP blocks", 1, 256),
-      param_int("m", 32, "embedding (residual stream) dimension", 1, 1 << 16),
-      param_int("heads", 1, "softmax heads per layer (value dim m, summed)", 1, 1024),
-      param_int("mlp_width", 0, "hidden width of each block's MLP; 0 = 4m", 0, 1 << 20),
-      param_bool("layernorm", true, "pre-layernorm before attention and MLP"),
-      param_choice("phi", "linear", {"linear", "mlp"}, "token map φ into R^m"),
-      param_int("phi_width", 128, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
-      param_choice("psi", "linear", {"linear", "mlp"}, "output map ψ from R^m"),
-      param_int("psi_width", 128, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
+      param_int("layers", c.layers, "attention + MLP blocks", 1, 256),
+      param_int("m", c.m, "embedding (residual stream) dimension", 1, 1 << 16),
+      param_int("heads", c.heads, "softmax heads per layer (value dim m, summed)", 1, 1024),
+      param_int("mlp_width", c.mlp_width, "hidden width of each block's MLP; 0 = 4m", 0, 1 << 20),
+      param_bool("layernorm", c.layernorm, "pre-layernorm before attention and MLP"),
+      param_choice("phi", c.phi, {"linear", "mlp"}, "token map φ into R^m"),
+      param_int("phi_width", c.phi_width, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
+      param_choice("psi", c.psi, {"linear", "mlp"}, "output map ψ from R^m"),
+      param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
       activation_param(),
-      param_choice("temperature", "learned", {"learned", "fixed", "inv_sqrt_dk"},
+      param_choice("temperature", c.temperature, {"learned", "fixed", "inv_sqrt_dk"},
                    "score scale per layer: learned exp(τ), fixed temperature_init, or 1/√m"),
-      param_real("temperature_init", 1.0, "initial (or fixed) score scale", 1e-12, 1e12),
-      param_bool("exclude_self", false, "mask each query's own token"),
+      param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
+                 1e12),
+      param_bool("exclude_self", c.exclude_self, "mask each query's own token"),
   };
   precision_schema_add(schema);
   return schema;
 }
 
 std::vector<ParamSpec> mlp_schema() {
-  return {param_int("width", 256, "hidden width (the size measure of spec §1.5)", 1, 1 << 24),
-          param_int("depth", 3, "linear layers (depth − 1 hidden layers of `width`)", 2, 64),
+  const MlpNetConfig c;  // hidden {256, 256}: width 256, depth 3
+  return {param_int("width", c.hidden.front(), "hidden width (the size measure of spec §1.5)", 1,
+                    1 << 24),
+          param_int("depth", static_cast<int64_t>(c.hidden.size()) + 1,
+                    "linear layers (depth − 1 hidden layers of `width`)", 2, 64),
           param_real_list("hidden", {},
                           "explicit hidden widths, overriding width and depth (empty: unused)", 1,
                           1 << 24),
@@ -114,12 +128,14 @@ std::vector<ParamSpec> mlp_schema() {
 }
 
 std::vector<ParamSpec> lstm_schema() {
-  return {param_int("hidden", 64, "hidden size per layer and direction", 1, 1 << 16),
-          param_int("layers", 1, "stacked LSTM layers", 1, 64),
-          param_bool("bidirectional", false, "also read the sequence backwards (a control)"),
-          param_choice("readout", "final", {"final", "per_position"},
+  const LstmNetConfig c;
+  return {param_int("hidden", c.hidden, "hidden size per layer and direction", 1, 1 << 16),
+          param_int("layers", c.layers, "stacked LSTM layers", 1, 64),
+          param_bool("bidirectional", c.bidirectional, "also read the sequence backwards (a control)"),
+          param_choice("readout", c.readout, {"final", "per_position"},
                        "output i from [final state; x_i] (spec §7 A13) or from position i's state"),
-          param_int("head_width", 0, "hidden width of the output head; 0 = linear head", 0, 1 << 20),
+          param_int("head_width", c.head_width, "hidden width of the output head; 0 = linear head",
+                    0, 1 << 20),
           activation_param()};
 }
 
@@ -164,6 +180,10 @@ std::vector<ParamSpec> neural_train_schema() {
 }
 
 void neural_train_check(const Params& train) {
+  if (train.has("n") && train.get_int("n") > 0 && train.get_real("val_fraction") == 0)
+    throw UserError("train.val_fraction = 0 leaves a fixed training set (train.n > 0) no "
+                    "validation samples, which gradient training needs (eval_every, restore_best, "
+                    "lrs); set train.val_fraction > 0, e.g. 0.1");
   const double min_delta = train.get_real("min_delta");
   if (min_delta > 0 && train.get_int("patience") == 0)
     throw UserError("train.min_delta = " + param_value_text(ParamValue(min_delta)) +
@@ -181,52 +201,63 @@ Params neural_default_params(const std::string& model) {
   throw UserError("not a neural model: '" + model + "'");
 }
 
+AttentionNetConfig neural_attention_config(const std::string& model, const Params& p,
+                                           const TaskShape& shape) {
+  AttentionNetConfig c;
+  c.third_order = model == "third_order";
+  c.name = model;
+  fill_unit(c, p);
+  c.qk_dim = p.get_int("qk_dim");
+  c.value_dim = p.get_int("value_dim");
+  c.residual = p.get_bool("residual");
+  fill_shape(c, shape);
+  return c;
+}
+
+TransformerNetConfig neural_transformer_config(const Params& p, const TaskShape& shape) {
+  TransformerNetConfig c;
+  fill_unit(c, p);
+  c.layers = p.get_int("layers");
+  c.mlp_width = p.get_int("mlp_width");
+  c.layernorm = p.get_bool("layernorm");
+  fill_shape(c, shape);
+  return c;
+}
+
+MlpNetConfig neural_mlp_config(const Params& p, const TaskShape& shape) {
+  MlpNetConfig c;
+  c.hidden.assign(static_cast<size_t>(p.get_int("depth") - 1), p.get_int("width"));
+  if (!p.get_real_list("hidden").empty()) c.hidden.clear();
+  for (double w : p.get_real_list("hidden")) {
+    ATTN_CHECK(w == std::floor(w), "model.hidden: widths must be whole numbers");
+    c.hidden.push_back(static_cast<int64_t>(w));
+  }
+  c.activation = activation_parse(p.get_string("activation"));
+  fill_shape(c, shape);
+  return c;
+}
+
+LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
+  LstmNetConfig c;
+  c.hidden = p.get_int("hidden");
+  c.layers = p.get_int("layers");
+  c.bidirectional = p.get_bool("bidirectional");
+  c.readout = p.get_string("readout");
+  c.head_width = p.get_int("head_width");
+  c.activation = activation_parse(p.get_string("activation"));
+  fill_shape(c, shape);
+  return c;
+}
+
 template <class T>
 std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& p,
                                         const TaskShape& shape) {
-  if (model == "attention" || model == "third_order") {
-    AttentionNetConfig c;
-    c.third_order = model == "third_order";
-    c.name = model;
-    fill_unit(c, p);
-    c.qk_dim = p.get_int("qk_dim");
-    c.value_dim = p.get_int("value_dim");
-    c.residual = p.get_bool("residual");
-    fill_shape(c, shape);
-    return std::make_unique<AttentionNet<T>>(c);
-  }
-  if (model == "transformer") {
-    TransformerNetConfig c;
-    fill_unit(c, p);
-    c.layers = p.get_int("layers");
-    c.mlp_width = p.get_int("mlp_width");
-    c.layernorm = p.get_bool("layernorm");
-    fill_shape(c, shape);
-    return std::make_unique<TransformerNet<T>>(c);
-  }
-  if (model == "mlp") {
-    MlpNetConfig c;
-    c.hidden.assign(static_cast<size_t>(p.get_int("depth") - 1), p.get_int("width"));
-    if (!p.get_real_list("hidden").empty()) c.hidden.clear();
-    for (double w : p.get_real_list("hidden")) {
-      ATTN_CHECK(w == std::floor(w), "model.hidden: widths must be whole numbers");
-      c.hidden.push_back(static_cast<int64_t>(w));
-    }
-    c.activation = activation_parse(p.get_string("activation"));
-    fill_shape(c, shape);
-    return std::make_unique<MlpNet<T>>(c);
-  }
-  if (model == "lstm") {
-    LstmNetConfig c;
-    c.hidden = p.get_int("hidden");
-    c.layers = p.get_int("layers");
-    c.bidirectional = p.get_bool("bidirectional");
-    c.readout = p.get_string("readout");
-    c.head_width = p.get_int("head_width");
-    c.activation = activation_parse(p.get_string("activation"));
-    fill_shape(c, shape);
-    return std::make_unique<LstmNet<T>>(c);
-  }
+  if (model == "attention" || model == "third_order")
+    return std::make_unique<AttentionNet<T>>(neural_attention_config(model, p, shape));
+  if (model == "transformer")
+    return std::make_unique<TransformerNet<T>>(neural_transformer_config(p, shape));
+  if (model == "mlp") return std::make_unique<MlpNet<T>>(neural_mlp_config(p, shape));
+  if (model == "lstm") return std::make_unique<LstmNet<T>>(neural_lstm_config(p, shape));
   throw UserError("not a neural model: '" + model + "'");
 }
 

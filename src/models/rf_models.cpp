@@ -13,16 +13,21 @@
 namespace attn {
 namespace {
 
+// Defaults are the config structs' initialisers (RfaConfig, RfaKernelConfig, RfmlpConfig,
+// RfmlpKernelConfig): one source, checked by tests/test_param_defaults.cpp.
 std::vector<ParamSpec> attention_common(bool kernel) {
+  const RfaConfig rfa;
+  const RfaKernelConfig rfa_kernel;
   std::vector<ParamSpec> s;
-  if (!kernel) s.push_back(param_int("heads", 512, "number of random heads M", 1, 1 << 24));
-  s.push_back(param_choice("activation", "relu",
+  if (!kernel) s.push_back(param_int("heads", rfa.heads, "number of random heads M", 1, 1 << 24));
+  s.push_back(param_choice("activation", kernel ? rfa_kernel.activation : rfa.activation,
                            kernel ? std::vector<std::string>{"relu", "exp"}
                                   : std::vector<std::string>{"relu", "exp", "softmax"},
                            "score activation: relu(s)/N, exp(s)/N" +
                                std::string(kernel ? "" : ", or softmax over the keys")));
-  s.push_back(param_bool("augment", true, "append the constant coordinate: x~ = [x; 1]"));
-  s.push_back(param_real("w_var", 0.25,
+  s.push_back(param_bool("augment", kernel ? rfa_kernel.augment : rfa.augment,
+                         "append the constant coordinate: x~ = [x; 1]"));
+  s.push_back(param_real("w_var", kernel ? rfa_kernel.w_var : rfa.w_var,
                          "variance of W's entries (1/4 gives N(0,1) scores on the unit sphere)",
                          0.0));
   return s;
@@ -66,6 +71,18 @@ double brfa_mean(const Params& p, int64_t d) {
 
 }  // namespace
 
+RfaKernelConfig rfa_kernel_config_from(const Params& p, const std::string& model, int64_t d) {
+  ATTN_ASSERT(model == "rfa_kernel" || model == "brfa_kernel", "rfa_kernel_config_from: " + model);
+  return rfa_kernel_config(p, model == "brfa_kernel" ? brfa_mean(p, d) : p.get_real("w_mean"));
+}
+
+RfmlpKernelConfig rfmlp_kernel_config_from(const Params& p) {
+  RfmlpKernelConfig config;
+  config.augment = p.get_bool("augment");
+  config.w_var = p.get_real("w_var");
+  return config;
+}
+
 RfaConfig rfa_config_from(const Params& p, const std::string& model, int64_t d) {
   ATTN_ASSERT(model == "rfa" || model == "brfa", "rfa_config_from: " + model);
   return rfa_config(p, model == "brfa" ? brfa_mean(p, d) : p.get_real("w_mean"));
@@ -76,7 +93,8 @@ RfmlpConfig rfmlp_config_from(const Params& p, int64_t d) {
   config.augment = p.get_bool("augment");
   config.w_var = p.get_real("w_var");
   config.width = p.get_int("width");
-  if (config.width == 0) config.width = rfmlp_matched_width(p.get_int("heads"), d, config.augment);
+  if (config.width == 0)
+    config.width = rfmlp_matched_width(p.get_int("matched_heads"), d, config.augment);
   return config;
 }
 
@@ -123,7 +141,7 @@ bool rf_feature_weights(const FeatureMap& features, ModelTensor* out) {
 
 std::vector<ParamSpec> rfa_schema() {
   auto s = attention_common(false);
-  s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  s.push_back(param_real("w_mean", RfaConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
   return s;
 }
 
@@ -136,22 +154,32 @@ std::vector<ParamSpec> brfa_schema() {
   return s;
 }
 
+// rfmlp's width 0 (the schema's own meaning) is resolved by rfmlp_config_from; RfmlpConfig
+// has no width default. `matched_heads` was called `heads` (its stored name).
 std::vector<ParamSpec> rfmlp_schema() {
+  const RfmlpConfig rfmlp;
   return {
-      param_int("width", 0, "random features M'; 0 = heads·(d+1), RFA's trainable-parameter count",
+      param_int("width", 0,
+                "random features M'; 0 = matched_heads·(d+1), RFA's trainable-parameter count",
                 0, 1 << 26),
-      param_int("heads", 512, "the RFA head count that width = 0 matches", 1, 1 << 24),
-      param_real("w_var", 0.0, "variance of w's entries; 0 = 1/(N+2) (N(0,1) pre-activations)", 0.0),
-      param_bool("augment", true, "append the constant 1 to the flattened input"),
+      param_renamed(param_int("matched_heads", RfaConfig{}.heads,
+                              "the RFA head count M that width = 0 matches: M·(d+1) features", 1,
+                              1 << 24),
+                    "heads"),
+      param_real("w_var", rfmlp.w_var, "variance of w's entries; 0 = 1/(N+2) (N(0,1) pre-activations)", 0.0),
+      param_bool("augment", rfmlp.augment, "append the constant 1 to the flattened input"),
   };
 }
 
-// Kernel models: `heads` = M rescales the penalty to λ/M, the kernel-ridge problem an
-// M-head model at λ tends to (spec §3.5); 0 = λ as given.
+// Kernel models: `lambda_heads` = M rescales the penalty to λ/M, the kernel-ridge problem an
+// M-head model at λ tends to (spec §3.5); 0 = λ as given. It was called `heads` (its stored
+// name, so a zipped sweep of model.heads over rfa and rfa_kernel still works).
 ParamSpec kernel_heads_param() {
-  return param_int("heads", 0,
-                   "compare with an M-head model: the penalty becomes λ/M (spec §3.5); 0 = λ as given",
-                   0, 1 << 24);
+  return param_renamed(
+      param_int("lambda_heads", 0,
+                "compare with an M-head model: the penalty becomes λ/M (spec §3.5); 0 = λ as given",
+                0, 1 << 24),
+      "heads");
 }
 
 constexpr const char* kMeanMethodHelp =
@@ -161,12 +189,12 @@ constexpr const char* kMeanMethodHelp =
 // Added after results were stored: out of run ids at its default (ParamSpec::id_omit_default).
 ParamSpec quadrature_nodes_param() {
   return param_id_omit_default(param_int(
-      "quadrature_nodes", 48, "Gauss–Legendre nodes per panel for mean_method = quadrature", 2, 1000));
+      "quadrature_nodes", RfaKernelConfig{}.quadrature_nodes, "Gauss–Legendre nodes per panel for mean_method = quadrature", 2, 1000));
 }
 
 RidgeOptions kernel_ridge_options(const ModelContext& c) {
   RidgeOptions o = ridge_options(c.train);
-  const int64_t heads = c.model.get_int("heads");
+  const int64_t heads = c.model.get_int("lambda_heads");
   if (heads > 0)
     for (double& l : o.lambdas) l /= static_cast<double>(heads);
   return o;
@@ -175,8 +203,9 @@ RidgeOptions kernel_ridge_options(const ModelContext& c) {
 std::vector<ParamSpec> rfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
-  s.push_back(param_real("w_mean", 0.0, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
-  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"}, kMeanMethodHelp));
+  s.push_back(param_real("w_mean", RfaKernelConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  s.push_back(param_choice("mean_method", RfaKernelConfig{}.mean_method, {"cdf", "quadrature"},
+                           kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;
 }
@@ -185,16 +214,22 @@ std::vector<ParamSpec> brfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
-  s.push_back(param_choice("mean_method", "cdf", {"cdf", "quadrature"}, kMeanMethodHelp));
+  s.push_back(param_choice("mean_method", RfaKernelConfig{}.mean_method, {"cdf", "quadrature"},
+                           kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;
 }
 
 std::vector<ParamSpec> rfmlp_kernel_schema() {
+  const RfmlpKernelConfig kernel;
   return {
-      param_int("heads", 0, "compare with RFMLP of width heads·(d+1): the penalty becomes λ/width; 0 = λ as given", 0, 1 << 24),
-      param_real("w_var", 0.0, "variance of w's entries; 0 = 1/(N+2)", 0.0),
-      param_bool("augment", true, "append the constant 1 to the flattened input"),
+      param_renamed(param_int("lambda_heads", 0,
+                              "compare with RFMLP of width lambda_heads·(d+1): the penalty "
+                              "becomes λ/width; 0 = λ as given",
+                              0, 1 << 24),
+                    "heads"),
+      param_real("w_var", kernel.w_var, "variance of w's entries; 0 = 1/(N+2)", 0.0),
+      param_bool("augment", kernel.augment, "append the constant 1 to the flattened input"),
   };
 }
 
@@ -233,7 +268,7 @@ std::unique_ptr<Model> rfmlp_make(const ModelContext& c) {
 
 std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {
   check_rf_input(c, "rfa_kernel");
-  auto kernel = std::make_unique<RfaKernel>(rfa_kernel_config(c.model, c.model.get_real("w_mean")),
+  auto kernel = std::make_unique<RfaKernel>(rfa_kernel_config_from(c.model, "rfa_kernel", c.shape.d_in),
                                             c.shape.T, c.shape.d_in);
   return std::make_unique<RidgeModel>(std::move(kernel), kernel_ridge_options(c));
 }
@@ -241,18 +276,16 @@ std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {
 std::unique_ptr<Model> brfa_kernel_make(const ModelContext& c) {
   check_rf_input(c, "brfa_kernel");
   auto kernel = std::make_unique<RfaKernel>(
-      rfa_kernel_config(c.model, brfa_mean(c.model, c.shape.d_in)), c.shape.T, c.shape.d_in);
+      rfa_kernel_config_from(c.model, "brfa_kernel", c.shape.d_in), c.shape.T, c.shape.d_in);
   return std::make_unique<RidgeModel>(std::move(kernel), kernel_ridge_options(c));
 }
 
 std::unique_ptr<Model> rfmlp_kernel_make(const ModelContext& c) {
   check_rf_input(c, "rfmlp_kernel");
-  RfmlpKernelConfig config;
-  config.augment = c.model.get_bool("augment");
-  config.w_var = c.model.get_real("w_var");
+  const RfmlpKernelConfig config = rfmlp_kernel_config_from(c.model);
   auto kernel = std::make_unique<RfmlpKernel>(config, c.shape.T, c.shape.d_in);
   RidgeOptions o = ridge_options(c.train);
-  const int64_t heads = c.model.get_int("heads");
+  const int64_t heads = c.model.get_int("lambda_heads");
   if (heads > 0) {
     const double width = static_cast<double>(rfmlp_matched_width(heads, c.shape.d_in, config.augment));
     for (double& l : o.lambdas) l /= width;

@@ -4,10 +4,12 @@
 //   rfa           RFA: random-feature attention, W_m ~ w_mean·blockdiag(I_d, 0) + N(0, w_var)
 //   brfa          BRFA: rfa with w_mean = mean_scale·√d (spec §1.4 default, c = 1)
 //   rfmlp         random-feature MLP on the flattened sequence (width 0: as many trainable
-//                 parameters as an RFA with `heads` heads)
+//                 parameters as an RFA with `matched_heads` heads)
 //   rfa_kernel, brfa_kernel, rfmlp_kernel   their M → ∞ limits (kernel ridge); their
-//                 `heads` = M divides the λ grid by M (resp. the matched width), the
+//                 `lambda_heads` = M divides the λ grid by M (resp. the matched width), the
 //                 problem an M-head model at λ tends to; 0 leaves λ as given
+// `matched_heads` and `lambda_heads` were both called `heads`: that spelling is accepted and
+// stays their name in stored configurations, run ids and result columns (ParamSpec::stored_as).
 // Inputs are rf_target samples (row 0 the query, rows 1..N the keys); outputs one scalar.
 // [train] keys: n and the ridge keys (lambdas, val_fraction, solver, refit).
 #pragma once
@@ -20,6 +22,7 @@
 #include "core/params.h"
 #include "model_api/feature_map.h"
 #include "models/model_registry.h"
+#include "models/rf_kernels.h"
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
 
@@ -33,11 +36,15 @@ std::vector<ParamSpec> brfa_kernel_schema();
 std::vector<ParamSpec> rfmlp_kernel_schema();
 std::vector<ParamSpec> rf_train_schema();  // the ridge keys
 
-// [model] params -> feature-map configs, as the models use them (d = token dim d_in):
-// rfa takes w_mean as given, brfa sets w_mean = mean_scale·√d; rfmlp's width 0 means
-// rfmlp_matched_width(heads, d, augment) = heads·(d+1) (heads·d without augment).
+// [model] params -> feature-map and kernel configs, as the models use them (d = token dim
+// d_in): rfa and rfa_kernel take w_mean as given, brfa and brfa_kernel set w_mean =
+// mean_scale·√d; rfmlp's width 0 means rfmlp_matched_width(matched_heads, d, augment) =
+// matched_heads·(d+1) (matched_heads·d without augment).
 RfaConfig rfa_config_from(const Params& model_params, const std::string& model, int64_t d);
 RfmlpConfig rfmlp_config_from(const Params& model_params, int64_t d);
+RfaKernelConfig rfa_kernel_config_from(const Params& model_params, const std::string& model,
+                                       int64_t d);
+RfmlpKernelConfig rfmlp_kernel_config_from(const Params& model_params);
 
 // True for the finite random-feature models: rfa, brfa, rfmlp.
 bool rf_is_feature_model(const std::string& model);

@@ -24,7 +24,8 @@
 namespace attn {
 
 struct RfmlpConfig {
-  int64_t width = 4608;             // M'
+  int64_t width = 0;                // M' ≥ 1, no default: set it (the rfmlp model's default,
+                                    // width 0 = matched to RFA, is resolved by rfmlp_config_from)
   double w_var = 0;                 // entry variance of w_m; 0 = 1/(N+2), the spec default
   bool augment = true;              // append the constant 1 to z
   std::string activation = "relu";  // relu only

@@ -17,6 +17,7 @@
 #include "train/metrics.h"
 #include "train/ridge_share.h"
 #include "train/ridge_state.h"
+#include "train/val_split.h"
 
 namespace attn {
 
@@ -249,11 +250,9 @@ std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& sh
   s->d_out = shape.d_out;
   s->K = s->T_out * s->d_out;
   s->lambdas = options_.lambdas;
-  s->n_val = options_.lambdas.size() > 1 || options_.val_fraction > 0
-                 ? std::llround(options_.val_fraction * static_cast<double>(n))
-                 : 0;
+  s->n_val = val_split_count(options_.val_fraction, n);  // ridge_options: several λ need f > 0
   s->n_fit = n - s->n_val;
-  ATTN_CHECK(s->n_fit >= 2 && (options_.val_fraction == 0 || s->n_val >= 1),
+  ATTN_CHECK(s->n_fit >= 2,
              "train.n = " + std::to_string(n) + " with train.val_fraction = " +
                  std::to_string(options_.val_fraction) +
                  " leaves too few samples to fit and validate; raise train.n");
