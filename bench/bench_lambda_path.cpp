@@ -635,7 +635,7 @@ FitRun run_fits(const Shape& s, int k, int64_t n_test, const std::string& path,
     const Batch test = attn::task_generate(*task, 0, 1000000000, n_test);
     attn::RidgeOptions o;
     o.lambdas = lambdas;
-    o.path = path;
+    o.path = attn::choice_parse(path, attn::kRidgePaths, "path");
     std::unique_ptr<attn::RidgeSolver> model;
     if (s.model == "rfa_kernel") {
       model = std::make_unique<attn::RidgeSolver>(

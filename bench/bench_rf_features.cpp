@@ -42,7 +42,7 @@ void bench_counters(benchmark::State& state, double flops_per_iteration) {
 RfaConfig bench_rfa_config(const std::string& activation, int64_t block) {
   RfaConfig c;
   c.heads = kHeads;
-  c.activation = activation;
+  c.activation = attn::choice_parse(activation, attn::kRfaActivations, "model.activation");
   c.block = block;
   return c;
 }

@@ -445,7 +445,7 @@ int bench_main(const Options& o) {
   train_params.set_text("solver", o.solver);
   RfaConfig rc;
   rc.heads = model_params.get_int("heads");
-  rc.activation = model_params.get_string("activation");
+  rc.activation = attn::choice_parse(model_params.get_string("activation"), attn::kRfaActivations, "model.activation");
   rc.augment = model_params.get_bool("augment");
   rc.w_var = model_params.get_real("w_var");
   rc.w_mean = model_params.get_real("w_mean");

@@ -65,14 +65,14 @@ TEST(Optimizer, AdamSecondStepMatchesTheFormula) {
 
 TEST(Optimizer, AdamWDecaysDecoupledAndAdamAddsL2ToTheGradient) {
   OptimizerConfig c;
-  c.kind = "adamw";
+  c.kind = OptimizerKind::adamw;
   c.weight_decay = 0.1;
   Optimizer<double> adamw(c, 1);
   double theta = 2.0;
   const double g = 1.0;
   adamw.step(&theta, &g, 0.5);
   EXPECT_NEAR(theta, 2.0 * (1 - 0.5 * 0.1) - 0.5 * 1.0 / (1.0 + 1e-8), 1e-15);
-  c.kind = "adam";
+  c.kind = OptimizerKind::adam;
   Optimizer<double> adam(c, 1);
   theta = 2.0;
   const double g_neg = -0.1;  // g + λθ = 0.1 > 0: the step goes down
@@ -82,7 +82,7 @@ TEST(Optimizer, AdamWDecaysDecoupledAndAdamAddsL2ToTheGradient) {
 
 TEST(Optimizer, SgdWithMomentumAccumulates) {
   OptimizerConfig c;
-  c.kind = "sgd";
+  c.kind = OptimizerKind::sgd;
   c.momentum = 0.5;
   Optimizer<double> opt(c, 1);
   double theta = 0;
@@ -92,14 +92,19 @@ TEST(Optimizer, SgdWithMomentumAccumulates) {
   EXPECT_DOUBLE_EQ(theta, -0.1 - 0.25);
 }
 
-TEST(Optimizer, UnknownKindIsAUserError) {
-  OptimizerConfig c;
-  c.kind = "adagrad";
-  EXPECT_THROW(Optimizer<float>(c, 1), UserError);
+TEST(Optimizer, UnknownKindIsAUserErrorListingTheChoices) {
+  try {
+    choice_parse("adagrad", kOptimizerKinds, "train.optimizer");
+    FAIL() << "adagrad was accepted";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "unknown train.optimizer 'adagrad'; choices: adam, adamw, sgd");
+  }
+  EXPECT_EQ(choice_parse("adamw", kOptimizerKinds, "train.optimizer"), OptimizerKind::adamw);
+  EXPECT_STREQ(choice_name(OptimizerKind::sgd, kOptimizerKinds), "sgd");
 }
 
 TEST(LrSchedule, WarmupThenCosineToTheFloor) {
-  LrSchedule s{"cosine", 10, 0.1};
+  LrSchedule s{LrScheduleKind::cosine, 10, 0.1};
   EXPECT_DOUBLE_EQ(lr_schedule_factor(s, 1, 110), 0.1);
   EXPECT_DOUBLE_EQ(lr_schedule_factor(s, 10, 110), 1.0);
   EXPECT_NEAR(lr_schedule_factor(s, 60, 110), 0.55, 1e-12);
@@ -154,7 +159,7 @@ TEST(Trainer, ClipNormScalesTheStepToTheCap) {
     net.init(3);
     const std::vector<double> before = net.params().values();
     TrainerConfig c;
-    c.optimizer.kind = "sgd";
+    c.optimizer.kind = OptimizerKind::sgd;
     c.lr = 1.0;
     c.steps = 1;
     c.batch = data.n;
@@ -184,7 +189,7 @@ struct DivergingValidation {
   TrainSet<double> train = linear_set(64, 4, 2, 1.0, 7), val = linear_set(64, 4, 2, -1.0, 8);
   TrainerConfig config(int64_t patience, bool restore_best) const {
     TrainerConfig c;
-    c.optimizer.kind = "sgd";
+    c.optimizer.kind = OptimizerKind::sgd;
     c.lr = 0.02;
     c.steps = 30;
     c.batch = train.n;
@@ -233,7 +238,7 @@ TEST(Trainer, MinDeltaStopsWhereTheRuleAppliedToTheWholeCurveSays) {
   // part-way. The step is predicted from the curve of the same run trained to the end.
   const TrainSet<double> train = linear_set(64, 4, 2, 1.0, 7), val = linear_set(64, 4, 2, 1.0, 8);
   TrainerConfig c;
-  c.optimizer.kind = "sgd";
+  c.optimizer.kind = OptimizerKind::sgd;
   c.lr = 0.02;
   c.steps = 60;
   c.batch = train.n;
@@ -309,7 +314,7 @@ TEST(Trainer, RecoversAPlantedLinearMap) {
   c.steps = 3000;
   c.batch = 64;
   c.eval_every = 500;
-  c.schedule = LrSchedule{"cosine", 0, 0.0};
+  c.schedule = LrSchedule{LrScheduleKind::cosine, 0, 0.0};
   int64_t next = 0;
   BatchSource<double> source = [&](int64_t, int64_t batch, double* x, double* y) {
     for (int64_t r = 0; r < batch; ++r, next = (next + 1) % n) {

@@ -110,7 +110,6 @@ TEST(ParamDefaults, EveryModelsConfigFromDefaultParamsEqualsTheStructDefaults) {
   EXPECT_EQ(rfmlp.width, 4608);  // 512·(8 + 1): the width the earlier struct default wrote
   EXPECT_EQ(rfmlp.w_var, rfmlp_want.w_var);
   EXPECT_EQ(rfmlp.augment, rfmlp_want.augment);
-  EXPECT_EQ(rfmlp.activation, rfmlp_want.activation);
   expect_rfa_kernel(rfa_kernel_config_from(model("rfa_kernel"), "rfa_kernel", kD), RfaKernelConfig{});
   RfaKernelConfig brfa_kernel;
   brfa_kernel.w_mean = std::sqrt(static_cast<double>(kD));

@@ -332,7 +332,7 @@ double rfa_reference(const double* x, const double* y, int64_t T, int64_t d,
       const double qj = s2 * dot(y0, y0) * dot(yj, yj);
       const double c = s2 * dot(x0, y0) * dot(xi, yj);
       double e;
-      if (cfg.activation == "exp") {
+      if (cfg.activation == RfaActivation::exp) {
         e = exp_gauss_kernel(mi, mj, qi, qj, c);
       } else if (mu == 0.0) {
         e = relu_gauss_kernel(qi, qj, c);
@@ -372,10 +372,10 @@ std::vector<RfaCase> rfa_cases() {
   std::vector<RfaCase> v;
   auto add = [&](std::string name, std::string act, bool aug, double mu, std::string method = "cdf") {
     RfaKernelConfig c;
-    c.activation = act;
+    c.activation = choice_parse(act, kRfaActivations, "model.activation");
     c.augment = aug;
     c.w_mean = mu;
-    c.mean_method = method;
+    c.mean_method = choice_parse(method, kKernelMeanMethods, "model.mean_method");
     if (act == "exp") c.w_var = 0.1;
     v.push_back({name, c});
   };
@@ -417,11 +417,11 @@ TEST(RfKernelRfa, MatchesMonteCarloOverRandomHeads) {
   const auto X = rf_samples(n, N, d, 31);
   double worst_z = 0.0;
   for (const RfaCase& c : rfa_cases()) {
-    if (c.cfg.mean_method == "quadrature") continue;  // same expectation as "cdf"
+    if (c.cfg.mean_method == KernelMeanMethod::quadrature) continue;  // same expectation as "cdf"
     const RfaKernel k(c.cfg, T, d);
     const auto K = kernel_matrix(k, X, n, X, n);
     const int64_t D = d + (c.cfg.augment ? 1 : 0);
-    const bool relu_act = c.cfg.activation == "relu";
+    const bool relu_act = c.cfg.activation == RfaActivation::relu;
     std::vector<double> sum(n * n, 0.0), sum2(n * n, 0.0), W(D * D);
     std::vector<std::vector<double>> phis(n, std::vector<double>(D));
     Rng rng(7, "test.rf_kernels.heads", 0);
@@ -495,7 +495,7 @@ TEST(RfKernelRfa, ZeroNoiseVarianceIsTheExplicitFeatureMap) {
   const auto X = rf_samples(n, N, d, 51, "gaussian");
   for (const char* act : {"relu", "exp"}) {
     RfaKernelConfig cfg;
-    cfg.activation = act;
+    cfg.activation = choice_parse(act, kRfaActivations, "model.activation");
     cfg.w_var = 0.0;
     cfg.w_mean = 0.9;
     const auto K = kernel_matrix(RfaKernel(cfg, T, d), X, n, X, n);
@@ -603,17 +603,20 @@ TEST(RfKernelErrors, BadConfigsNameTheKey) {
     return "";
   };
   RfaKernelConfig c;
-  c.activation = "softmax";
+  c.activation = RfaActivation::softmax;
   EXPECT_NE(message(c, 4).find("model.activation"), std::string::npos);
   EXPECT_NE(message(c, 4).find("softmax"), std::string::npos);
-  c.activation = "tanh";
-  EXPECT_NE(message(c, 4).find("model.activation"), std::string::npos);
+  EXPECT_THROW(choice_parse("tanh", kRfaActivations, "model.activation"), UserError);
   c = RfaKernelConfig{};
   c.w_var = -1;
   EXPECT_NE(message(c, 4).find("model.w_var"), std::string::npos);
   c = RfaKernelConfig{};
-  c.mean_method = "gh";
-  EXPECT_NE(message(c, 4).find("model.mean_method"), std::string::npos);
+  try {
+    choice_parse("gh", kKernelMeanMethods, "model.mean_method");
+    ADD_FAILURE() << "mean_method gh was accepted";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "unknown model.mean_method 'gh'; choices: cdf, quadrature");
+  }
   c = RfaKernelConfig{};
   c.quadrature_nodes = 1;
   EXPECT_NE(message(c, 4).find("model.quadrature_nodes"), std::string::npos);

@@ -93,7 +93,7 @@ RidgeOptions one_lambda(double lambda, const std::string& solver = "auto") {
   RidgeOptions o;
   o.lambdas = {lambda};
   o.val_fraction = 0;
-  o.solver = solver;
+  o.solver = choice_parse(solver, kRidgeForms, "train.solver");
   o.block = 7;  // blocks that do not divide n
   return o;
 }
@@ -166,10 +166,10 @@ TEST(Ridge, DualWithRecomputedFeaturesEqualsStoredFeatures) {
     for (const std::string how : {"store", "recompute", "recompute_auto_tile"}) {
       RidgeOptions o;
       o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
-      o.solver = "dual";
+      o.solver = RidgeForm::dual;
       o.block = how == "recompute_auto_tile" ? 512 : 3;
       o.refit = refit;
-      o.dual_features = how == "store" ? "store" : "recompute";
+      o.dual_features = how == "store" ? DualFeatures::store : DualFeatures::recompute;
       o.dual_tile = how == "recompute" ? 7 : 0;
       RidgeSolver m(std::make_unique<TestFeatures>(6), o);
       FitLog log;
@@ -314,7 +314,7 @@ TEST(Ridge, RefitSolvesOnTheWholeTrainingSet) {
   o.refit = true;
   const auto direct = direct_predictions(train, test, 0.05);
   for (const char* solver : {"primal", "dual"}) {
-    o.solver = solver;
+    o.solver = choice_parse(solver, kRidgeForms, "train.solver");
     RidgeSolver m(std::make_unique<TestFeatures>(6), o);
     FitLog log;
     m.fit(train, log);
@@ -346,8 +346,8 @@ TEST(Ridge, RefitBelowTheFloorRaisesLambdaToTheFloorAndSaysSo) {
   };
   for (const char* solver : {"primal", "dual"})
     for (const char* features : {"store", "recompute"}) {
-      o.solver = solver;
-      o.dual_features = features;
+      o.solver = choice_parse(solver, kRidgeForms, "train.solver");
+      o.dual_features = choice_parse(features, kDualFeatures, "train.dual_features");
       std::string err;
       const double raised = refit_lambda(1e-300, &err);
       EXPECT_GT(raised, 1e-300) << solver << " " << features;
@@ -370,8 +370,8 @@ TEST(Ridge, RefitLeavesTheFitSplitPathAlone) {
       RidgeOptions o;
       o.lambdas = {1e-3, 0.1};
       o.val_fraction = 0.25;
-      o.solver = "dual";
-      o.dual_features = how;
+      o.solver = RidgeForm::dual;
+      o.dual_features = choice_parse(how, kDualFeatures, "train.dual_features");
       o.refit = refit;
       RidgeSolver m(std::make_unique<TestFeatures>(6), o);
       FitLog log;
@@ -478,8 +478,8 @@ TEST(Ridge, LocalFitIsTheDistributedFitOnOneRank) {
     for (bool refit : {false, true}) {
       RidgeOptions o;
       o.lambdas = {1e-6, 1e-3, 0.1, 3.0};
-      o.solver = f.solver;
-      o.dual_features = f.dual_features;
+      o.solver = choice_parse(f.solver, kRidgeForms, "train.solver");
+      o.dual_features = choice_parse(f.dual_features, kDualFeatures, "train.dual_features");
       o.dual_tile = 7;
       o.block = 3;
       o.refit = refit;
@@ -536,7 +536,7 @@ TEST(Ridge, DistributedFitOverThreadRanksEqualsTheLocalFit) {
     for (bool refit : {false, true}) {
       RidgeOptions o;
       o.lambdas = {1e-3, 0.03, 0.1, 3.0};  // see above
-      o.solver = f.solver;
+      o.solver = choice_parse(f.solver, kRidgeForms, "train.solver");
       o.block = 3;
       o.refit = refit;
       auto make = [&] {

@@ -155,8 +155,8 @@ bool expect_equal_to_rounding(const Outcome& band, const Outcome& eigen, double 
 RidgeOptions grid_options(const std::string& path, const std::string& solver) {
   RidgeOptions o;
   o.lambdas = shipped_grid();
-  o.solver = solver;
-  o.path = path;
+  o.solver = choice_parse(solver, kRidgeForms, "train.solver");
+  o.path = choice_parse(path, kRidgePaths, "path");
   o.block = 64;
   return o;
 }
@@ -182,7 +182,7 @@ TEST(RidgeBand, FeatureFitsEqualTheEigenPathToRounding) {
     auto fit = [&](const char* path) {
       RidgeOptions o = grid_options(path, c.solver);
       o.refit = c.refit;
-      o.dual_features = c.dual_features;
+      o.dual_features = choice_parse(c.dual_features, kDualFeatures, "train.dual_features");
       o.dual_tile = 48;
       return run(std::make_unique<RidgeSolver>(std::make_unique<CosFeatures>(6, c.P), o), train,
                  test);
@@ -340,16 +340,16 @@ TEST(RidgeBand, FormSolvesEveryShiftAndRefusesWhatItCannotSolve) {
 }
 
 TEST(RidgeBand, AutoPicksTheFormBySize) {
-  EXPECT_EQ(ridge_band_width("auto", 511), 0);  // the eigendecomposition
-  EXPECT_EQ(ridge_band_width("auto", 512), 1);  // tridiagonal
-  EXPECT_EQ(ridge_band_width("auto", 2047), 1);
-  EXPECT_EQ(ridge_band_width("auto", 2048), 64);
-  EXPECT_EQ(ridge_band_width("auto", 4608), 128);
-  EXPECT_EQ(ridge_band_width("eigen", 4608), 0);
-  EXPECT_EQ(ridge_band_width("band", 120), 30);  // at most D/4
-  EXPECT_EQ(ridge_band_width("band", 7), 0);
-  EXPECT_EQ(ridge_band_width("tridiagonal", 3), 1);
-  EXPECT_EQ(RidgeOptions().path, "auto");
+  EXPECT_EQ(ridge_band_width(RidgePath::automatic, 511), 0);  // the eigendecomposition
+  EXPECT_EQ(ridge_band_width(RidgePath::automatic, 512), 1);  // tridiagonal
+  EXPECT_EQ(ridge_band_width(RidgePath::automatic, 2047), 1);
+  EXPECT_EQ(ridge_band_width(RidgePath::automatic, 2048), 64);
+  EXPECT_EQ(ridge_band_width(RidgePath::automatic, 4608), 128);
+  EXPECT_EQ(ridge_band_width(RidgePath::eigen, 4608), 0);
+  EXPECT_EQ(ridge_band_width(RidgePath::band, 120), 30);  // at most D/4
+  EXPECT_EQ(ridge_band_width(RidgePath::band, 7), 0);
+  EXPECT_EQ(ridge_band_width(RidgePath::tridiagonal, 3), 1);
+  EXPECT_EQ(RidgeOptions().path, RidgePath::automatic);
 }
 
 }  // namespace

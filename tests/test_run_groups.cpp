@@ -126,7 +126,7 @@ TEST(RidgeShare, SharedFitsOfTargetsAndSizesEqualUnsharedFits) {
     RidgeOptions o;
     o.lambdas = {1e-5, 1e-3, 1e-1};
     o.refit = true;
-    o.solver = solver;
+    o.solver = choice_parse(solver, kRidgeForms, "train.solver");
     o.block = 32;
     std::vector<std::vector<double>> out[2];
     int64_t hits = 0;
@@ -200,7 +200,7 @@ TEST(RidgeShare, PartialBlocksAreComputedAsTheFitAloneComputesThem) {
     RidgeOptions o;
     o.lambdas = {1e-4, 1e-2};
     o.refit = true;
-    o.solver = solver;
+    o.solver = choice_parse(solver, kRidgeForms, "train.solver");
     o.block = 32;
     std::vector<double> out[2];
     for (const bool share : {false, true}) {

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/memory.h"
 #include "models/baselines.h"
+#include "train/ridge.h"
 
 namespace attn {
 namespace {
@@ -20,17 +21,8 @@ using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 using ConstRowMap = Eigen::Map<const RowMatrix>;
 using RowMap = Eigen::Map<RowMatrix>;
 
-enum class RidgeForm { Auto, Primal, Dual };
-
-RidgeForm ridge_form_from_name(const std::string& name) {
-  if (name == "primal") return RidgeForm::Primal;
-  if (name == "dual") return RidgeForm::Dual;
-  ATTN_ASSERT(name == "auto", "unknown solver " + name);
-  return RidgeForm::Auto;
-}
-
 bool ridge_uses_dual(RidgeForm form, int64_t n, int64_t P) {
-  return form == RidgeForm::Dual || (form == RidgeForm::Auto && P > n);
+  return form == RidgeForm::dual || (form == RidgeForm::automatic && P > n);
 }
 
 // Refuses fits whose working set would not fit in memory: the centred copies Xc (n × P)
@@ -46,7 +38,7 @@ void ridge_memory_check(int64_t n, int64_t P, int64_t K, RidgeForm form) {
                            (dual ? "n × n kernel" : "P × P Gram") + " system)";
   const std::string hint =
       "lower train.n or the input size T·d_in (the task's sequence length or token dimension)" +
-      std::string(form == RidgeForm::Auto ? ""
+      std::string(form == RidgeForm::automatic ? ""
                                           : ", or set model.solver = auto to solve the smaller "
                                             "of the Gram and kernel systems");
   ATTN_CHECK(bytes < 1.8e19, what + " needs more than 16 EiB of memory; " + hint);
@@ -165,7 +157,7 @@ std::vector<ParamSpec> linear_schema() {
       param_real("lambda", 1e-3,
                  "ridge penalty λ in (1/n)‖Y − XW − b‖² + λ‖W‖² (0: minimum-norm least squares)",
                  0.0),
-      param_choice("solver", "auto", {"auto", "primal", "dual"},
+      param_choice("solver", "auto", choice_names(kRidgeForms),
                    "solve on the P × P Gram (primal), the n × n kernel (dual), or the smaller "
                    "(auto); the solution is the same"),
   };
@@ -178,7 +170,7 @@ std::unique_ptr<Model> linear_make(const ModelContext& context) {
   ATTN_CHECK(std::isfinite(lambda) && lambda >= 0,
              "model.lambda = " + param_value_text(ParamValue(lambda)) +
                  " must be a finite number >= 0");
-  const RidgeForm form = ridge_form_from_name(context.model.get_string("solver"));
+  const RidgeForm form = choice_parse(context.model.get_string("solver"), kRidgeForms, "model.solver");
   // Refuse impossible sizes before any data is generated.
   if (context.train.has("n") && context.train.get_int("n") >= 1)
     ridge_memory_check(context.train.get_int("n"), context.shape.x_size(),

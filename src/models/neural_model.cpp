@@ -159,13 +159,13 @@ class NeuralModel : public Model {
   TrainerConfig trainer_config() const {
     const Params& p = train_params_;
     TrainerConfig c;
-    c.optimizer.kind = p.get_string("optimizer");
+    c.optimizer.kind = choice_parse(p.get_string("optimizer"), kOptimizerKinds, "train.optimizer");
     c.optimizer.beta1 = p.get_real("beta1");
     c.optimizer.beta2 = p.get_real("beta2");
     c.optimizer.eps = p.get_real("eps");
     c.optimizer.weight_decay = p.get_real("weight_decay");
     c.optimizer.momentum = p.get_real("momentum");
-    c.schedule.kind = p.get_string("schedule");
+    c.schedule.kind = choice_parse(p.get_string("schedule"), kLrScheduleKinds, "train.schedule");
     c.schedule.warmup = p.get_int("warmup_steps");
     c.schedule.min_factor = p.get_real("min_lr_factor");
     c.lr = p.get_real("lr");

@@ -7,6 +7,8 @@
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
+#include "train/lr_schedule.h"
+#include "train/optimizer.h"
 
 namespace attn {
 namespace {
@@ -44,14 +46,15 @@ std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
                 1 << 16),
       param_int("value_dim", c.value_dim,
                 "value dimension per head; 0 = the task's output dimension", 0, 1 << 16),
-      param_choice("phi", c.phi, {"linear", "mlp"}, "token map φ: linear, or a 2-layer MLP"),
+      param_choice("phi", choice_name(c.phi, kTokenMaps), {"linear", "mlp"},
+                   "token map φ: linear, or a 2-layer MLP"),
       param_int("phi_width", c.phi_width, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
-      param_choice("psi", c.psi, {"identity", "linear", "mlp"},
+      param_choice("psi", choice_name(c.psi, kTokenMaps), choice_names(kTokenMaps),
                    "output map ψ (identity needs residual = false)"),
       param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
       param_bool("residual", c.residual, "ψ sees [φ(x_i); attention output] (spec §7 A1)"),
       activation_param(),
-      param_choice("temperature", c.temperature, {"learned", "fixed", "inv_sqrt_dk"},
+      param_choice("temperature", choice_name(c.temperature, kTemperatures), choice_names(kTemperatures),
                    "score scale: learned exp(τ), fixed temperature_init, or 1/√dk"),
       param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
                  1e12),
@@ -66,13 +69,13 @@ template <class T>
 void fill_unit(T& c, const Params& p) {
   c.m = p.get_int("m");
   c.heads = p.get_int("heads");
-  c.temperature = p.get_string("temperature");
+  c.temperature = choice_parse(p.get_string("temperature"), kTemperatures, "model.temperature");
   c.temperature_init = p.get_real("temperature_init");
   c.exclude_self = p.get_bool("exclude_self");
   c.activation = activation_parse(p.get_string("activation"));
-  c.phi = p.get_string("phi");
+  c.phi = choice_parse(p.get_string("phi"), kTokenMaps, "model.phi");
   c.phi_width = p.get_int("phi_width");
-  c.psi = p.get_string("psi");
+  c.psi = choice_parse(p.get_string("psi"), kTokenMaps, "model.psi");
   c.psi_width = p.get_int("psi_width");
   c.precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
   c.precision.scores = p.get_bool("bits_scores");
@@ -100,12 +103,12 @@ std::vector<ParamSpec> transformer_schema() {
       param_int("heads", c.heads, "softmax heads per layer (value dim m, summed)", 1, 1024),
       param_int("mlp_width", c.mlp_width, "hidden width of each block's MLP; 0 = 4m", 0, 1 << 20),
       param_bool("layernorm", c.layernorm, "pre-layernorm before attention and MLP"),
-      param_choice("phi", c.phi, {"linear", "mlp"}, "token map φ into R^m"),
+      param_choice("phi", choice_name(c.phi, kTokenMaps), {"linear", "mlp"}, "token map φ into R^m"),
       param_int("phi_width", c.phi_width, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
-      param_choice("psi", c.psi, {"linear", "mlp"}, "output map ψ from R^m"),
+      param_choice("psi", choice_name(c.psi, kTokenMaps), {"linear", "mlp"}, "output map ψ from R^m"),
       param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
       activation_param(),
-      param_choice("temperature", c.temperature, {"learned", "fixed", "inv_sqrt_dk"},
+      param_choice("temperature", choice_name(c.temperature, kTemperatures), choice_names(kTemperatures),
                    "score scale per layer: learned exp(τ), fixed temperature_init, or 1/√m"),
       param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
                  1e12),
@@ -132,7 +135,7 @@ std::vector<ParamSpec> lstm_schema() {
   return {param_int("hidden", c.hidden, "hidden size per layer and direction", 1, 1 << 16),
           param_int("layers", c.layers, "stacked LSTM layers", 1, 64),
           param_bool("bidirectional", c.bidirectional, "also read the sequence backwards (a control)"),
-          param_choice("readout", c.readout, {"final", "per_position"},
+          param_choice("readout", choice_name(c.readout, kLstmReadouts), choice_names(kLstmReadouts),
                        "output i from [final state; x_i] (spec §7 A13) or from position i's state"),
           param_int("head_width", c.head_width, "hidden width of the output head; 0 = linear head",
                     0, 1 << 20),
@@ -144,7 +147,8 @@ std::vector<ParamSpec> neural_train_schema() {
       param_int("steps", 2000, "optimiser steps (see epochs)", 1, 1e12),
       param_int("epochs", 0, "if > 0: steps = epochs · ceil(n_fit / batch) (fixed training sets)", 0, 1e9),
       param_int("batch", 256, "samples per step", 1, 1 << 24),
-      param_choice("optimizer", "adam", {"adam", "adamw", "sgd"}, "optimiser (PyTorch's definitions)"),
+      param_choice("optimizer", choice_name(OptimizerConfig{}.kind, kOptimizerKinds),
+                   choice_names(kOptimizerKinds), "optimiser (PyTorch's definitions)"),
       param_real("lr", 1e-3, "learning rate", 0, 1e6),
       param_real_list("lrs", {},
                       "train once per learning rate and keep the best on validation (empty: lr alone)",
@@ -154,7 +158,8 @@ std::vector<ParamSpec> neural_train_schema() {
       param_real("eps", 1e-8, "Adam ε", 0, 1),
       param_real("weight_decay", 0, "L2 penalty (adam, sgd) or decoupled decay (adamw)", 0, 1e6),
       param_real("momentum", 0, "SGD momentum", 0, 1),
-      param_choice("schedule", "constant", {"constant", "cosine"}, "learning-rate schedule"),
+      param_choice("schedule", choice_name(LrSchedule{}.kind, kLrScheduleKinds),
+                   choice_names(kLrScheduleKinds), "learning-rate schedule"),
       param_int("warmup_steps", 0, "linear warm-up steps", 0, 1e12),
       param_real("min_lr_factor", 0, "cosine schedule's final lr / lr", 0, 1),
       param_real("clip_norm", 0, "cap on the global gradient norm (0: no clipping)", 0, 1e12),
@@ -242,7 +247,7 @@ LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
   c.hidden = p.get_int("hidden");
   c.layers = p.get_int("layers");
   c.bidirectional = p.get_bool("bidirectional");
-  c.readout = p.get_string("readout");
+  c.readout = choice_parse(p.get_string("readout"), kLstmReadouts, "model.readout");
   c.head_width = p.get_int("head_width");
   c.activation = activation_parse(p.get_string("activation"));
   fill_shape(c, shape);

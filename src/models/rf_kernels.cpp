@@ -218,18 +218,13 @@ void check_shape(int64_t T, int64_t d, const std::string& model) {
 RfaKernel::RfaKernel(const RfaKernelConfig& config, int64_t T, int64_t d)
     : config_(config), T_(T), d_(d) {
   check_shape(T, d, "rfa");
-  const std::string& act = config.activation;
-  ATTN_CHECK(act != "softmax",
+  ATTN_CHECK(config.activation != RfaActivation::softmax,
              "model.activation = 'softmax' has no infinite-width kernel here (the softmax "
              "normaliser couples all keys); use relu or exp, or the finite-width model");
-  ATTN_CHECK(act == "relu" || act == "exp",
-             "model.activation = '" + act + "' is not one of relu, exp (the RFA kernels)");
   ATTN_CHECK(std::isfinite(config.w_var) && config.w_var >= 0.0,
              "model.w_var = " + std::to_string(config.w_var) + " must be a finite number >= 0");
   ATTN_CHECK(std::isfinite(config.w_mean),
              "model.w_mean = " + std::to_string(config.w_mean) + " must be finite");
-  ATTN_CHECK(config.mean_method == "cdf" || config.mean_method == "quadrature",
-             "model.mean_method = '" + config.mean_method + "' must be cdf or quadrature");
   ATTN_CHECK(config.quadrature_nodes >= 2 && config.quadrature_nodes <= 1000,
              "model.quadrature_nodes = " + std::to_string(config.quadrature_nodes) +
                  " must be between 2 and 1000 (48 is accurate to ~1e-15)");
@@ -239,7 +234,7 @@ void RfaKernel::kernel(const double* Xa, int64_t na, const double* Xb, int64_t n
                        double* K) const {
   ATTN_ASSERT(na >= 0 && nb >= 0, "RfaKernel::kernel: negative sample count");
   if (na == 0 || nb == 0) return;
-  const bool relu = config_.activation == "relu", augment = config_.augment;
+  const bool relu = config_.activation == RfaActivation::relu, augment = config_.augment;
   const double s2 = config_.w_var, mu = config_.w_mean;
   const int64_t N = T_ - 1, D = d_ + (augment ? 1 : 0);
   const bool symmetric = Xa == Xb && na == nb;
@@ -261,7 +256,7 @@ void RfaKernel::kernel(const double* Xa, int64_t na, const double* Xb, int64_t n
     plan.mode = RfaMode::Exp;
   } else if (mu == 0.0) {
     plan.mode = RfaMode::ReluZeroMean;
-  } else if (config_.mean_method == "cdf") {
+  } else if (config_.mean_method == KernelMeanMethod::cdf) {
     plan.mode = RfaMode::ReluCdf;
   } else {
     plan.mode = RfaMode::ReluQuadrature;

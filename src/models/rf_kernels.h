@@ -29,6 +29,7 @@
 #include <string>
 
 #include "model_api/feature_map.h"
+#include "models/rfa_features.h"
 
 namespace attn {
 
@@ -69,14 +70,19 @@ double bvn_cdf(double h, double k, double rho);
 double exp_gauss_kernel(double ma, double mb, double qa, double qb, double c);
 
 // RFA / BRFA per-head kernel H. Keys are the [model] keys of the finite model.
+// model.mean_method (relu with μ ≠ 0): "cdf" (fast, closed form via Φ₂) or "quadrature"
+// (relu_gauss_kernel_mean, ~20× slower).
+enum class KernelMeanMethod { cdf, quadrature };
+inline constexpr Choice<KernelMeanMethod> kKernelMeanMethods[] = {
+    {KernelMeanMethod::cdf, "cdf"}, {KernelMeanMethod::quadrature, "quadrature"}};
+
 struct RfaKernelConfig {
-  std::string activation = "relu";  // relu | exp (softmax has no kernel here)
+  RfaActivation activation = RfaActivation::relu;  // relu | exp (softmax has no kernel here)
   bool augment = true;              // x̃ = [x; 1]
   double w_var = 0.25;              // entry variance s² of G (≥ 0; 0 = W = μW_0 exactly)
   double w_mean = 0.0;              // μ: BRFA mean scale (0 = RFA)
   int quadrature_nodes = 48;        // per panel, for mean_method = "quadrature"
-  std::string mean_method = "cdf";  // relu with μ ≠ 0: "cdf" (fast, closed form via Φ₂)
-                                    // or "quadrature" (relu_gauss_kernel_mean, ~20× slower)
+  KernelMeanMethod mean_method = KernelMeanMethod::cdf;
 };
 
 class RfaKernel final : public KernelFunction {

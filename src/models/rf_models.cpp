@@ -20,9 +20,9 @@ std::vector<ParamSpec> attention_common(bool kernel) {
   const RfaKernelConfig rfa_kernel;
   std::vector<ParamSpec> s;
   if (!kernel) s.push_back(param_int("heads", rfa.heads, "number of random heads M", 1, 1 << 24));
-  s.push_back(param_choice("activation", kernel ? rfa_kernel.activation : rfa.activation,
-                           kernel ? std::vector<std::string>{"relu", "exp"}
-                                  : std::vector<std::string>{"relu", "exp", "softmax"},
+  s.push_back(param_choice("activation",
+                           choice_name(kernel ? rfa_kernel.activation : rfa.activation, kRfaActivations),
+                           kernel ? std::vector<std::string>{"relu", "exp"} : choice_names(kRfaActivations),
                            "score activation: relu(s)/N, exp(s)/N" +
                                std::string(kernel ? "" : ", or softmax over the keys")));
   s.push_back(param_bool("augment", kernel ? rfa_kernel.augment : rfa.augment,
@@ -47,7 +47,7 @@ void check_rf_input(const ModelContext& c, const std::string& model) {
 RfaConfig rfa_config(const Params& p, double w_mean) {
   RfaConfig c;
   c.heads = p.get_int("heads");
-  c.activation = p.get_string("activation");
+  c.activation = choice_parse(p.get_string("activation"), kRfaActivations, "model.activation");
   c.augment = p.get_bool("augment");
   c.w_var = p.get_real("w_var");
   c.w_mean = w_mean;
@@ -56,11 +56,11 @@ RfaConfig rfa_config(const Params& p, double w_mean) {
 
 RfaKernelConfig rfa_kernel_config(const Params& p, double w_mean) {
   RfaKernelConfig c;
-  c.activation = p.get_string("activation");
+  c.activation = choice_parse(p.get_string("activation"), kRfaActivations, "model.activation");
   c.augment = p.get_bool("augment");
   c.w_var = p.get_real("w_var");
   c.w_mean = w_mean;
-  c.mean_method = p.get_string("mean_method");
+  c.mean_method = choice_parse(p.get_string("mean_method"), kKernelMeanMethods, "model.mean_method");
   c.quadrature_nodes = static_cast<int>(p.get_int("quadrature_nodes"));
   return c;
 }
@@ -204,7 +204,8 @@ std::vector<ParamSpec> rfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("w_mean", RfaKernelConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
-  s.push_back(param_choice("mean_method", RfaKernelConfig{}.mean_method, {"cdf", "quadrature"},
+  s.push_back(param_choice("mean_method", choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
+                           choice_names(kKernelMeanMethods),
                            kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;
@@ -214,7 +215,8 @@ std::vector<ParamSpec> brfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
-  s.push_back(param_choice("mean_method", RfaKernelConfig{}.mean_method, {"cdf", "quadrature"},
+  s.push_back(param_choice("mean_method", choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
+                           choice_names(kKernelMeanMethods),
                            kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;

@@ -22,15 +22,6 @@ using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 using RowMap = Eigen::Map<RowMatrix>;
 using ConstRowMap = Eigen::Map<const RowMatrix>;
 
-enum class RfaActivation { Relu, Exp, Softmax };
-
-RfaActivation rfa_activation_from_name(const std::string& name) {
-  if (name == "relu") return RfaActivation::Relu;
-  if (name == "exp") return RfaActivation::Exp;
-  if (name == "softmax") return RfaActivation::Softmax;
-  throw UserError("rfa: activation '" + name + "' is not one of relu, exp, softmax");
-}
-
 void rfa_check(const RfaConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(c.heads >= 1, "rfa: heads = " + std::to_string(c.heads) + " must be at least 1");
   ATTN_CHECK(std::isfinite(c.w_var) && c.w_var >= 0.0,
@@ -40,7 +31,6 @@ void rfa_check(const RfaConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(T >= 2, "rfa: a sample needs a query and at least one key (T = " +
                          std::to_string(T) + ", need T >= 2)");
   ATTN_CHECK(d >= 1, "rfa: token dimension d = " + std::to_string(d) + " must be at least 1");
-  rfa_activation_from_name(c.activation);
 }
 
 // Samples per block: the largest power of two with U (B × M·e) within 256 Ki doubles
@@ -56,13 +46,13 @@ int64_t rfa_auto_block(int64_t M, int64_t e) {
 void rfa_activate_row(RfaActivation act, double* s, int64_t N) {
   const double inv_n = 1.0 / static_cast<double>(N);
   switch (act) {
-    case RfaActivation::Relu:
+    case RfaActivation::relu:
       for (int64_t i = 0; i < N; ++i) s[i] = std::max(s[i], 0.0) * inv_n;
       break;
-    case RfaActivation::Exp:
+    case RfaActivation::exp:
       for (int64_t i = 0; i < N; ++i) s[i] = std::exp(s[i]) * inv_n;
       break;
-    case RfaActivation::Softmax: {
+    case RfaActivation::softmax: {
       double top = s[0];
       for (int64_t i = 1; i < N; ++i) top = std::max(top, s[i]);
       double total = 0.0;
@@ -114,7 +104,7 @@ int64_t RfaFeatures::dim() const { return config_.heads * e_; }
 
 void RfaFeatures::features(const double* X, int64_t count, double* Phi) const {
   const int64_t M = config_.heads, e = e_, d = d_, T = T_, N = T - 1;
-  const RfaActivation act = rfa_activation_from_name(config_.activation);
+  const RfaActivation act = config_.activation;
   const bool augment = config_.augment;
   const ConstRowMap Wcat(Wcat_.data(), e, M * e);
 
@@ -176,9 +166,9 @@ void rfa_features_reference(const RfaConfig& c, const std::vector<double>& W, in
         s[i - 1] = total;
       }
       // Weights a_mi.
-      if (c.activation == "relu") {
+      if (c.activation == RfaActivation::relu) {
         for (int64_t i = 0; i < N; ++i) s[i] = (s[i] > 0.0 ? s[i] : 0.0) / static_cast<double>(N);
-      } else if (c.activation == "exp") {
+      } else if (c.activation == RfaActivation::exp) {
         for (int64_t i = 0; i < N; ++i) s[i] = std::exp(s[i]) / static_cast<double>(N);
       } else {
         double top = s[0];

@@ -24,13 +24,21 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "model_api/feature_map.h"
 
 namespace attn {
 
+// model.activation of the RFA models and kernels: a_mi = relu(s_mi)/N, exp(s_mi)/N, or the
+// softmax of the scores over the keys (finite width only).
+enum class RfaActivation { relu, exp, softmax };
+inline constexpr Choice<RfaActivation> kRfaActivations[] = {{RfaActivation::relu, "relu"},
+                                                            {RfaActivation::exp, "exp"},
+                                                            {RfaActivation::softmax, "softmax"}};
+
 struct RfaConfig {
   int64_t heads = 512;              // M
-  std::string activation = "relu";  // relu | exp | softmax
+  RfaActivation activation = RfaActivation::relu;
   bool augment = true;              // x̃ = [x; 1]
   double w_var = 0.25;              // entry variance s² of W_m
   double w_mean = 0.0;              // μ: E W_m = μ·blockdiag(I_d, 0) (0 = RFA, > 0 = BRFA)
@@ -40,7 +48,7 @@ struct RfaConfig {
 
 class RfaFeatures final : public FeatureMap {
  public:
-  // Draws W. UserError on a bad config (heads < 1, w_var < 0, unknown activation) or a
+  // Draws W. UserError on a bad config (heads < 1, w_var < 0) or a
   // sample shape without keys (T < 2) or tokens (d < 1).
   RfaFeatures(const RfaConfig& config, int64_t T, int64_t d, uint64_t seed);
 

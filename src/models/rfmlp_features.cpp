@@ -28,8 +28,6 @@ void rfmlp_check(const RfmlpConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(c.width >= 1, "rfmlp: width = " + std::to_string(c.width) + " must be at least 1");
   ATTN_CHECK(std::isfinite(c.w_var) && c.w_var >= 0.0,
              "rfmlp: w_var = " + std::to_string(c.w_var) + " must be >= 0 (0 = 1/(N+2))");
-  ATTN_CHECK(c.activation == "relu",
-             "rfmlp: activation '" + c.activation + "' is not supported (only relu)");
   ATTN_CHECK(c.block >= 0, "rfmlp: block = " + std::to_string(c.block) + " must be >= 0 (0 = automatic)");
   ATTN_CHECK(T >= 1, "rfmlp: T = " + std::to_string(T) + " tokens per sample must be at least 1");
   ATTN_CHECK(d >= 1, "rfmlp: token dimension d = " + std::to_string(d) + " must be at least 1");

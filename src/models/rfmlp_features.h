@@ -28,14 +28,12 @@ struct RfmlpConfig {
                                     // width 0 = matched to RFA, is resolved by rfmlp_config_from)
   double w_var = 0;                 // entry variance of w_m; 0 = 1/(N+2), the spec default
   bool augment = true;              // append the constant 1 to z
-  std::string activation = "relu";  // relu only
   int64_t block = 0;                // samples per GEMM block B in features(); 0 = automatic (256)
 };
 
 class RfmlpFeatures final : public FeatureMap {
  public:
-  // Draws the weights. UserError on a bad config (width < 1, w_var < 0, activation other
-  // than relu) or shape (T < 1, d < 1).
+  // Draws the weights. UserError on a bad config (width < 1, w_var < 0) or shape (T < 1, d < 1).
   RfmlpFeatures(const RfmlpConfig& config, int64_t T, int64_t d, uint64_t seed);
 
   int64_t dim() const override;  // width

@@ -15,12 +15,6 @@
 namespace attn {
 namespace {
 
-std::vector<int64_t> mlp_dims(const std::string& kind, int64_t in, int64_t width, int64_t out) {
-  if (kind == "identity") return {in};
-  if (kind == "linear") return {in, out};
-  return {in, width, out};
-}
-
 template <class T>
 void zero(std::vector<T>& v, size_t n) {
   v.assign(n, T(0));
@@ -38,13 +32,13 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
                  " tokens");
   dk_ = c_.qk_dim > 0 ? c_.qk_dim : c_.m;
   dv_ = c_.value_dim > 0 ? c_.value_dim : c_.d_out;
-  ATTN_CHECK(c_.psi != "identity" || (!c_.residual && dv_ == c_.d_out),
+  ATTN_CHECK(c_.psi != TokenMap::identity || (!c_.residual && dv_ == c_.d_out),
              "model." + n + ": psi = \"identity\" passes the attention output through unchanged, so it "
              "needs residual = false and value_dim = 0 (or the task's output dimension " +
                  std::to_string(c_.d_out) + ")");
   psi_in_ = (c_.residual ? c_.m : 0) + dv_;
   auto& ps = this->params_;
-  phi_.declare(ps, "phi", mlp_dims(c_.phi, c_.d_in, c_.phi_width, c_.m), c_.activation);
+  phi_.declare(ps, "phi", token_map_dims(c_.phi, c_.d_in, c_.phi_width, c_.m), c_.activation);
   q_ = ps.add("q", {c_.m, c_.heads * dk_});
   if (c_.third_order) {
     k1_ = ps.add("k1", {c_.m, c_.heads * dk_});
@@ -55,8 +49,8 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
     k1_ = ps.add("k", {c_.m, c_.heads * dk_});
     v1_ = ps.add("v", {c_.m, c_.heads * dv_});
   }
-  if (c_.temperature == "learned") tau_ = ps.add("log_temperature", {1});
-  psi_.declare(ps, "psi", mlp_dims(c_.psi, psi_in_, c_.psi_width, c_.d_out), c_.activation);
+  if (c_.temperature == Temperature::learned) tau_ = ps.add("log_temperature", {1});
+  psi_.declare(ps, "psi", token_map_dims(c_.psi, psi_in_, c_.psi_width, c_.d_out), c_.activation);
   ps.allocate();
 }
 

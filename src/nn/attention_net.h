@@ -27,6 +27,7 @@
 #include "nn/head_precision.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
+#include "nn/temperature.h"
 #include "ops/activation.h"
 
 namespace attn {
@@ -36,13 +37,13 @@ struct AttentionNetConfig {
   int64_t m = 16, heads = 1;
   int64_t qk_dim = 0;     // 0: m (Q, K ∈ R^{m×m}, spec §7 A2)
   int64_t value_dim = 0;  // 0: d_out
-  std::string phi = "mlp";  // "linear" | "mlp"
+  TokenMap phi = TokenMap::mlp;  // linear | mlp
   int64_t phi_width = 128;
-  std::string psi = "linear";  // "identity" | "linear" | "mlp"
+  TokenMap psi = TokenMap::linear;  // identity | linear | mlp
   int64_t psi_width = 128;
   bool residual = true;
   Activation activation = Activation::relu;
-  std::string temperature = "learned";  // "learned" | "fixed" | "inv_sqrt_dk"
+  Temperature temperature = Temperature::learned;
   double temperature_init = 1.0;
   bool exclude_self = false;
   HeadPrecision precision;  // bits = 0: exact

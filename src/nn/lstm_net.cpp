@@ -15,8 +15,6 @@ template <class T>
 LstmNet<T>::LstmNet(const LstmNetConfig& config) : c_(config) {
   const std::string& n = c_.name;
   token_outputs_check(n, c_.T, c_.T_out);
-  ATTN_CHECK(c_.readout == "final" || c_.readout == "per_position",
-             "model." + n + ".readout must be \"final\" or \"per_position\"");
   auto& ps = this->params_;
   const int64_t Hd = c_.hidden;
   layer_.resize(c_.layers);
@@ -30,7 +28,7 @@ LstmNet<T>::LstmNet(const LstmNetConfig& config) : c_(config) {
       layer_[l][d].b = ps.add(p + ".b", {4 * Hd});
     }
   }
-  head_in_ = features() + (c_.readout == "final" ? c_.d_in : 0);
+  head_in_ = features() + (c_.readout == LstmReadout::final ? c_.d_in : 0);
   std::vector<int64_t> dims{head_in_};
   if (c_.head_width > 0) dims.push_back(c_.head_width);
   dims.push_back(c_.d_out);
@@ -84,7 +82,7 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < N; ++i) {
       T* row = acts_.head_in.data() + (b * N + i) * head_in_;
-      if (c_.readout == "final") {
+      if (c_.readout == LstmReadout::final) {
         std::memcpy(row, last + (b * N + N - 1) * F, sizeof(T) * Hd);
         if (dirs() == 2) std::memcpy(row + Hd, last + (b * N) * F + Hd, sizeof(T) * Hd);
         std::memcpy(row + F, x + (b * N + i) * c_.d_in, sizeof(T) * c_.d_in);
@@ -104,7 +102,7 @@ void LstmNet<T>::backward(const T* dy) {
   std::vector<T>& d_head_out = grad_acts_.head_out;
   d_head_out.assign(B * N * c_.d_out, T(0));
   token_outputs_scatter(d_head_out.data(), dy, B, N, c_.T_out, c_.d_out);
-  if (c_.readout == "final") {
+  if (c_.readout == LstmReadout::final) {
     final_state_backward(d_head_out.data());
   } else {
     std::vector<T>& d_head_in = grad_acts_.head_in;

@@ -21,10 +21,14 @@
 
 namespace attn {
 
+enum class LstmReadout { final, per_position };
+inline constexpr Choice<LstmReadout> kLstmReadouts[] = {{LstmReadout::final, "final"},
+                                                        {LstmReadout::per_position, "per_position"}};
+
 struct LstmNetConfig {
   int64_t hidden = 64, layers = 1;
   bool bidirectional = false;
-  std::string readout = "final";  // "final" | "per_position"
+  LstmReadout readout = LstmReadout::final;
   int64_t head_width = 0;         // 0: linear head
   Activation activation = Activation::relu;  // the head MLP's
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;

@@ -10,6 +10,12 @@
 
 namespace attn {
 
+std::vector<int64_t> token_map_dims(TokenMap map, int64_t in, int64_t width, int64_t out) {
+  if (map == TokenMap::identity) return {in};
+  if (map == TokenMap::linear) return {in, out};
+  return {in, width, out};
+}
+
 template <class T>
 void param_init_uniform(T* out, int64_t count, double bound, uint64_t seed,
                         const std::string& stream) {

@@ -13,10 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "nn/param_set.h"
 #include "ops/activation.h"
 
 namespace attn {
+
+// A token map (the models' φ and ψ keys): "identity" (no layer; dims [in]), "linear" (one
+// layer; [in, out]) or "mlp" (one hidden layer of `width`; [in, width, out]).
+enum class TokenMap { identity, linear, mlp };
+inline constexpr Choice<TokenMap> kTokenMaps[] = {
+    {TokenMap::identity, "identity"}, {TokenMap::linear, "linear"}, {TokenMap::mlp, "mlp"}};
+std::vector<int64_t> token_map_dims(TokenMap map, int64_t in, int64_t width, int64_t out);
 
 template <class T>
 class MlpBlock {

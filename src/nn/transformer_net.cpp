@@ -23,7 +23,7 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
   auto& ps = this->params_;
   const int64_t m = c_.m, H = c_.heads;
   phi_.declare(ps, "phi",
-               c_.phi == "mlp" ? std::vector<int64_t>{c_.d_in, c_.phi_width, m}
+               c_.phi == TokenMap::mlp ? std::vector<int64_t>{c_.d_in, c_.phi_width, m}
                                : std::vector<int64_t>{c_.d_in, m},
                c_.activation);
   for (int64_t l = 0; l < c_.layers; ++l) {
@@ -32,7 +32,7 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
     layer->q = ps.add(p + ".q", {m, H * m});
     layer->k = ps.add(p + ".k", {m, H * m});
     layer->v = ps.add(p + ".v", {m, H * m});
-    if (c_.temperature == "learned") layer->tau = ps.add(p + ".log_temperature", {1});
+    if (c_.temperature == Temperature::learned) layer->tau = ps.add(p + ".log_temperature", {1});
     if (c_.layernorm) {
       layer->g1 = ps.add(p + ".ln1.gamma", {m});
       layer->b1 = ps.add(p + ".ln1.beta", {m});
@@ -43,7 +43,7 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
     layers_.push_back(std::move(layer));
   }
   psi_.declare(ps, "psi",
-               c_.psi == "mlp" ? std::vector<int64_t>{m, c_.psi_width, c_.d_out}
+               c_.psi == TokenMap::mlp ? std::vector<int64_t>{m, c_.psi_width, c_.d_out}
                                : std::vector<int64_t>{m, c_.d_out},
                c_.activation);
   ps.allocate();

@@ -20,16 +20,17 @@
 #include "nn/head_precision.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
+#include "nn/temperature.h"
 
 namespace attn {
 
 struct TransformerNetConfig {
   int64_t layers = 2, m = 32, heads = 1, mlp_width = 0;  // 0: 4m
   bool layernorm = true;
-  std::string phi = "linear", psi = "linear";  // "linear" | "mlp" (width phi_width)
+  TokenMap phi = TokenMap::linear, psi = TokenMap::linear;  // linear | mlp (width phi_width)
   int64_t phi_width = 128, psi_width = 128;
   Activation activation = Activation::relu;
-  std::string temperature = "learned";
+  Temperature temperature = Temperature::learned;
   double temperature_init = 1.0;
   bool exclude_self = false;
   HeadPrecision precision;  // bits = 0: exact

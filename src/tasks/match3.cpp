@@ -70,7 +70,7 @@ std::unique_ptr<Task> match3_make(const Params& params) {
                "got N = " + std::to_string(c.N) + ", M = " + std::to_string(c.M) +
                    ": raise task.M or set M = 0 for the automatic prime");
     c.sum_free_background = true;
-    c.sampling = "balanced";
+    c.sampling = MatchSampling::balanced;
   }
   return std::make_unique<Match3Task>(std::move(c));
 }

@@ -15,7 +15,7 @@ class Match3PointerTask final : public MatchTask {
   Match3PointerTask(MatchConfig config, int64_t s) : MatchTask(std::move(config)), s_(s) {
     ATTN_CHECK(s_ <= c_.N - 1, "task.s = " + std::to_string(s_) + " must be at most N - 1 = " +
                                    std::to_string(c_.N - 1) + "; lower s or raise N");
-    ATTN_CHECK(s_ >= 2 || c_.sampling == "uniform",
+    ATTN_CHECK(s_ >= 2 || c_.sampling == MatchSampling::uniform,
                "task.s = 1 leaves no pair of distinct witnesses to plant a match with; use "
                "task.s >= 2 or task.sampling = \"uniform\"");
     add_raw({"pointers", {c_.N, s_}, true});

@@ -13,10 +13,12 @@ std::vector<ParamSpec> match_common_schema() {
   return {
       param_int("N", 16, "sequence length", 2, 1 << 16),
       param_int("M", 0, "modulus; 0 = smallest prime >= max(N+1, 10 N^2)", 0, 1e12),
-      param_choice("sampling", "balanced", {"uniform", "balanced", "plant_one"},
+      param_choice("sampling", choice_name(MatchConfig{}.sampling, kMatchSamplings),
+                   choice_names(kMatchSamplings),
                    "uniform tokens; balanced: plant matches for ~plant_fraction positives; "
                    "plant_one: one planted match with probability 1/2"),
-      param_choice("encoding", "circle", {"one_hot", "circle", "scalar"},
+      param_choice("encoding", choice_name(MatchConfig{}.encoding, kMatchEncodings),
+                   choice_names(kMatchEncodings),
                    "token encoding: one-hot in R^M, (cos, sin)(2πx/M), or x as a number"),
       param_bool("distinct", false, "witness positions must differ from i and from each other"),
       param_real("plant_fraction", 0.5, "balanced: target fraction of positive positions", 0.0,
@@ -73,8 +75,8 @@ MatchConfig match_config(const std::string& task, const Params& params) {
   c.M = params.get_int("M");
   ATTN_CHECK(c.M != 1, "task.M = 1 is not allowed: use M >= 2, or M = 0 for the automatic prime");
   if (c.M == 0) c.M = match_auto_modulus(c.N);
-  c.sampling = params.get_string("sampling");
-  c.encoding = params.get_string("encoding");
+  c.sampling = choice_parse(params.get_string("sampling"), kMatchSamplings, "task.sampling");
+  c.encoding = choice_parse(params.get_string("encoding"), kMatchEncodings, "task.encoding");
   c.distinct = params.get_bool("distinct");
   c.plant_fraction = params.get_real("plant_fraction");
   return c;
@@ -90,7 +92,7 @@ int64_t ValueCounts::count(int64_t value) const {
 }
 
 MatchTask::MatchTask(MatchConfig config) : c_(std::move(config)) {
-  token_dim_ = c_.encoding == "one_hot" ? c_.M : c_.encoding == "circle" ? 2 : 1;
+  token_dim_ = c_.encoding == MatchEncoding::one_hot ? c_.M : c_.encoding == MatchEncoding::circle ? 2 : 1;
   shape_.T = c_.N;
   shape_.d_in = token_dim_;
   shape_.T_out = c_.N;
@@ -130,13 +132,13 @@ void MatchTask::sample_range(uint64_t seed, int64_t first, int64_t count, Batch&
     Rng aux_rng(seed, aux_stream, index);
     draw_aux(aux_rng, aux);
 
-    if (c_.sampling != "uniform") {
+    if (c_.sampling != MatchSampling::uniform) {
       Rng plant_rng(seed, plant_stream, index);
       for (int64_t i = 0; i < N; ++i) order[i] = i;
       for (int64_t i = N - 1; i > 0; --i)  // Fisher-Yates
         std::swap(order[i], order[plant_rng.uniform_int(static_cast<uint64_t>(i) + 1)]);
       int64_t plants = 0;
-      if (c_.sampling == "balanced")
+      if (c_.sampling == MatchSampling::balanced)
         plants = std::llround(c_.plant_fraction * static_cast<double>(N) /
                               static_cast<double>(positives_per_plant()));
       else
@@ -150,9 +152,9 @@ void MatchTask::sample_range(uint64_t seed, int64_t first, int64_t count, Batch&
     double* y = out.y(row + s);
     for (int64_t i = 0; i < N; ++i) {
       double* xi = x + i * d_in;
-      if (c_.encoding == "one_hot") {
+      if (c_.encoding == MatchEncoding::one_hot) {
         xi[tokens[i]] = 1.0;
-      } else if (c_.encoding == "circle") {
+      } else if (c_.encoding == MatchEncoding::circle) {
         const double angle = 2.0 * std::numbers::pi * static_cast<double>(tokens[i]) /
                              static_cast<double>(M);
         xi[0] = std::cos(angle);

@@ -23,16 +23,27 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "tasks/task.h"
 
 namespace attn {
 
+enum class MatchSampling { uniform, balanced, plant_one };
+inline constexpr Choice<MatchSampling> kMatchSamplings[] = {{MatchSampling::uniform, "uniform"},
+                                                            {MatchSampling::balanced, "balanced"},
+                                                            {MatchSampling::plant_one, "plant_one"}};
+enum class MatchEncoding { one_hot, circle, scalar };
+inline constexpr Choice<MatchEncoding> kMatchEncodings[] = {{MatchEncoding::one_hot, "one_hot"},
+                                                            {MatchEncoding::circle, "circle"},
+                                                            {MatchEncoding::scalar, "scalar"}};
+
 struct MatchConfig {
   std::string task;  // names the random streams
   int64_t N = 0, M = 0;
-  std::string sampling, encoding;
+  MatchSampling sampling = MatchSampling::balanced;
+  MatchEncoding encoding = MatchEncoding::circle;
   bool distinct = false;
   double plant_fraction = 0.5;
   // match3's planted_triples instances: tokens before planting are uniform on the middle

@@ -19,7 +19,7 @@ class QsaTask final : public Task {
     c_.d_out = params.get_int("d_out");
     c_.exclude_self = params.get_bool("exclude_self");
     c_.ball = params.get_string("z_dist") == "ball";
-    c_.instances = params.get_string("instances");
+    c_.instances = choice_parse(params.get_string("instances"), kQsaInstances, "task.instances");
     c_.disj_fraction = params.get_real("disj_fraction");
     const int64_t N = c_.N, q = c_.q, d_out = c_.d_out;
     ATTN_CHECK(q < N, "task.q = " + std::to_string(q) + " must be smaller than task.N = " +
@@ -33,7 +33,7 @@ class QsaTask final : public Task {
     shape_.raw.push_back({"sets", {N, q}, true});
     // The ε of a 1/(2q)-approximation (spec §2.1): metrics report success_rate against it.
     shape_.constants.push_back({"success_threshold", {}, false});
-    if (c_.instances == "disj") {
+    if (c_.instances == QsaInstances::disj) {
       // Per sample: 1 iff a ∧ b = 0. The metric disj_accuracy reads these three.
       shape_.raw.push_back({"disjoint", {}, true});
       shape_.constants.push_back({"query_position", {}, true});   // 2q
@@ -46,7 +46,7 @@ class QsaTask final : public Task {
   void fill_constants(uint64_t /*seed*/, Batch& out) const override {
     const double qd = static_cast<double>(c_.q);
     out.constants[0].f64[0] = 1.0 / (2.0 * qd);
-    if (c_.instances == "disj") {
+    if (c_.instances == QsaInstances::disj) {
       out.constants[1].i64[0] = 2 * c_.q;
       out.constants[2].f64[0] = -1.0 + 1.0 / qd;
     }
@@ -57,16 +57,16 @@ class QsaTask final : public Task {
     const int64_t N = c_.N, q = c_.q, d_out = c_.d_out;
     const int64_t d_in = shape_.d_in;
     std::vector<int64_t> F;
-    if (c_.instances == "rank_pair") F = qsa_rank_pair_fixed_set(c_, seed);
+    if (c_.instances == QsaInstances::rank_pair) F = qsa_rank_pair_fixed_set(c_, seed);
     for (int64_t s = 0; s < count; ++s) {
       const uint64_t index = static_cast<uint64_t>(first + s);
       double* z = out.raw_f64(0, row + s);
       int64_t* sets = out.raw_i64(1, row + s);
-      if (c_.instances == "disj")
+      if (c_.instances == QsaInstances::disj)
         qsa_draw_disj(c_, seed, index, z, sets, out.raw_i64(2, row + s));
-      else if (c_.instances == "index")
+      else if (c_.instances == QsaInstances::index)
         qsa_draw_index(c_, seed, index, z, sets);
-      else if (c_.instances == "rank_pair")
+      else if (c_.instances == QsaInstances::rank_pair)
         qsa_draw_rank_pair(c_, seed, F, index, z, sets);
       else
         qsa_draw_random(c_, seed, index, z, sets);
@@ -106,7 +106,7 @@ std::vector<ParamSpec> qsa_schema() {
       param_choice("z_dist", "sphere", {"sphere", "ball"},
                    "z_i uniform on the unit sphere (worst case) or in the unit ball"),
       param_id_omit_default(
-          param_choice("instances", "random", {"random", "disj", "index", "rank_pair"},
+          param_choice("instances", choice_name(QsaConfig{}.instances, kQsaInstances), choice_names(kQsaInstances),
                        "random: uniform z and sets; disj, index, rank_pair: the hard instances "
                        "of Thms 4, 11, 10 (docs/tasks.md §3.1)")),
       param_id_omit_default(param_real(

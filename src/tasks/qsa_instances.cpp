@@ -38,12 +38,12 @@ std::string sizes(const QsaConfig& c) {
 }  // namespace
 
 void qsa_instances_check(const QsaConfig& c) {
-  if (c.instances == "disj")
+  if (c.instances == QsaInstances::disj)
     ATTN_CHECK(c.N >= 2 * c.q + 1, "task.instances = disj needs task.N >= 2 task.q + 1" + sizes(c) +
                                        "; raise task.N or lower task.q");
-  if (c.instances == "index")
+  if (c.instances == QsaInstances::index)
     ATTN_CHECK(c.q == 1, "task.instances = index needs task.q = 1" + sizes(c) + "; set task.q = 1");
-  if (c.instances == "rank_pair") {
+  if (c.instances == QsaInstances::rank_pair) {
     ATTN_CHECK(c.q <= c.N / 2, "task.instances = rank_pair needs task.q <= task.N / 2" + sizes(c) +
                                    "; raise task.N or lower task.q");
     ATTN_CHECK(!c.exclude_self,

@@ -18,12 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
+
 namespace attn {
+
+// task.instances (the rows above).
+enum class QsaInstances { random, disj, index, rank_pair };
+inline constexpr Choice<QsaInstances> kQsaInstances[] = {{QsaInstances::random, "random"},
+                                                         {QsaInstances::disj, "disj"},
+                                                         {QsaInstances::index, "index"},
+                                                         {QsaInstances::rank_pair, "rank_pair"}};
 
 struct QsaConfig {
   int64_t N = 0, q = 0, d_out = 0;
   bool exclude_self = false, ball = false;
-  std::string instances = "random";
+  QsaInstances instances = QsaInstances::random;
   double disj_fraction = 0.5;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/choice.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -23,11 +24,16 @@ Target target_from_name(const std::string& name) {
   return Target::CorrPoly;
 }
 
+enum class RfTokens { sphere, sphere_sqrt_d, gaussian };
+constexpr Choice<RfTokens> kRfTokens[] = {{RfTokens::sphere, "sphere"},
+                                           {RfTokens::sphere_sqrt_d, "sphere_sqrt_d"},
+                                           {RfTokens::gaussian, "gaussian"}};
+
 struct RfConfig {
   int64_t N, d, p;
   double gamma, noise_std;
   Target target;
-  std::string tokens;
+  RfTokens tokens;
   bool self_key;
   double ip_scale;    // multiplies <x_0, x_i>
   double beta_scale;  // multiplies <β, x>
@@ -42,14 +48,14 @@ RfConfig rf_config(const Params& params) {
   c.gamma = params.get_real("gamma");
   c.noise_std = params.get_real("label_noise_std");
   c.target = target_from_name(params.get_string("target"));
-  c.tokens = params.get_string("tokens");
+  c.tokens = choice_parse(params.get_string("tokens"), kRfTokens, "task.tokens");
   c.self_key = params.get_bool("self_key");
   const double d = static_cast<double>(c.d);
-  c.radius = c.tokens == "sphere_sqrt_d" ? std::sqrt(d) : 1.0;
+  c.radius = c.tokens == RfTokens::sphere_sqrt_d ? std::sqrt(d) : 1.0;
   const bool normalize = params.get_bool("normalize");
   if (!normalize) {
     c.ip_scale = c.beta_scale = 1.0;
-  } else if (c.tokens == "gaussian") {
+  } else if (c.tokens == RfTokens::gaussian) {
     c.ip_scale = 1.0 / std::sqrt(d);  // E<x, x'>^2 = d
     c.beta_scale = 1.0;               // E<β, x>^2 = 1
   } else {
@@ -136,7 +142,7 @@ class RfTargetTask final : public Task {
 
  private:
   void token_draw(Rng& rng, double* x) const {
-    if (c_.tokens == "gaussian")
+    if (c_.tokens == RfTokens::gaussian)
       rng_gaussian(rng, x, c_.d);
     else
       rng_sphere(rng, x, c_.d, c_.radius);
@@ -164,7 +170,7 @@ std::vector<ParamSpec> rf_target_schema() {
       param_label_only(param_int("p", 2, "degree of the power targets", 0, 64)),
       param_real("gamma", 1.0, "γ of corr_exp / corr_cos / corr_poly"),
       param_bool("normalize", true, "scale each inner product to unit variance (√d on the unit sphere)"),
-      param_choice("tokens", "sphere", {"sphere", "sphere_sqrt_d", "gaussian"},
+      param_choice("tokens", "sphere", choice_names(kRfTokens),
                    "token distribution: unit sphere, sphere of radius √d, or N(0, I)"),
       param_bool("self_key", false, "append the query to the keys (average over N + 1)"),
       param_real("label_noise_std", 0.0, "std of Gaussian noise added to the labels", 0.0),

@@ -11,7 +11,7 @@ double lr_schedule_factor(const LrSchedule& s, int64_t step, int64_t total) {
   if (s.warmup > 0 && step <= s.warmup) {
     return static_cast<double>(step) / static_cast<double>(s.warmup);
   }
-  if (s.kind != "cosine") return 1.0;
+  if (s.kind != LrScheduleKind::cosine) return 1.0;
   const double span = static_cast<double>(std::max<int64_t>(1, total - s.warmup));
   const double progress = std::clamp(static_cast<double>(step - s.warmup) / span, 0.0, 1.0);
   return s.min_factor + (1 - s.min_factor) * 0.5 * (1 + std::cos(std::numbers::pi * progress));

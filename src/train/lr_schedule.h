@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include "core/choice.h"
 
 namespace attn {
 
+enum class LrScheduleKind { constant, cosine };
+inline constexpr Choice<LrScheduleKind> kLrScheduleKinds[] = {{LrScheduleKind::constant, "constant"},
+                                                              {LrScheduleKind::cosine, "cosine"}};
+
 struct LrSchedule {
-  std::string kind = "constant";  // "constant" | "cosine"
+  LrScheduleKind kind = LrScheduleKind::constant;
   int64_t warmup = 0;
   double min_factor = 0;
 };

@@ -9,10 +9,8 @@ namespace attn {
 
 template <class T>
 Optimizer<T>::Optimizer(const OptimizerConfig& config, int64_t size) : c_(config) {
-  ATTN_CHECK(c_.kind == "adam" || c_.kind == "adamw" || c_.kind == "sgd",
-             "train.optimizer must be adam, adamw or sgd (got '" + c_.kind + "')");
   m_.assign(static_cast<size_t>(size), T(0));
-  if (c_.kind != "sgd") v_.assign(static_cast<size_t>(size), T(0));
+  if (c_.kind != OptimizerKind::sgd) v_.assign(static_cast<size_t>(size), T(0));
 }
 
 template <class T>
@@ -20,7 +18,7 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
   ++t_;
   const int64_t n = static_cast<int64_t>(m_.size());
   const T wd = static_cast<T>(c_.weight_decay);
-  if (c_.kind == "sgd") {
+  if (c_.kind == OptimizerKind::sgd) {
     const T mu = static_cast<T>(c_.momentum), g_lr = static_cast<T>(lr);
     for (int64_t i = 0; i < n; ++i) {
       T g = grads[i] + wd * params[i];
@@ -32,7 +30,7 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
     }
     return;
   }
-  const bool decoupled = c_.kind == "adamw";
+  const bool decoupled = c_.kind == OptimizerKind::adamw;
   const T b1 = static_cast<T>(c_.beta1), b2 = static_cast<T>(c_.beta2);
   const double bc1 = 1 - std::pow(c_.beta1, static_cast<double>(t_));
   const double bc2 = 1 - std::pow(c_.beta2, static_cast<double>(t_));

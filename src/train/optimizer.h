@@ -10,13 +10,18 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
+
+#include "core/choice.h"
 
 namespace attn {
 
+enum class OptimizerKind { adam, adamw, sgd };
+inline constexpr Choice<OptimizerKind> kOptimizerKinds[] = {
+    {OptimizerKind::adam, "adam"}, {OptimizerKind::adamw, "adamw"}, {OptimizerKind::sgd, "sgd"}};
+
 struct OptimizerConfig {
-  std::string kind = "adam";  // "adam" | "adamw" | "sgd"
+  OptimizerKind kind = OptimizerKind::adam;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weight_decay = 0;
   double momentum = 0;  // SGD only

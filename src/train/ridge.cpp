@@ -192,7 +192,8 @@ ParamSpec ridge_distributed_param() {
 
 // Also an execution setting (same results to rounding).
 ParamSpec ridge_dual_features_param() {
-  ParamSpec p = param_choice("dual_features", "auto", {"auto", "store", "recompute"},
+  ParamSpec p = param_choice("dual_features", choice_name(RidgeOptions().dual_features, kDualFeatures),
+                             choice_names(kDualFeatures),
                              "dual fits of feature models: keep the n x P features (store), "
                              "recompute them per tile (recompute: memory n^2 + tile x P), or store "
                              "when they fit in memory (auto)");
@@ -208,7 +209,7 @@ std::vector<ParamSpec> ridge_train_schema() {
                       "ridge penalties λ (objective (1/n)|y - f|^2 + λ|V|^2); 0 = minimum norm", 0.0),
       param_real("val_fraction", 0.2,
                  "fraction of the training set held out to choose λ (0: needs a single λ)", 0.0, 0.9),
-      param_choice("solver", "auto", {"auto", "primal", "dual"},
+      param_choice("solver", choice_name(RidgeOptions().solver, kRidgeForms), choice_names(kRidgeForms),
                    "P x P Gram (primal) or n x n kernel (dual); auto picks the smaller"),
       param_bool("refit", false, "refit on the whole training set at the chosen λ"),
       ridge_dual_features_param(),
@@ -220,9 +221,10 @@ RidgeOptions ridge_options(const Params& train) {
   RidgeOptions o;
   o.lambdas = train.get_real_list("lambdas");
   o.val_fraction = train.get_real("val_fraction");
-  o.solver = train.get_string("solver");
+  o.solver = choice_parse(train.get_string("solver"), kRidgeForms, "train.solver");
   o.refit = train.get_bool("refit");
-  if (train.has("dual_features")) o.dual_features = train.get_string("dual_features");
+  if (train.has("dual_features")) o.dual_features =
+        choice_parse(train.get_string("dual_features"), kDualFeatures, "train.dual_features");
   o.distributed = train.has("distributed") && train.get_bool("distributed");
   ATTN_CHECK(!o.lambdas.empty(), "train.lambdas is empty; give at least one λ, e.g. [1e-3]");
   ATTN_CHECK(o.lambdas.size() == 1 || o.val_fraction > 0,
@@ -237,7 +239,7 @@ RidgeSolver::RidgeSolver(std::unique_ptr<FeatureMap> features, RidgeOptions opti
 
 RidgeSolver::RidgeSolver(std::unique_ptr<KernelFunction> kernel, RidgeOptions options)
     : kernel_(std::move(kernel)), options_(std::move(options)) {
-  ATTN_CHECK(options_.solver != "primal",
+  ATTN_CHECK(options_.solver != RidgeForm::primal,
              "train.solver = primal is not possible for a kernel model; use dual or auto");
 }
 
@@ -258,8 +260,8 @@ std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& sh
                  " leaves too few samples to fit and validate; raise train.n");
   const bool is_kernel = kernel_ != nullptr;
   s->P = is_kernel ? 0 : features_->dim();
-  s->primal = !is_kernel && (options_.solver == "primal" ||
-                             (options_.solver == "auto" && s->P <= s->n_fit));
+  s->primal = !is_kernel && (options_.solver == RidgeForm::primal ||
+                             (options_.solver == RidgeForm::automatic && s->P <= s->n_fit));
   return s;
 }
 

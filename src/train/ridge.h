@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/params.h"
 #include "model_api/feature_map.h"
 #include "model_api/model.h"
@@ -34,22 +35,39 @@ namespace attn {
 
 class Comm;
 
+// train.solver (and the linear model's model.solver): the P × P Gram (primal), the n × n
+// kernel (dual), or the smaller of the two (auto).
+enum class RidgeForm { automatic, primal, dual };
+inline constexpr Choice<RidgeForm> kRidgeForms[] = {
+    {RidgeForm::automatic, "auto"}, {RidgeForm::primal, "primal"}, {RidgeForm::dual, "dual"}};
+// train.dual_features (see RidgeOptions::dual_features).
+enum class DualFeatures { automatic, store, recompute };
+inline constexpr Choice<DualFeatures> kDualFeatures[] = {{DualFeatures::automatic, "auto"},
+                                                         {DualFeatures::store, "store"},
+                                                         {DualFeatures::recompute, "recompute"}};
+// The λ path (see RidgeOptions::path).
+enum class RidgePath { automatic, eigen, tridiagonal, band };
+inline constexpr Choice<RidgePath> kRidgePaths[] = {{RidgePath::automatic, "auto"},
+                                                    {RidgePath::eigen, "eigen"},
+                                                    {RidgePath::tridiagonal, "tridiagonal"},
+                                                    {RidgePath::band, "band"}};
+
 struct RidgeOptions {
   std::vector<double> lambdas = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0};
   double val_fraction = 0.2;
-  std::string solver = "auto";  // auto | primal | dual (kernels: dual)
+  RidgeForm solver = RidgeForm::automatic;  // kernels: dual
   bool refit = false;
   // Dual feature models: keep Φ of the fit split (store), recompute it per tile (recompute:
   // memory O(n² + tile·P) instead of O(n·P), features computed ≈ n/(2·tile) more times), or
   // store when it fits in memory (auto).
-  std::string dual_features = "auto";
+  DualFeatures dual_features = DualFeatures::automatic;
   int64_t dual_tile = 0;  // samples per tile when recomputing (0: as many as memory allows)
   int64_t block = 512;  // samples per feature block
   // The λ path, the same results to rounding (train/ridge_band.h): "eigen" (the
   // eigendecomposition), "tridiagonal" or "band" (solves per λ on a reduced form, where they
   // equal the eigen path), "auto" (by the system's size D: eigen below 512, tridiagonal below
   // 2048, band from there).
-  std::string path = "auto";
+  RidgePath path = RidgePath::automatic;
   bool distributed = false;  // train.distributed: fit over the MPI ranks (fit_distributed)
 };
 

@@ -74,13 +74,13 @@ void apply_q(const RidgeBand& b, char trans, ColMat& X) {
 
 }  // namespace
 
-int64_t ridge_band_width(const std::string& path, int64_t D) {
+int64_t ridge_band_width(RidgePath path, int64_t D) {
   // Wide enough for the reduction's BLAS-3 calls, narrow enough for cheap band solves (the
   // benchmark's best at D ≈ 2000 and ≈ 4000), at most D/4 so that there are reflectors.
   const int64_t band = std::max<int64_t>(2, std::min<int64_t>(D < 3000 ? 64 : 128, D / 4));
-  if (path == "tridiagonal") return D >= 3 ? 1 : 0;
-  if (path == "band") return D >= 8 ? band : 0;
-  if (path == "auto") return D < 512 ? 0 : D < 2048 ? 1 : band;
+  if (path == RidgePath::tridiagonal) return D >= 3 ? 1 : 0;
+  if (path == RidgePath::band) return D >= 8 ? band : 0;
+  if (path == RidgePath::automatic) return D < 512 ? 0 : D < 2048 ? 1 : band;
   return 0;
 }
 

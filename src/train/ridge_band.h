@@ -23,6 +23,8 @@
 
 namespace attn {
 
+enum class RidgePath;  // train/ridge.h
+
 struct RidgeBand {
   int64_t kd = 0;
   // Q as LAPACK's reflectors: column j's below row j + kd (D × D; the rest is unused), tau.
@@ -47,7 +49,7 @@ struct RidgeBand {
 // "band" 64 below D = 3000, else 128 (dsytrd_sy2sb), at most D/4; "auto" (the benchmark's
 // choice, docs/performance.md) the eigendecomposition below D = 512, tridiagonal below 2048,
 // band from there.
-int64_t ridge_band_width(const std::string& path, int64_t D);
+int64_t ridge_band_width(RidgePath path, int64_t D);
 // The numerical floor of a D × D system whose largest eigenvalue is eig_max (≥ 0).
 double ridge_floor(double eig_max, int64_t D);
 // The band form with kd subdiagonals (kd = 1: tridiagonal) of the symmetric matrix whose
