@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -89,8 +90,8 @@ DirLock::DirLock(const std::string& dir) {
       throw UserError(in_use_message(dir, holder));
     }
     // E.g. NFS without a lock daemon: run unlocked, as before there was a lock.
-    std::fprintf(stderr, "attnlab: cannot lock %s (%s); a second runner on %s would not be "
-                 "stopped\n", path.c_str(), std::strerror(err), dir.c_str());
+    log_warn("attnlab: cannot lock %s (%s); a second runner on %s would not be "
+             "stopped\n", path.c_str(), std::strerror(err), dir.c_str());
     return;
   }
   const std::string text = "pid " + std::to_string(::getpid()) + " on " + host_name() + "\n";

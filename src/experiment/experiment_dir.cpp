@@ -94,8 +94,8 @@ void remove_leftovers(const std::string& dir) {
   for (const char* name : {"results.csv", "series.csv", "spec.json", "results.sqlite"}) {
     const int n = atomic_file_remove_stale_temps((fs::path(dir) / name).string());
     if (n > 0)
-      std::fprintf(stderr, "attnlab: removed %d leftover temp file(s) of %s in %s (of a killed "
-                           "process)\n", n, name, dir.c_str());
+      log_warn("attnlab: removed %d leftover temp file(s) of %s in %s (of a killed "
+               "process)\n", n, name, dir.c_str());
   }
 }
 
@@ -219,8 +219,8 @@ RunSummary experiment_run(const RunRequest& rq) {
   summary.failed = s.failed;
   if (read_only) {
     experiment_plan_runs(store, &summary.stale);
-    std::fprintf(stderr, "attnlab: %s is not writable: reading its store as it is (results.csv "
-                         "and spec.json not regenerated)\n", rq.out_dir.c_str());
+    log_warn("attnlab: %s is not writable: reading its store as it is (results.csv "
+             "and spec.json not regenerated)\n", rq.out_dir.c_str());
   } else {
     results_export_csv(experiment_plan_runs(store, &summary.stale), swept_keys(spec),
                        (fs::path(rq.out_dir) / "results.csv").string());

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/memory.h"
 #include "models/model_registry.h"
 #include "tasks/task.h"
@@ -189,8 +190,8 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
                     "), more than the " + std::to_string(kPlanMaxRuns) +
                     " one experiment may hold; shorten those axes or split the spec");
   if (count > kPlanWarnRuns)
-    std::fprintf(stderr, "attnlab: warning: %s: the sweep plans %s runs (%s); planning takes a "
-                 "while and every run is a process of its own\n",
+    log_warn("attnlab: warning: %s: the sweep plans %s runs (%s); planning takes a "
+             "while and every run is a process of its own\n",
                  spec.path.c_str(), count_text.c_str(), factors.c_str());
   // Grid of swept assignments, first axis slowest.
   std::vector<std::map<std::string, ParamValue>> grid = {{}};
