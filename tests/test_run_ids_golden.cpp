@@ -7,7 +7,9 @@
 // To make a new list (only when ids are meant to change, which resuming stores forbids):
 // ATTNLAB_WRITE_RUN_IDS=FILE build/tests/attnlab_tests --gtest_filter='RunIdsGolden.*' writes
 // the ids the code plans now to FILE (the test still compares them with the golden list), and
-// copying FILE over tests/data/run_ids_golden.txt is a deliberate, reviewed step.
+// copying FILE over tests/data/run_ids_golden.txt is a deliberate, reviewed step. A new spec's
+// points are added the same way, after checking that the diff only adds lines
+// (e3_mlp_rank_pair, 2026-12-02).
 #include "test_paths.h"
 #include <gtest/gtest.h>
 
