@@ -32,10 +32,17 @@ std::vector<std::string> choice_names(const Choice<E> (&table)[K]) {
   return names;
 }
 
+// The value named `text`, or null: for parsers that word their own error (activation_parse).
+template <class E, size_t K>
+const E* choice_find(const std::string& text, const Choice<E> (&table)[K]) {
+  for (const Choice<E>& c : table)
+    if (text == c.name) return &c.value;
+  return nullptr;
+}
+
 template <class E, size_t K>
 E choice_parse(const std::string& text, const Choice<E> (&table)[K], const std::string& what) {
-  for (const Choice<E>& c : table)
-    if (text == c.name) return c.value;
+  if (const E* value = choice_find(text, table)) return *value;
   choice_unknown(text, choice_names(table), what);
 }
 

@@ -157,7 +157,7 @@ std::vector<ParamSpec> linear_schema() {
       param_real("lambda", 1e-3,
                  "ridge penalty λ in (1/n)‖Y − XW − b‖² + λ‖W‖² (0: minimum-norm least squares)",
                  0.0),
-      param_choice("solver", "auto", choice_names(kRidgeForms),
+      param_choice("solver", choice_name(RidgeForm::automatic, kRidgeForms), choice_names(kRidgeForms),
                    "solve on the P × P Gram (primal), the n × n kernel (dual), or the smaller "
                    "(auto); the solution is the same"),
   };

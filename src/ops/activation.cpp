@@ -13,6 +13,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/choice.h"
 #include "core/error.h"
 #include "core/suggest.h"
 #include "ops/vmath.h"
@@ -39,31 +40,22 @@ void backward_from_value(T* dinp, const T* dout, const T* inp, int64_t count, Va
 
 }  // namespace
 
+constexpr Choice<Activation> kActivations[] = {{Activation::identity, "identity"},
+                                              {Activation::relu, "relu"},
+                                              {Activation::gelu, "gelu"},
+                                              {Activation::tanh, "tanh"},
+                                              {Activation::sigmoid, "sigmoid"}};
+
 Activation activation_parse(const std::string& name) {
-  for (Activation a : {Activation::identity, Activation::relu, Activation::gelu, Activation::tanh,
-                       Activation::sigmoid}) {
-    if (name == activation_name(a)) return a;
-  }
+  if (const Activation* a = choice_find(name, kActivations)) return *a;
   const auto names = activation_names();
   throw UserError("unknown activation '" + name + "'" + did_you_mean(name, names) +
                   "; activations: " + join_names(names));
 }
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::identity: return "identity";
-    case Activation::relu: return "relu";
-    case Activation::gelu: return "gelu";
-    case Activation::tanh: return "tanh";
-    case Activation::sigmoid: return "sigmoid";
-  }
-  ATTN_ASSERT(false, "activation_name: unknown enum value");
-  return "";
-}
+const char* activation_name(Activation a) { return choice_name(a, kActivations); }
 
-std::vector<std::string> activation_names() {
-  return {"identity", "relu", "gelu", "tanh", "sigmoid"};
-}
+std::vector<std::string> activation_names() { return choice_names(kActivations); }
 
 template <class T>
 void activation_forward(T* out, const T* inp, int64_t count, Activation a) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/error.h"
 #include "core/suggest.h"
 
@@ -25,22 +26,16 @@ void loss_check(int64_t count) {
 
 }  // namespace
 
+constexpr Choice<Loss> kLosses[] = {{Loss::mse, "mse"}, {Loss::bce_logits, "bce"}};
+
 Loss loss_parse(const std::string& name) {
-  if (name == "mse") return Loss::mse;
-  if (name == "bce") return Loss::bce_logits;
-  const std::vector<std::string> names{"mse", "bce"};
+  if (const Loss* loss = choice_find(name, kLosses)) return *loss;
+  const std::vector<std::string> names = choice_names(kLosses);
   throw UserError("unknown loss '" + name + "'" + did_you_mean(name, names) +
                   "; losses: " + join_names(names) + " (bce = binary cross-entropy with logits)");
 }
 
-const char* loss_name(Loss loss) {
-  switch (loss) {
-    case Loss::mse: return "mse";
-    case Loss::bce_logits: return "bce";
-  }
-  ATTN_ASSERT(false, "loss_name: unknown enum value");
-  return "";
-}
+const char* loss_name(Loss loss) { return choice_name(loss, kLosses); }
 
 template <class T>
 double loss_forward(Loss loss, const T* pred, const T* target, int64_t count) {

@@ -13,16 +13,11 @@ namespace {
 
 enum class Target { PairPower, PairValue, KeysPower, QueryPower, CorrExp, CorrCos, CorrPoly };
 
-Target target_from_name(const std::string& name) {
-  if (name == "pair_power") return Target::PairPower;
-  if (name == "pair_value") return Target::PairValue;
-  if (name == "keys_power") return Target::KeysPower;
-  if (name == "query_power") return Target::QueryPower;
-  if (name == "corr_exp") return Target::CorrExp;
-  if (name == "corr_cos") return Target::CorrCos;
-  ATTN_ASSERT(name == "corr_poly", "unknown target " + name);
-  return Target::CorrPoly;
-}
+constexpr Choice<Target> kTargets[] = {
+    {Target::PairPower, "pair_power"}, {Target::PairValue, "pair_value"},
+    {Target::KeysPower, "keys_power"}, {Target::QueryPower, "query_power"},
+    {Target::CorrExp, "corr_exp"},     {Target::CorrCos, "corr_cos"},
+    {Target::CorrPoly, "corr_poly"}};
 
 enum class RfTokens { sphere, sphere_sqrt_d, gaussian };
 constexpr Choice<RfTokens> kRfTokens[] = {{RfTokens::sphere, "sphere"},
@@ -47,7 +42,7 @@ RfConfig rf_config(const Params& params) {
   c.p = params.get_int("p");
   c.gamma = params.get_real("gamma");
   c.noise_std = params.get_real("label_noise_std");
-  c.target = target_from_name(params.get_string("target"));
+  c.target = choice_parse(params.get_string("target"), kTargets, "task.target");
   c.tokens = choice_parse(params.get_string("tokens"), kRfTokens, "task.tokens");
   c.self_key = params.get_bool("self_key");
   const double d = static_cast<double>(c.d);
@@ -163,14 +158,12 @@ std::vector<ParamSpec> rf_target_schema() {
       param_int("N", 8, "number of keys (the query is separate)", 1, 1 << 20),
       param_int("d", 8, "token dimension", 1, 1 << 16),
       // target and p change the labels only (tests: LabelOnlyKeys.*).
-      param_label_only(param_choice("target", "pair_power",
-                                    {"pair_power", "pair_value", "keys_power", "query_power",
-                                     "corr_exp", "corr_cos", "corr_poly"},
+      param_label_only(param_choice("target", "pair_power", choice_names(kTargets),
                                     "target family F(x_0, x_i), averaged over the keys")),
       param_label_only(param_int("p", 2, "degree of the power targets", 0, 64)),
       param_real("gamma", 1.0, "γ of corr_exp / corr_cos / corr_poly"),
       param_bool("normalize", true, "scale each inner product to unit variance (√d on the unit sphere)"),
-      param_choice("tokens", "sphere", choice_names(kRfTokens),
+      param_choice("tokens", choice_name(RfTokens::sphere, kRfTokens), choice_names(kRfTokens),
                    "token distribution: unit sphere, sphere of radius √d, or N(0, I)"),
       param_bool("self_key", false, "append the query to the keys (average over N + 1)"),
       param_real("label_noise_std", 0.0, "std of Gaussian noise added to the labels", 0.0),
