@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/memory.h"
 
 namespace attn {
 namespace {
@@ -58,6 +59,7 @@ void child_enter(int fd, pid_t parent) {
   if (parent > 0) child_die_with(parent);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  memory_retain_freed();  // a child lives for one job: freed memory is reused, not returned
   log_sink_set([fd](const std::string& line) { child_frame_write(fd, kFrameWarning, line); });
   log_progress_sink_set([fd](const std::string&, int64_t done, int64_t total) {
     child_frame_write(fd, kFrameProgress, child_numbers_encode({done, total}));

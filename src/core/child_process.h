@@ -5,8 +5,9 @@
 //
 // Contract:
 // - A child starts with child_enter: SIGINT/SIGTERM back to their default, its warnings
-//   (log_warn) and progress (log_progress) sent as frames, and, given its parent's pid, it
-//   dies with that parent (PR_SET_PDEATHSIG; it leaves at once if the parent is already gone).
+//   (log_warn) and progress (log_progress) sent as frames, memory it frees kept for its own
+//   reuse (memory_retain_freed, core/memory.h), and, given its parent's pid, it dies with that
+//   parent (PR_SET_PDEATHSIG; it leaves at once if the parent is already gone).
 // - child_fork never lets the child return into the caller's code: the child leaves with
 //   _exit (code 1 if its body threw, after a warning frame saying what).
 // - child_job_run returns only after the child is reaped; when it stops the child (stop()

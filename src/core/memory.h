@@ -24,8 +24,23 @@ struct MemoryBudget {
 // no limit.
 MemoryBudget memory_budget(const std::string& root = "");
 
-// memory_budget().available, in bytes (or a very large number where unknown).
+// memory_budget().available plus what malloc holds free for this process
+// (memory_malloc_free_bytes), in bytes (or a very large number where unknown).
 uint64_t memory_available_bytes();
+
+// Keeps the memory this process frees for its own reuse instead of handing it back to the
+// kernel: every allocation comes from malloc's heap (no mmap of its own for large blocks, which
+// free() would unmap) and free() never trims the heap. A large buffer freed and allocated again
+// (a ridge group's Grams, kernels and feature blocks, fit after fit) then reuses pages already
+// faulted in; otherwise each new one costs a page fault and a zeroing by the kernel per page, on
+// this VM about a quarter of a BRFA group's CPU (docs/performance.md, "E3 stage by stage").
+// Contents never depend on it (a new block's contents are unspecified either way). For worker
+// processes that live for one job (child_enter calls it); the memory checks count the retained
+// bytes as available (memory_available_bytes and the machine's memory_check).
+void memory_retain_freed();
+
+// Bytes malloc holds free in this process's heaps (glibc's mallinfo2 fordblks; 0 elsewhere).
+uint64_t memory_malloc_free_bytes();
 
 // Throws UserError naming `what` if `bytes` exceeds 90% of the available memory (of
 // `budget`; the first form reads this machine's). `hint` says how to shrink the request
