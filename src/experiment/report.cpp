@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/home.h"
 #include "core/version.h"
+#include "ops/blas.h"
 #include "experiment/spec.h"
 #include "io/atomic_file.h"
 #include "io/text_escape.h"
@@ -161,14 +162,15 @@ void report_write(const std::string& out_dir, const std::string& title,
                   const std::vector<ReportSection>& sections) {
   const std::string verdict = report_counts_text(report_counts(sections));
 
-  std::string md = "# " + title + "\n\n" + verdict + ". attnlab " + kVersion + " (" + kGitCommit + ").\n";
+  const std::string built = std::string("attnlab ") + kVersion + " (" + kGitCommit + "), OpenBLAS core " +
+                            blas_core_name();
+  std::string md = "# " + title + "\n\n" + verdict + ". " + built + ".\n";
   std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
                      xml_escape(title) + "</title>\n<style>body{font-family:sans-serif;max-width:"
                      "60em;margin:2em auto}.pass{color:#087a2b;font-weight:bold}.fail{color:#b3001b;"
                      "font-weight:bold}img{max-width:100%}td,th{padding:.2em .6em;text-align:left;"
                      "vertical-align:top}</style></head><body>\n<h1>" + xml_escape(title) +
-                     "</h1>\n<p>" + xml_escape(verdict) + ". attnlab " + kVersion + " (" +
-                     kGitCommit + ").</p>\n";
+                     "</h1>\n<p>" + xml_escape(verdict) + ". " + xml_escape(built) + ".</p>\n";
   for (const auto& s : sections) {
     const Spec spec = spec_of(s);
     md += "\n## " + s.name + "\n\n";

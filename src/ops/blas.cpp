@@ -25,4 +25,9 @@ void gemm<double>(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, d
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
+const char* blas_core_name() {
+  const char* name = openblas_get_corename();
+  return name != nullptr ? name : "unknown";
+}
+
 }  // namespace attn

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/publish-results on a fake reproduction: the reports' links to docs/NAME.md are rewritten
+# for docs/results/GROUP/, RUN.md takes the OpenBLAS kernel from the report (and says so when the
+# report has none), and results.csv and figures are copied.
+#   check_publish_results.sh SOURCE_DIR WORK_DIR
+set -euo pipefail
+src=$1 work=$2
+rm -rf "$work" && mkdir -p "$work/out/e1/figures/data"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+printf '# attnlab reproduce g\n\n1 of 2 claims pass, 1 inconclusive. attnlab 0.1.0 (abc), OpenBLAS core Haswell.\n| x | c ([why](../../home/docs/constructions.md#m-prime-against-q)) | y |\n' > "$work/out/report.md"
+printf '<p><a href="../home/docs/sanford2023.md#a">why</a></p>\n' > "$work/out/report.html"
+echo 'run_id,seed' > "$work/out/e1/results.csv"
+echo '{}' > "$work/out/e1/figures/data/p.json"
+echo png > "$work/out/e1/figures/p.png"
+printf '\tUser time (seconds): 10.0\n\tSystem time (seconds): 2.0\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 0:12.00\n\tMaximum resident set size (kbytes): 1000\n' > "$work/time.txt"
+PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
+d=$work/pub/g
+grep -qF '([why](../../constructions.md#m-prime-against-q))' "$d/report.md" || fail "report.md link not rewritten: $(grep why "$d/report.md")"
+grep -qF 'href="../../sanford2023.md#a"' "$d/report.html" || fail "report.html link not rewritten"
+grep -qF '| OpenBLAS kernel set | Haswell |' "$d/RUN.md" || fail "RUN.md lacks the kernel: $(grep -i openblas "$d/RUN.md")"
+grep -qF '| commit | `abc123` |' "$d/RUN.md" || fail "RUN.md lacks the commit"
+[ -f "$d/e1/results.csv" ] && [ -f "$d/e1/figures/p.png" ] && [ -f "$d/e1/figures/data/p.json" ] || fail "files not copied"
+# A report that does not record the kernel: RUN.md says so instead of guessing.
+sed -i 's/, OpenBLAS core Haswell//' "$work/out/report.md"
+PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
+grep -qF '| OpenBLAS kernel set | not recorded by this report |' "$d/RUN.md" || fail "RUN.md guessed a kernel"
+echo "publish-results: links, kernel and files as expected"
