@@ -45,6 +45,7 @@ struct RunSummary {
   int64_t planned = 0;  // points of this shard
   int64_t skipped = 0;  // already in the store
   int64_t ok = 0, failed = 0;
+  int64_t groups = 0, grouped = 0;  // run groups of several points run, and their points
   int64_t stale = 0;  // stored runs left out of results.csv: not in the current plan
 };
 

@@ -9,6 +9,7 @@
 #include "core/progress.h"
 #include "experiment/point_codec.h"
 #include "experiment/run_distributed.h"
+#include "experiment/run_worker.h"
 #include "mpi/mpi_session.h"
 
 namespace attn {
