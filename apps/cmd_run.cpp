@@ -31,7 +31,7 @@ RunSummary run_under_mpi(RunOptions& o, const Comm& world) {
   RunSummary s;
   try {
     ATTN_CHECK(!o.jobs_given || world.size() == 1,
-               "--jobs does not combine with --mpi: every rank but 0 runs one run at a time; "
+               "--jobs does not combine with --mpi: every rank but 0 runs one run (or run group) at a time; "
                "start more ranks instead (mpirun -np K+1 for K runs at once)");
     o.request.comm = &world;
     s = experiment_run(o.request);

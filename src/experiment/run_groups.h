@@ -19,8 +19,8 @@
 // largest set first, whose features and kernel the smaller ones reuse), then plan order.
 // Every point keeps its own run id and is stored as its own row.
 //
-// The local runner (runner.h) hands out units (run_units_make): a group to one worker
-// process, a point that is not grouped to one of its own.
+// The local runner (runner.h) and the MPI sweep (sweep_mpi.h) hand out the same units
+// (run_units_make): a group to one worker process, a point that is not grouped to one of its own.
 #pragma once
 
 #include <string>
