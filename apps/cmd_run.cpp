@@ -31,7 +31,7 @@ RunSummary run_under_mpi(RunOptions& o, const Comm& world) {
   RunSummary s;
   try {
     ATTN_CHECK(!o.jobs_given || world.size() == 1,
-               "--jobs does not combine with --mpi: every rank but 0 runs one run at a time; "
+               "--jobs does not combine with --mpi: every rank but 0 runs one run (or run group) at a time; "
                "start more ranks instead (mpirun -np K+1 for K runs at once)");
     o.request.comm = &world;
     s = experiment_run(o.request);
@@ -56,7 +56,7 @@ void run_command(RunOptions& o) {
     }
   }
   const RunSummary s = session ? run_under_mpi(o, session->world()) : experiment_run(o.request);
-  fmt::print("{}: {} runs{}{}: {} ran ({} ok, {} failed), {} already done; results in {}/results.csv\n",
+  fmt::print("{}: {} runs{}{}: {} ran ({} ok, {} failed{}), {} already done; results in {}/results.csv\n",
              s.spec.name, s.planned,
              o.request.shard_count > 1
                  ? fmt::format(" in shard {}/{}", o.request.shard_index, o.request.shard_count)
@@ -64,7 +64,11 @@ void run_command(RunOptions& o) {
              !session                        ? std::string()
              : session->world().size() == 1 ? std::string(" on 1 MPI rank")
                                             : fmt::format(" on {} MPI ranks", session->world().size()),
-             s.ok + s.failed, s.ok, s.failed, s.skipped, o.request.out_dir);
+             s.ok + s.failed, s.ok, s.failed,
+             s.groups == 0 ? std::string()
+                           : fmt::format("; {} in {} run group{}", s.grouped, s.groups,
+                                         s.groups > 1 ? "s" : ""),
+             s.skipped, o.request.out_dir);
   if (s.stale > 0) fmt::print(stderr, "attnlab: {}\n", experiment_stale_note(s.stale));
   if (s.failed > 0)
     fmt::print(stderr, "attnlab: {} runs failed; their errors are in results.csv (column error). "

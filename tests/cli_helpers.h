@@ -1,4 +1,4 @@
-// Running the attnlab binary from tests: exit code and combined output.
+// Running the attnlab binary (or any shell command) from tests: exit code and combined output.
 #pragma once
 
 #include "test_paths.h"
@@ -17,11 +17,10 @@ struct CliResult {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `attnlab ARGS` (ARGS is passed to the shell as written).
-inline CliResult cli_run(const std::string& args) {
-  const std::string cmd = std::string(test_cli_path()) + " " + args + " 2>&1";
+// Runs a shell command; exit code and combined output.
+inline CliResult shell(const std::string& command) {
   CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buf;
   size_t got;
@@ -29,6 +28,11 @@ inline CliResult cli_run(const std::string& args) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `attnlab ARGS` (ARGS is passed to the shell as written).
+inline CliResult cli_run(const std::string& args) {
+  return shell(std::string(test_cli_path()) + " " + args);
 }
 
 inline std::string file_read(const std::string& path) {

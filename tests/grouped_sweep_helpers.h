@@ -18,7 +18,7 @@ struct GroupedAndSingle {
 };
 
 // Runs `spec` into out_prefix + "grouped" and out_prefix + "single"; each must store
-// `expected_ok` runs and no failure.
+// `expected_ok` runs and no failure, the first in run groups (RunSummary::groups).
 inline GroupedAndSingle run_grouped_and_single(const std::string& spec, const std::string& out_prefix,
                                                int expected_ok) {
   GroupedAndSingle runs;
@@ -31,6 +31,11 @@ inline GroupedAndSingle run_grouped_and_single(const std::string& spec, const st
     const RunSummary s = experiment_run(rq);
     EXPECT_EQ(s.ok, expected_ok);
     EXPECT_EQ(s.failed, 0);
+    // The grouped sweep really ran groups; --no-groups none.
+    if (groups)
+      EXPECT_GT(s.groups, 0);
+    else
+      EXPECT_EQ(s.groups, 0);
     for (auto& r : ResultsStore(rq.out_dir + "/results.sqlite", StoreAccess::kRead).load_runs())
       (groups ? runs.grouped : runs.single)[r.run_id] = r;
   }

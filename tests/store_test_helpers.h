@@ -24,19 +24,6 @@ inline std::string small_spec(int seeds) {
          "[eval]\nn = 100\n[sweep]\n\"train.n\" = [50, 100]\n";
 }
 
-// Runs a shell command; exit code and combined output.
-inline CliResult shell(const std::string& command) {
-  CliResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 // The pid of a child that has exited and been reaped.
 inline long dead_pid() {
   const pid_t pid = fork();

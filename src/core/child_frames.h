@@ -1,5 +1,5 @@
 // The wire format from a child process to its parent: one format for the sweep's run workers
-// (experiment/runner.cpp) and Python's run()/reproduce() children (core/child_process.h).
+// (experiment/run_worker.cpp) and Python's run()/reproduce() children (core/child_process.h).
 //
 // A child writes a stream of frames, each
 //     '\x1e' KIND LENGTH ':' PAYLOAD
@@ -7,7 +7,7 @@
 // of text may hold any character, the frame still ends where LENGTH says). Kinds every
 // child may send: kFrameWarning (a log_warn line as the sink got it, core/log.h) and
 // kFrameProgress (child_numbers_encode of done, total). Taken: 'K', 'I', 'U', 'X' (the end
-// of a child_job_run job: its result or error), 'O' (a run worker's outcome, runner.cpp),
+// of a child_job_run job: its result or error), 'O' (a run worker's outcome, run_worker.cpp),
 // 'S' (a status line of Python's reproduce(), bind_run.cpp).
 //
 // Contract:

@@ -1,5 +1,5 @@
 // Child processes that report to their parent over a pipe in frames (core/child_frames.h):
-// the fork, pipe and wait plumbing of the sweep's run workers (experiment/runner.cpp, also
+// the fork, pipe and wait plumbing of the sweep's run workers (experiment/run_worker.cpp, also
 // when experiment/fork_server.h forks them) and of Python's run()/reproduce(), which run a
 // whole job in a child (python/src/bind_run.cpp).
 //

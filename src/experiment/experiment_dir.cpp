@@ -217,6 +217,8 @@ RunSummary experiment_run(const RunRequest& rq) {
                              : sweep_execute(pending, store, options);
   summary.ok = s.ok;
   summary.failed = s.failed;
+  summary.groups = s.groups;
+  summary.grouped = s.grouped;
   if (read_only) {
     experiment_plan_runs(store, &summary.stale);
     log_warn("attnlab: %s is not writable: reading its store as it is (results.csv "

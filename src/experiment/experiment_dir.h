@@ -28,8 +28,8 @@ struct RunRequest {
   int shard_index = 0, shard_count = 1;  // --shard i/k (0-based i)
   bool force_new = false;
   bool retry_failed = false;
-  // Run groups (experiment/run_groups.h; SweepOptions::groups); false: --no-groups. Not used
-  // under --mpi (each rank runs one point at a time).
+  // Run groups (experiment/run_groups.h; SweepOptions::groups); false: --no-groups. Under
+  // --mpi a group goes to one rank whole (experiment/sweep_mpi.h).
   bool groups = true;
   bool progress = true;
   // Run nothing: validate, open (or create) the store, count what it holds, export the CSV
@@ -45,6 +45,7 @@ struct RunSummary {
   int64_t planned = 0;  // points of this shard
   int64_t skipped = 0;  // already in the store
   int64_t ok = 0, failed = 0;
+  int64_t groups = 0, grouped = 0;  // run groups of several points run, and their points
   int64_t stale = 0;  // stored runs left out of results.csv: not in the current plan
 };
 

@@ -75,4 +75,18 @@ std::vector<std::vector<const RunPoint*>> run_groups_make(const std::vector<cons
   return out;
 }
 
+std::vector<std::vector<const RunPoint*>> run_units_make(const std::vector<const RunPoint*>& points,
+                                                         bool groups) {
+  std::vector<std::vector<const RunPoint*>> units;
+  if (!groups) {
+    for (const RunPoint* p : points) units.push_back({p});
+    return units;
+  }
+  for (auto& g : run_groups_make(points))
+    for (size_t at = 0; at < g.size(); at += kRunUnitMax)
+      units.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(at),
+                         g.begin() + static_cast<std::ptrdiff_t>(std::min(g.size(), at + kRunUnitMax)));
+  return units;
+}
+
 }  // namespace attn

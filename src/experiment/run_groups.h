@@ -18,6 +18,9 @@
 // run point as without groups. Within a group the points run by decreasing train.n (the
 // largest set first, whose features and kernel the smaller ones reuse), then plan order.
 // Every point keeps its own run id and is stored as its own row.
+//
+// The local runner (runner.h) and the MPI sweep (sweep_mpi.h) hand out the same units
+// (run_units_make): a group to one worker process, a point that is not grouped to one of its own.
 #pragma once
 
 #include <string>
@@ -28,6 +31,8 @@
 namespace attn {
 
 constexpr size_t kLockstepGroupMax = 16;
+// At most this many points a unit (a group's request must fit the fork server's request size).
+constexpr size_t kRunUnitMax = 256;
 
 // Whether a point would train in a lockstep group (fresh-sample gradient training, one rate).
 bool run_group_lockstep(const RunPoint& point);
@@ -38,5 +43,11 @@ std::string run_group_key(const RunPoint& point);
 // The points split into groups (each in execution order); groups in the order of their
 // first point in `points`. A point with an empty key is a group of its own.
 std::vector<std::vector<const RunPoint*>> run_groups_make(const std::vector<const RunPoint*>& points);
+
+// What one worker runs at a time, in the order to start them: with `groups`, the groups of
+// run_groups_make cut into pieces of at most kRunUnitMax points; without (--no-groups), every
+// point alone, in the order given.
+std::vector<std::vector<const RunPoint*>> run_units_make(const std::vector<const RunPoint*>& points,
+                                                         bool groups);
 
 }  // namespace attn

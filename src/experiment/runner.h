@@ -1,9 +1,10 @@
 // Sweep runner: executes run points in worker processes, K at a time, and stores each
 // outcome as soon as it arrives.
 //
-// Each point runs in its own forked process (1 compute thread unless configured
-// otherwise), so a crash, an abort or running out of memory costs that run only; the
-// parent is the single writer of the results store. The workers are forked by a fork
+// Each point, or run group (run_groups.h), runs in its own forked process (run_worker.h; 1
+// compute thread unless configured otherwise), so a crash, an abort or running out of
+// memory costs that run only (a group: its runs not finished yet); the parent is the
+// single writer of the results store. The workers are forked by a fork
 // server (experiment/fork_server.h) started before the plan is expanded, so starting a
 // worker costs the same in a plan of 10^5 points as in one of 10. The server dies with the
 // runner and the workers with the server (PR_SET_PDEATHSIG), so killing the runner leaves
@@ -39,6 +40,8 @@ std::unique_ptr<ForkServer> sweep_server_start();
 
 struct SweepSummary {
   int64_t ok = 0, failed = 0;
+  // Run groups of several points handed to one worker (run_groups.h), and their points.
+  int64_t groups = 0, grouped = 0;
 };
 
 class Progress;
@@ -50,10 +53,5 @@ void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress
 
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options);
-
-// Runs one point in its own worker process, forked directly from this process (an MPI rank
-// holds no plan), and waits for it: the worker's outcome, or a failed outcome saying how the worker died. Used by the
-// ranks of an MPI sweep (src/experiment/sweep_mpi.h).
-RunOutcome run_point_isolated(const RunPoint& point);
 
 }  // namespace attn

@@ -1,35 +1,17 @@
 // MPI end to end (ctest label "mpi"): `mpirun -np 3 attnlab run ... --mpi` stores the same
 // runs as `--jobs 1`, survives a run's process being killed, loses only the current run
 // when a whole worker rank dies, and train.distributed ridge fits equal local fits.
-#include "test_paths.h"
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <set>
-#include <sstream>
 #include <thread>
 
-#include "cli_helpers.h"
 #include "experiment/dir_lock.h"
-#include "experiment/store.h"
-
-extern char** environ;
+#include "mpi_test_helpers.h"
 
 namespace attn {
 namespace {
-
-namespace fs = std::filesystem;
-
-const std::string kMpirun = std::string(ATTNLAB_MPIEXEC) +
-                            " --allow-run-as-root --oversubscribe --bind-to none -np 3 ";
 
 // 2 × 2 grid × 3 seeds of the linear baseline, and 2 rfa runs (ridge over a λ grid).
 const char* kSweepSpec = R"(
@@ -99,137 +81,16 @@ n = 400
 "train.refit" = [false, true, false, true, false, true, false]
 )";
 
-// Runs a shell command; exit code and combined output.
-test::CliResult shell_run(const std::string& command) {
-  test::CliResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// results.csv without its timing columns.
-std::string csv_without_timings(const std::string& csv) {
-  const std::set<std::string> timing = {"wall_seconds", "fit_seconds", "peak_rss_mb"};
-  std::istringstream in(csv);
-  std::string line, out;
-  std::vector<bool> keep;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    std::string cell;
-    while (std::getline(row, cell, ',')) cells.push_back(cell);
-    if (keep.empty())
-      for (const auto& c : cells) keep.push_back(!timing.count(c));
-    for (size_t k = 0; k < cells.size(); ++k)
-      if (k >= keep.size() || keep[k]) out += cells[k] + ",";
-    out += "\n";
-  }
-  return out;
-}
-
-// Metrics of every run by id (status, metrics without timings).
-struct Outcome {
-  std::string status, error;
-  std::map<std::string, double> metrics;
-};
-
-std::map<std::string, Outcome> runs_of(const std::string& dir) {
-  std::map<std::string, Outcome> out;
-  for (const auto& r : ResultsStore(dir + "/results.sqlite").load_runs()) {
-    Outcome run{r.status, r.error, {}};
-    for (const auto& [name, value] : r.metrics)
-      if (name != "fit_seconds") run.metrics[name] = value;
-    out[r.run_id] = run;
-  }
-  return out;
-}
-
-// Pids of the processes whose parent is `parent`.
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
-// True while `pid` exists and is not a zombie.
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
-
-// Starts `sh -c "exec COMMAND"` in the background; returns its pid (that of COMMAND).
-pid_t spawn_shell(const std::string& command) {
-  const std::string exec = "exec " + command;
-  const char* argv[] = {"/bin/sh", "-c", exec.c_str(), nullptr};
-  pid_t pid = -1;
-  if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) return -1;
-  return pid;
-}
-
-int wait_exit_code(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-class Mpi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("attnlab_mpi_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string spec(const char* text) {
-    const std::string p = path("spec.toml");
-    test::file_write(p, text);
-    return p;
-  }
-  std::string attnlab() const { return test_cli_path(); }
-
-  fs::path dir_;
-};
-
-void expect_same_runs(const std::map<std::string, Outcome>& a, const std::map<std::string, Outcome>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [id, run] : a) {
-    ASSERT_TRUE(b.count(id)) << "run " << id << " missing";
-    EXPECT_EQ(run.status, "ok") << run.error;
-    EXPECT_EQ(b.at(id).status, "ok") << b.at(id).error;
-    EXPECT_EQ(run.metrics, b.at(id).metrics) << "run " << id;  // bit for bit
-  }
-}
+using namespace mpi_test;
+using Mpi = MpiTest;
 
 TEST_F(Mpi, SweepStoresTheSameRunsAsOneProcess) {
   const std::string s = spec(kSweepSpec);
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 1 -q");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   const auto t0 = std::chrono::steady_clock::now();
-  auto mpi = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
-                               " --mpi -q");
+  auto mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
+                         " --mpi -q");
   ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
   EXPECT_NE(mpi.out.find("12 runs on 3 MPI ranks: 12 ran (12 ok, 0 failed)"), std::string::npos)
       << mpi.out;
@@ -239,7 +100,7 @@ TEST_F(Mpi, SweepStoresTheSameRunsAsOneProcess) {
   EXPECT_EQ(csv_without_timings(csv_one), csv_without_timings(test::file_read(path("mpi") + "/results.csv")));
   EXPECT_NE(csv_one.find("wall_seconds"), std::string::npos);
   // Resume under MPI: nothing left to do.
-  mpi = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") + " --mpi -q");
+  mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") + " --mpi -q");
   ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
   EXPECT_NE(mpi.out.find("0 ran (0 ok, 0 failed), 12 already done"), std::string::npos) << mpi.out;
   std::printf("two MPI sweeps of 12 runs: %.1f s\n",
@@ -249,13 +110,13 @@ TEST_F(Mpi, SweepStoresTheSameRunsAsOneProcess) {
 TEST_F(Mpi, BadSpecIsOneLineAndStopsEveryRank) {
   const std::string s = spec("[experiment]\nname = \"x\"\n[task]\nname = \"qsa\"\nN = 2\nq = 5\n"
                              "[model]\nname = \"linear\"\n");
-  const auto r = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("o") +
-                                   " --mpi -q");
+  const auto r = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("o") +
+                             " --mpi -q");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("attnlab: error: "), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(path("o/results.sqlite")));
-  const auto j = shell_run(kMpirun + attnlab() + " run " + spec(kSweepSpec) + " --out " +
-                                   path("j") + " --mpi -q --jobs 2");
+  const auto j = test::shell(kMpirun + attnlab() + " run " + spec(kSweepSpec) + " --out " +
+                             path("j") + " --mpi -q --jobs 2");
   EXPECT_NE(j.exit_code, 0);
   EXPECT_NE(j.out.find("--jobs does not combine with --mpi"), std::string::npos) << j.out;
 }
@@ -267,13 +128,13 @@ TEST_F(Mpi, LockedDirectoryStopsEveryRank) {
   fs::create_directories(out);
   {
     const DirLock held(out);
-    const auto r = shell_run(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
+    const auto r = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(getpid())),
               std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(out + "/results.sqlite"));
   }
-  const auto r = shell_run(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
+  const auto r = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("12 ran (12 ok, 0 failed)"), std::string::npos) << r.out;
 }
@@ -304,8 +165,8 @@ TEST_F(Mpi, KilledRunIsSurvived) {
       EXPECT_NE(run.error.find("killed by signal 9"), std::string::npos) << run.error;
     }
   EXPECT_EQ(failed, 1);
-  auto retry = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
-                                 " --mpi -q --retry-failed");
+  auto retry = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
+                           " --mpi -q --retry-failed");
   ASSERT_EQ(retry.exit_code, 0) << retry.out;
   EXPECT_NE(retry.out.find("1 ran (1 ok, 0 failed), 5 already done"), std::string::npos) << retry.out;
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 2 -q");
@@ -343,8 +204,8 @@ TEST_F(Mpi, DeadRankLosesOnlyItsCurrentRun) {
   EXPECT_GE(partial.size(), 2u);
   EXPECT_LT(partial.size(), 6u);
   for (const auto& [id, run] : partial) EXPECT_EQ(run.status, "ok") << run.error;
-  auto again = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
-                                 " --mpi -q");
+  auto again = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
+                           " --mpi -q");
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_NE(again.out.find(std::to_string(6 - partial.size()) + " ran"), std::string::npos)
       << again.out;
@@ -359,8 +220,8 @@ TEST_F(Mpi, DistributedRidgeEqualsLocalRidge) {
   const std::string s = spec(kDistributedSpec);
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 2 -q");
   ASSERT_EQ(one.exit_code, 0) << one.out;
-  auto dist = shell_run(kMpirun + attnlab() + " run " + s + " --out " + path("dist") +
-                                " --mpi -q --set train.distributed=true");
+  auto dist = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("dist") +
+                          " --mpi -q --set train.distributed=true");
   ASSERT_EQ(dist.exit_code, 0) << dist.out;
   const auto a = runs_of(path("one")), b = runs_of(path("dist"));
   double worst = 0;
