@@ -47,6 +47,7 @@
 #include "core/version.h"
 #include "io/npy.h"
 #include "models/neural_models.h"
+#include "ops/isa.h"
 #include "ops/loss.h"
 #include "tasks/task.h"
 #include "train/optimizer.h"
@@ -317,9 +318,9 @@ int bench_main(int argc, char** argv) {
   }
   threads_configure(1);
   std::printf("bench_nn_train: attnlab %s (%s) float32 threads=1 openblas_threads=%d "
-              "openblas_core=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
-              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(), o.reps,
-              o.warmup, o.rep_seconds, o.batches);
+              "openblas_core=%s isa=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
+              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(),
+              isa_name(isa_active()), o.reps, o.warmup, o.rep_seconds, o.batches);
   for (const std::string& id : o.configs) {
     const Config* c = nullptr;
     for (const Config& k : kConfigs)
