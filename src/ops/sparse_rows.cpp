@@ -6,9 +6,12 @@
 // dw (cols × 32 floats, in L1) at a time: each row's slice of d is loaded once into registers and
 // added, scaled, to the slices of its non-zeros' columns.
 // The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h); the
-// slices are four 8-float vectors in the first two, two 16-float vectors in the AVX-512 copy. Each
-// output element gets the same operations in the same order in every copy, and this file is built
-// with -ffp-contract=off, so that the copies round alike.
+// slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
+// vectors. (sparse_rows_t_times stores a slice of dw per non-zero and is bound by stores, which
+// Zen 5 does at the same bytes per cycle at either width; with 64-byte vectors every store of a
+// row not 64-byte aligned splits across two cache lines: it measured 0–16 % slower than
+// with 32-byte ones.) Each output element gets the same operations in the same order in every
+// copy, and this file is built with -ffp-contract=off, so that the copies round alike.
 #include "ops/sparse_rows.h"
 
 #include <algorithm>
@@ -74,9 +77,8 @@ ATTN_COPY_BODY void t_times(T* dw, const Range<T>& g, const T* d, int64_t ldd, i
   t_times_cols(dw, g, d, ldd, n, 0);
 }
 
-// float: 32-float slices as kSlice / L vectors of L floats (GCC's vector extension): V = f8 in the
-// generic and AVX2 copies (one AVX2 register each, or two SSE registers in the generic copy), f16
-// in the AVX-512 copy (one register each).
+// float: 32-float slices as kSlice / L vectors of L floats (GCC's vector extension): V = f8 (one
+// AVX2 register each, or two SSE registers in the generic copy) or f16 (one AVX-512 register).
 using f8 = float __attribute__((vector_size(32)));
 using f16 = float __attribute__((vector_size(64)));
 constexpr int64_t kSlice = 32;
@@ -189,7 +191,7 @@ ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>
 }
 ATTN_TARGET_AVX512 void t_times_avx512(float* dw, const Range<float>& g, const float* d,
                                        int64_t ldd, int64_t n) {
-  t_times_slices<f16>(dw, g, d, ldd, n);
+  t_times_slices<f8>(dw, g, d, ldd, n);  // 32-byte vectors: see the top of this file
 }
 #endif
 
