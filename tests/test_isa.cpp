@@ -124,8 +124,10 @@ TEST(Isa, TheActiveCopyIsOneThisCpuCanRun) {
 }
 
 TEST(Isa, AttnlabIsaValues) {
-  // Unset or empty: the default, AVX2 wherever the CPU has it (ops/isa.h says why not AVX-512).
-  const IsaCopy fallback = isa_cpu_has(IsaCopy::avx2) ? IsaCopy::avx2 : IsaCopy::generic;
+  // Unset or empty: the default, the widest copy the CPU can run.
+  const IsaCopy fallback = isa_cpu_has(IsaCopy::avx512) ? IsaCopy::avx512
+                           : isa_cpu_has(IsaCopy::avx2) ? IsaCopy::avx2
+                                                        : IsaCopy::generic;
   EXPECT_EQ(isa_choose(nullptr), fallback);
   EXPECT_EQ(isa_choose(""), fallback);
   EXPECT_EQ(isa_choose("generic"), IsaCopy::generic);

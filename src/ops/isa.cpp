@@ -15,9 +15,11 @@ std::atomic<IsaCopy> g_forced{IsaCopy::automatic};
 
 constexpr IsaCopy kCopies[] = {IsaCopy::generic, IsaCopy::avx2, IsaCopy::avx512};
 
-// The copy used when ATTNLAB_ISA is unset: AVX2 where the CPU has it (see isa.h for why not
-// AVX-512), else the generic one.
-IsaCopy default_copy() { return isa_cpu_has(IsaCopy::avx2) ? IsaCopy::avx2 : IsaCopy::generic; }
+// The copy used when ATTNLAB_ISA is unset: the widest the CPU can run (see isa.h).
+IsaCopy default_copy() {
+  if (isa_cpu_has(IsaCopy::avx512)) return IsaCopy::avx512;
+  return isa_cpu_has(IsaCopy::avx2) ? IsaCopy::avx2 : IsaCopy::generic;
+}
 
 }  // namespace
 
