@@ -8,11 +8,17 @@
 
 #include <bit>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ops/isa.h"
+
+namespace attn {
+// gtest prints a copy by its name ("GetParam() = avx512" in test listings).
+inline void PrintTo(IsaCopy copy, std::ostream* os) { *os << isa_name(copy); }
+}  // namespace attn
 
 namespace attn::test {
 
