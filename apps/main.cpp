@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/version.h"
 #include "io/atomic_file.h"
+#include "ops/isa.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   attn::atomic_file_install_signal_cleanup();
 
   try {
+    attn::isa_active();  // a bad ATTNLAB_ISA is an error before any work, not in the middle of it
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

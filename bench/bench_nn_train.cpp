@@ -30,8 +30,15 @@
 // "trainer config=... threads=T steps_per_s=..." lines; this is the cost of determinism
 // across thread counts (docs/performance.md).
 //
+// With --isa-ab C1,C2 (copies of the float kernels, src/ops/isa.h: generic, avx2, avx512), each
+// config's repetitions instead alternate between the copies in one process (isa_force; C1 then C2
+// in odd repetitions, C2 then C1 in even ones), so that both see the same load and the same
+// network: the copies give the same bits, so training goes on identically whichever runs. Prints
+// "isa_ab config=... copies=C1,C2" lines with each copy's median steps/s (wall and CPU) and the
+// median and range of the per-repetition ratios C2/C1 (> 1: C2 faster).
+//
 // Usage: bench_nn_train [--configs a,b,c] [--reps 7] [--warmup 20] [--rep-seconds 1]
-//          [--batches 8] [--seed 0] [--dump DIR] [--trainer-threads 1,2]
+//          [--batches 8] [--seed 0] [--dump DIR] [--trainer-threads 1,2] [--isa-ab avx2,avx512]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -47,6 +54,7 @@
 #include "core/version.h"
 #include "io/npy.h"
 #include "models/neural_models.h"
+#include "ops/isa.h"
 #include "ops/loss.h"
 #include "tasks/task.h"
 #include "train/optimizer.h"
@@ -79,6 +87,7 @@ struct Options {
   uint64_t seed = 0;
   std::string dump;
   std::vector<int> trainer_threads;  // non-empty: time trainer_run at these thread counts
+  std::vector<IsaCopy> isa_ab;       // two copies: alternate them (see the top of the file)
 };
 
 double wall_s() {
@@ -126,6 +135,39 @@ struct Stepper {
   }
 };
 
+// --isa-ab: o.reps repetitions of `steps` steps per copy, alternated (see the top of the file).
+template <class Step>
+void isa_ab(const Config& c, const Options& o, Step step, int64_t steps) {
+  std::vector<double> rate[2], cpu_rate[2], ratio, cpu_ratio;
+  for (int r = 0; r < o.reps; ++r) {
+    double w[2], cp[2];
+    for (int j = 0; j < 2; ++j) {
+      const int copy = r % 2 ? 1 - j : j;
+      isa_force(o.isa_ab[copy]);
+      const double w0 = wall_s(), c0 = cpu_s();
+      for (int64_t s = 0; s < steps; ++s) step();
+      w[copy] = wall_s() - w0;
+      cp[copy] = std::max(cpu_s() - c0, 1e-9);
+    }
+    for (int copy = 0; copy < 2; ++copy) {
+      rate[copy].push_back(double(steps) / w[copy]);
+      cpu_rate[copy].push_back(double(steps) / cp[copy]);
+    }
+    ratio.push_back(w[0] / w[1]);
+    cpu_ratio.push_back(cp[0] / cp[1]);
+  }
+  isa_force(IsaCopy::automatic);
+  const auto [lo, hi] = std::minmax_element(ratio.begin(), ratio.end());
+  const auto [clo, chi] = std::minmax_element(cpu_ratio.begin(), cpu_ratio.end());
+  std::printf("isa_ab config=%s copies=%s,%s reps=%d steps_per_rep=%lld steps_per_s=%.2f,%.2f "
+              "cpu_steps_per_s=%.2f,%.2f ratio=%.3f ratio_min=%.3f ratio_max=%.3f cpu_ratio=%.3f "
+              "cpu_ratio_min=%.3f cpu_ratio_max=%.3f\n",
+              c.id.c_str(), isa_name(o.isa_ab[0]), isa_name(o.isa_ab[1]), o.reps, (long long)steps,
+              median(rate[0]), median(rate[1]), median(cpu_rate[0]), median(cpu_rate[1]),
+              median(ratio), *lo, *hi, median(cpu_ratio), *clo, *chi);
+  std::fflush(stdout);
+}
+
 void run_config(const Config& c, const Options& o) {
   Params tp = task_default_params("qsa");
   tp.set_text("N", std::to_string(c.N));
@@ -168,6 +210,8 @@ void run_config(const Config& c, const Options& o) {
   }
   const int64_t steps = std::max<int64_t>(
       3, std::llround(o.rep_seconds / std::max(t_warm / double(warm - half), 1e-7)));
+
+  if (!o.isa_ab.empty()) return isa_ab(c, o, [&] { one(nullptr); }, steps);
 
   std::vector<double> rate, cpu_rate;
   double last_loss = 0;
@@ -259,6 +303,7 @@ void run_trainer_config(const Config& c, const Options& o, int threads) {
   train(warm - warm / 2);
   const double per_step = (wall_s() - t0) / double(warm - warm / 2);
   const int64_t steps = std::max<int64_t>(3, std::llround(o.rep_seconds / std::max(per_step, 1e-7)));
+
   std::vector<double> rate, cpu_rate;
   double last_loss = 0;
   for (int r = 0; r < o.reps; ++r) {
@@ -309,17 +354,24 @@ int bench_main(int argc, char** argv) {
         o.trainer_threads.push_back(std::max(1, std::atoi(v.substr(p, q - p).c_str())));
         p = q + 1;
       }
+    } else if (a == "--isa-ab") {
+      const size_t comma = v.find(',');
+      const std::string second = comma == std::string::npos ? "" : v.substr(comma + 1);
+      for (const std::string& name : {v.substr(0, comma), second}) {
+        ATTN_CHECK(!name.empty(), "bench_nn_train: --isa-ab needs two copies, e.g. avx2,avx512");
+        o.isa_ab.push_back(isa_choose(name.c_str()));
+      }
     } else {
       throw UserError("bench_nn_train: unknown option " + a +
                       " (--configs, --reps, --warmup, --rep-seconds, --batches, --seed, --dump, "
-                      "--trainer-threads)");
+                      "--trainer-threads, --isa-ab)");
     }
   }
   threads_configure(1);
   std::printf("bench_nn_train: attnlab %s (%s) float32 threads=1 openblas_threads=%d "
-              "openblas_core=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
-              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(), o.reps,
-              o.warmup, o.rep_seconds, o.batches);
+              "openblas_core=%s isa=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
+              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(),
+              isa_name(isa_active()), o.reps, o.warmup, o.rep_seconds, o.batches);
   for (const std::string& id : o.configs) {
     const Config* c = nullptr;
     for (const Config& k : kConfigs)

@@ -16,6 +16,7 @@
 
 #include "core/rng.h"
 #include "core/threads.h"
+#include "ops/isa.h"
 #include "ops/blas.h"
 #include "ops/sparse_rows.h"
 
@@ -104,4 +105,16 @@ BENCHMARK(BM_TTimesDense) ATTN_DENSITIES;
 }  // namespace
 }  // namespace attn
 
-BENCHMARK_MAIN();
+extern "C" char* openblas_get_corename(void);
+
+// BENCHMARK_MAIN, and the copy of the float kernels in use (ops/isa.h; ATTNLAB_ISA picks it) and
+// OpenBLAS's kernel in the context header.
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("attnlab_isa", attn::isa_name(attn::isa_active()));
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -117,6 +118,19 @@ TEST_F(Cli, BadInputIsOneLineExitTwoAndNoFile) {
   expect_user_error("data qsa --n 5 -o " + path("missing/dir/x.npz"), "missing/dir");
   expect_user_error("data qsa --n 5" + out + " --threads -1", "--threads");
   expect_user_error("data qsa --n 5", "--out");
+}
+
+TEST_F(Cli, BadAttnlabIsaIsOneLineExitTwo) {
+  // ATTNLAB_ISA (ops/isa.h) names the copy of the float kernels: checked before any work.
+  const char* saved = std::getenv("ATTNLAB_ISA");
+  const std::string old = saved ? saved : "";
+  setenv("ATTNLAB_ISA", "avx3", 1);
+  expect_user_error("data qsa --n 5 -o " + path("x.npz"),
+                    "ATTNLAB_ISA='avx3' must be generic, avx2 or avx512 (or unset for the default)");
+  setenv("ATTNLAB_ISA", "generic", 1);
+  const Result r = run("data qsa --n 5 -q -o " + path("x.npz"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  if (saved) setenv("ATTNLAB_ISA", old.c_str(), 1); else unsetenv("ATTNLAB_ISA");
 }
 
 TEST_F(Cli, SizesThatCannotFitAreRefusedBeforeAllocating) {

@@ -1,13 +1,16 @@
 // The float element-wise kernels (ops/vmath.h) against double on dense grids, their exact values
-// at the ends (±0, ±inf, NaN), and the AVX2 copy against the generic one (ops/isa.h): same bits.
+// at the ends (±0, ±inf, NaN), each vector copy (AVX2, AVX-512) against the generic one (ops/isa.h):
+// same bits; and the choice of copy (ATTNLAB_ISA's values).
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "isa_test_helpers.h"
 #include "ops/isa.h"
 #include "ops/vmath.h"
@@ -68,13 +71,16 @@ TEST(Vmath, ExactValuesAtTheEnds) {
   EXPECT_TRUE(std::isnan(s[4]));
 }
 
-TEST(Vmath, AvxAndGenericCopiesGiveTheSameBits) {
+class VmathCopies : public testing::TestWithParam<IsaCopy> {};
+
+TEST_P(VmathCopies, GiveTheGenericCopysBits) {
+  ATTN_SKIP_WITHOUT_COPY(GetParam());
   auto x = grid(-100, 100, 1000003);
   const auto more = grid(-1e-3f, 1e-3f, 100001);
   x.insert(x.end(), more.begin(), more.end());
-  const float inf = std::numeric_limits<float>::infinity();
-  for (float v : {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-44f,
-                  std::numeric_limits<float>::min(), 150.0f, -1e30f, std::numeric_limits<float>::max()})
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (float v : {nan, -nan, inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-44f, std::numeric_limits<float>::min(),
+                  150.0f, -1e30f, 87.0f, -87.0f, 88.5f, std::numeric_limits<float>::max()})
     x.push_back(v);
   std::vector<float> nonpositive;
   for (float v : x) nonpositive.push_back(-std::abs(v));
@@ -87,15 +93,58 @@ TEST(Vmath, AvxAndGenericCopiesGiveTheSameBits) {
                {vmath_tanh<float>, &x, "tanh"},
                {vmath_exp_nonpositive<float>, &nonpositive, "exp"}};
   for (const auto& c : cases) {
-    const auto both = test::in_both_copies([&] {
-      std::vector<float> y(c.in->size());
-      c.f(y.data(), c.in->data(), static_cast<int64_t>(c.in->size()));
-      return y;
-    });
-    if (!both) return;  // one copy only (checked by in_both_copies)
-    const auto& [a, b] = *both;
-    for (size_t k = 0; k < a.size(); ++k) {
-      ASSERT_EQ(std::bit_cast<uint32_t>(a[k]), std::bit_cast<uint32_t>(b[k])) << c.name << " " << (*c.in)[k];
+    // The whole array (blocks of 16, the tail padded), and a short call (the tail alone).
+    for (int64_t n : {static_cast<int64_t>(c.in->size()), int64_t{11}}) {
+      const auto [generic, other] = test::generic_and(GetParam(), [&] {
+        std::vector<float> y(static_cast<size_t>(n));
+        c.f(y.data(), c.in->data() + (c.in->size() - static_cast<size_t>(n)), n);
+        return y;
+      });
+      test::expect_same_bits(generic, other, std::string(c.name) + " of " + std::to_string(n));
+    }
+  }
+}
+
+ATTN_ISA_COPIES_INSTANTIATE(VmathCopies);
+
+TEST(Isa, TheActiveCopyIsOneThisCpuCanRun) {
+  const IsaCopy active = isa_active();
+  EXPECT_NE(active, IsaCopy::automatic);
+  EXPECT_TRUE(isa_cpu_has(active)) << isa_name(active);
+  EXPECT_TRUE(isa_cpu_has(IsaCopy::generic));
+  // Forcing a copy and going back.
+  {
+    const test::IsaForced forced(IsaCopy::generic);
+    EXPECT_EQ(isa_active(), IsaCopy::generic);
+  }
+  EXPECT_EQ(isa_active(), active);
+  if (isa_cpu_has(IsaCopy::avx512)) {
+    EXPECT_TRUE(isa_cpu_has(IsaCopy::avx2));
+  }
+}
+
+TEST(Isa, AttnlabIsaValues) {
+  // Unset or empty: the default, the widest copy the CPU can run.
+  const IsaCopy fallback = isa_cpu_has(IsaCopy::avx512) ? IsaCopy::avx512
+                           : isa_cpu_has(IsaCopy::avx2) ? IsaCopy::avx2
+                                                        : IsaCopy::generic;
+  EXPECT_EQ(isa_choose(nullptr), fallback);
+  EXPECT_EQ(isa_choose(""), fallback);
+  EXPECT_EQ(isa_choose("generic"), IsaCopy::generic);
+  for (IsaCopy copy : {IsaCopy::avx2, IsaCopy::avx512}) {
+    if (isa_cpu_has(copy)) {
+      EXPECT_EQ(isa_choose(isa_name(copy)), copy);
+    } else {
+      EXPECT_THROW(isa_choose(isa_name(copy)), UserError);
+    }
+  }
+  for (const char* bad : {"avx", "AVX2", "automatic", "avx512f", " generic"}) {
+    try {
+      isa_choose(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("ATTNLAB_ISA='") + bad +
+                                           "' must be generic, avx2 or avx512 (or unset for the default)");
     }
   }
 }

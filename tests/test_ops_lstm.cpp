@@ -205,45 +205,65 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
   }
 }
 
-// The float forward and backward in the generic and the AVX2 copy of the twice-compiled kernels
-// (vmath, the cell-backward loop, the sparse input products; ops/isa.h): the same bits.
-void expect_same_bits_in_both_copies(const Problem& p) {
-  const auto both = test::in_both_copies(
-      [&] { return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5)); });
-  if (!both) return;  // one copy only (checked by in_both_copies)
-  const auto& [st_generic, g_generic] = both->first;
-  const auto& [st, g] = both->second;
-  EXPECT_EQ(st.h, st_generic.h);
-  EXPECT_EQ(st.c, st_generic.c);
-  EXPECT_EQ(st.tanh_c, st_generic.tanh_c);
-  EXPECT_EQ(g.dx, g_generic.dx);
-  EXPECT_EQ(g.dwx, g_generic.dwx);
-  EXPECT_EQ(g.dwh, g_generic.dwh);
-  EXPECT_EQ(g.db, g_generic.db);
+// The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
+// instruction set (vmath, the cell-backward loop, the sparse input products; ops/isa.h): the same bits.
+void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
+  const auto both = test::generic_and(
+      copy, [&] { return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5)); });
+  const auto& [st_generic, g_generic] = both.first;
+  const auto& [st, g] = both.second;
+  test::expect_same_bits(st_generic.h, st.h, "h");
+  test::expect_same_bits(st_generic.c, st.c, "c");
+  test::expect_same_bits(st_generic.tanh_c, st.tanh_c, "tanh_c");
+  test::expect_same_bits(st_generic.gates, st.gates, "gates");
+  test::expect_same_bits(g_generic.dx, g.dx, "dx");
+  test::expect_same_bits(g_generic.dwx, g.dwx, "dwx");
+  test::expect_same_bits(g_generic.dwh, g.dwh, "dwh");
+  test::expect_same_bits(g_generic.db, g.db, "db");
 }
 
-TEST(OpsLstm, AvxAndGenericCopiesGiveTheSameBits) {
-  for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true)})
-    expect_same_bits_in_both_copies(make_problem(s, 3));
+// One-hot tokens (with an all-zero token at t = 1), so that the input products run on the
+// non-zeros (ops/sparse_rows.h).
+Problem one_hot_problem(const LstmShape& s) {
+  Problem p = make_problem(s, 8);
+  for (int64_t r = 0; r < s.B * s.T; ++r)
+    for (int64_t k = 0; k < s.C; ++k)
+      p.x[r * s.C + k] = (r % s.T != 1 && k == (r * 5) % s.C) ? 1.0 : 0.0;
+  return p;
 }
+
+class OpsLstmCopies : public testing::TestWithParam<IsaCopy> {};
+
+TEST_P(OpsLstmCopies, GiveTheGenericCopysBits) {
+  ATTN_SKIP_WITHOUT_COPY(GetParam());
+  // Dense inputs (hidden sizes that are and are not multiples of 16), then one-hot inputs on the
+  // sparse path (36 gate columns: a full 32-wide slice and a tail; 68 columns: 4 blocks of 16 and
+  // a tail in the AVX-512 compaction).
+  for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true), shape(4, 7, 5, 8, false)}) {
+    SCOPED_TRACE(describe(s, true));
+    expect_same_bits_as_generic(GetParam(), make_problem(s, 3));
+  }
+  for (LstmShape s : {shape(70, 5, 9, 9, false), shape(70, 5, 9, 9, true), shape(33, 4, 68, 32, false)}) {
+    SCOPED_TRACE(describe(s, true));
+    expect_same_bits_as_generic(GetParam(), one_hot_problem(s));
+  }
+}
+
+ATTN_ISA_COPIES_INSTANTIATE(OpsLstmCopies);
 
 TEST(OpsLstm, OneHotInputsTakeTheSparsePathAndAgree) {
-  // One-hot tokens (with an all-zero token at t = 1): the input products run on the non-zeros
-  // (ops/sparse_rows.h); same values as the naive references, and same bits in both copies.
+  // One-hot tokens: the input products run on the non-zeros (ops/sparse_rows.h); same values as
+  // the naive references (and the same bits in every copy: OpsLstmCopies).
   for (bool reverse : {false, true}) {
     const LstmShape s = shape(70, 5, 9, 9, reverse);  // 36 gate columns: a full 32-wide slice and a tail
     SCOPED_TRACE(describe(s, true));
-    Problem p = make_problem(s, 8);
-    for (int64_t r = 0; r < s.B * s.T; ++r)
-      for (int64_t k = 0; k < s.C; ++k)
-        p.x[r * s.C + k] = (r % s.T != 1 && k == (r * 5) % s.C) ? 1.0 : 0.0;
+    const Problem p = one_hot_problem(s);
     SparseRows<double> probe;
     ASSERT_TRUE(sparse_rows_build(probe, p.x.data(), s.B * s.T, s.C));
     const auto ref = run_forward<double>(p, true, true);
     EXPECT_LE(rel_err(run_forward<double>(p, true, false).h, ref.h), 1e-12);
     EXPECT_LE(rel_err(run_forward<float>(p, true, false).h, ref.h), 1e-5);
     expect_backward_matches_naive(p, true);
-    expect_same_bits_in_both_copies(p);
   }
 }
 

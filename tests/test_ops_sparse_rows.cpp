@@ -1,6 +1,6 @@
 // Compressed rows (ops/sparse_rows.h): the density decision, the stored entries, both products
 // against plain dense loops (row strides, widths that are and are not multiples of the chunk,
-// empty rows), accumulation, and the AVX2 copy against the generic one (same bits).
+// empty rows), accumulation, and each vector copy (AVX2, AVX-512) against the generic one (same bits).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,51 +160,65 @@ TEST(SparseRows, StridedRowSetsCoverOneTimeStepEach) {
   EXPECT_THROW(sparse_rows_t_times(dw.data(), s, d.data(), n, n, SparseRowSet{-1, 1, 1}), UserError);
 }
 
-TEST(SparseRows, AvxAndGenericCopiesGiveTheSameBits) {
-  const int64_t rows = 40, cols = 37, n = 200;
-  const auto x = sparse_matrix(rows, cols, 0.1, 7);
-  const auto w = dense(cols * n, 5, "w"), d = dense(rows * n, 6, "d");
-  const std::vector<double> out0(rows * n, 0.5), dw0(cols * n, -0.5);
-  const auto both =
-      test::in_both_copies([&] { return run_sparse<float>(x, rows, cols, w, d, n, n, out0, dw0); });
-  if (!both) return;  // one copy only (checked by in_both_copies)
-  const auto& [generic, avx] = *both;
-  EXPECT_EQ(avx.out, generic.out);
-  EXPECT_EQ(avx.dw, generic.dw);
+std::vector<float> floats(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+class SparseRowsCopies : public testing::TestWithParam<IsaCopy> {};
+
+TEST_P(SparseRowsCopies, ProductsGiveTheGenericCopysBits) {
+  // Widths with and without a tail past the 32-wide slices; 37 columns: two 16-wide blocks and a
+  // tail in the AVX-512 compaction; more rows than a 64-row block of t_times.
+  ATTN_SKIP_WITHOUT_COPY(GetParam());
+  for (int64_t n : {200, 64, 7}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t rows = 70, cols = 37;
+    const auto x = sparse_matrix(rows, cols, 0.1, 7);
+    const auto w = dense(cols * n, 5, "w"), d = dense(rows * n, 6, "d");
+    const std::vector<double> out0(rows * n, 0.5), dw0(cols * n, -0.5);
+    const auto [generic, other] = test::generic_and(
+        GetParam(), [&] { return run_sparse<float>(x, rows, cols, w, d, n, n, out0, dw0); });
+    test::expect_same_bits(floats(generic.out), floats(other.out), "out");
+    test::expect_same_bits(floats(generic.dw), floats(other.dw), "dw");
+  }
 }
 
-TEST(SparseRows, BothCopiesBuildTheSameRowsNaNIncludedZeroSignIgnored) {
-  // Rows of 21 (two 8-wide blocks and a tail of 5) with −0, NaN, inf and denormals.
+TEST_P(SparseRowsCopies, BuildTheSameRowsNaNIncludedZeroSignIgnored) {
+  // Rows of 37 (two 16-wide blocks and a tail of 5; four 8-wide blocks and a tail) with −0, NaN,
+  // inf and denormals, in every block and the tail.
+  ATTN_SKIP_WITHOUT_COPY(GetParam());
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x(3 * 21, 0.0f);
+  constexpr int64_t kCols = 37;
+  std::vector<float> x(3 * kCols, 0.0f);
   x[0] = -0.0f;
   x[3] = nan;
   x[9] = 1e-42f;
   x[15] = -inf;
   x[20] = 2.5f;
-  x[21 + 7] = -0.0f;
-  x[21 + 8] = 1.0f;
-  x[42 + 17] = -3.0f;
+  x[31] = -nan;
+  x[36] = 7.0f;
+  x[kCols + 7] = -0.0f;
+  x[kCols + 8] = 1.0f;
+  x[2 * kCols + 17] = -3.0f;
   auto build = [&] {
     SparseRows<float> s;
-    EXPECT_TRUE(sparse_rows_build(s, x.data(), 3, 21, 0.2));
+    EXPECT_TRUE(sparse_rows_build(s, x.data(), 3, kCols, 0.1));
     return s;
   };
-  const SparseRows<float> generic = [&] {
-    const test::IsaForced forced(IsaCopy::generic);
-    return build();
-  }();
-  EXPECT_EQ(generic.start, (std::vector<int64_t>{0, 4, 5, 6}));
-  EXPECT_EQ(generic.col, (std::vector<int32_t>{3, 9, 15, 20, 8, 17}));
-  const auto both = test::in_both_copies(build);
-  if (!both) return;  // one copy only (checked by in_both_copies)
-  const SparseRows<float>& avx = both->second;
-  EXPECT_EQ(avx.start, generic.start);
-  EXPECT_EQ(avx.col, generic.col);
-  ASSERT_EQ(avx.val.size(), generic.val.size());
-  for (size_t k = 0; k < avx.val.size(); ++k)
-    EXPECT_EQ(std::bit_cast<uint32_t>(avx.val[k]), std::bit_cast<uint32_t>(generic.val[k])) << k;
+  const auto [generic, other] = test::generic_and(GetParam(), build);
+  EXPECT_EQ(generic.start, (std::vector<int64_t>{0, 6, 7, 8}));
+  EXPECT_EQ(generic.col, (std::vector<int32_t>{3, 9, 15, 20, 31, 36, 8, 17}));
+  EXPECT_EQ(other.start, generic.start);
+  EXPECT_EQ(other.col, generic.col);
+  test::expect_same_bits(generic.val, other.val, "val");
+  // Refused whatever the copy: the first row alone holds 6 non-zeros, above 0.05 · 3 · 37.
+  const auto refused = test::generic_and(GetParam(), [&] {
+    SparseRows<float> s;
+    return sparse_rows_build(s, x.data(), 3, kCols, 0.05);
+  });
+  EXPECT_FALSE(refused.first);
+  EXPECT_FALSE(refused.second);
 }
+
+ATTN_ISA_COPIES_INSTANTIATE(SparseRowsCopies);
 
 TEST(SparseRows, InitRowOverwritesInsteadOfAdding) {
   // out = init + x·w, whatever out held (NaN here); widths with and without a tail.

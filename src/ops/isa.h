@@ -1,39 +1,64 @@
 // Which vector instruction set the hot float loops run with.
 //
 // A few float kernels (ops/vmath.cpp, the LSTM cell-backward loop, the sparse-row products of
-// ops/sparse_rows.cpp) are compiled twice on x86-64: for any x86-64 (SSE2) and with
-// [[gnu::target("avx2")]] (twice the width). FMA is deliberately left out of the AVX2 copy, and
-// those files are compiled with -ffp-contract=off (CMakeLists.txt: GCC contracts a·b + c into an
-// FMA by default wherever FMA is enabled, even in ISO C++ mode), so the two x86-64 copies give the
-// same bits for every input: which one runs never changes a result. (One exception: where the
-// sparse-row products add two NaNs of different sign, the result's sign bit may differ between the
-// copies, since GCC orders the operands of + freely; it is NaN in both. Other architectures and
-// OpenBLAS's per-CPU kernels can still differ.) isa_use_avx2() says which copy runs: the AVX2 one
-// when the CPU has AVX2, unless the environment sets ATTNLAB_ISA=generic (for A/B measurements).
-// Decided once per process.
+// ops/sparse_rows.cpp) are compiled three times on x86-64: for any x86-64 (SSE2), with
+// [[gnu::target("avx2")]] (twice the width) and with AVX-512 (ATTN_TARGET_AVX512: F, BW, DQ, VL;
+// four times the width, 32 vector registers). No copy uses FMA: the AVX2 target leaves it out,
+// AVX-512F has FMA instructions that no target string can take out, and those files are compiled
+// with -ffp-contract=off (CMakeLists.txt: GCC contracts a·b + c into an FMA by default wherever
+// FMA is available, even in ISO C++ mode), so the three x86-64 copies give the same bits for
+// every input: which one runs never changes a result. (One exception: where the sparse-row
+// products add two NaNs of different sign, the result's sign bit may differ between the copies,
+// since GCC orders the operands of + freely; it is NaN in every copy. Other architectures and
+// OpenBLAS's per-CPU kernels can still differ.)
+//
+// isa_active() says which copy runs: by default the widest the CPU has, AVX-512, else AVX2, else
+// the generic one. Measured on AMD Zen 5 (docs/performance.md, "AVX-512 copies of the float
+// kernels"): the element-wise kernels run 2.1–2.3× faster than the AVX2 copy, which makes an LSTM
+// training step about 12 % faster; the attention units, whose time is in OpenBLAS, and the
+// sparse-row products (bound by loads and stores) are unchanged. Not measured on Intel CPUs, where
+// 512-bit instructions can lower the clock (OpenBLAS's own kernels use AVX-512 there anyway).
+// The environment variable ATTNLAB_ISA picks one for A/B measurements: generic, avx2 or avx512
+// (unset or empty: the default). Any other value, or a copy this build or CPU lacks, is a user
+// error (ATTN_CHECK), raised by the first kernel call, and by the command line before it runs
+// anything. Decided once per process.
 #pragma once
 
 // A build for this CPU (-march=native, ATTNLAB_NATIVE) already compiles everything for it, FMA
 // contraction included: there the generic copy is the only one.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__)
-#define ATTN_HAVE_AVX2_COPY 1
+#define ATTN_HAVE_ISA_COPIES 1
 #else
-#define ATTN_HAVE_AVX2_COPY 0
+#define ATTN_HAVE_ISA_COPIES 0
 #endif
 
-// A kernel body both copies inline, so that each copy compiles it for its own target.
+// A kernel body every copy inlines, so that each copy compiles it for its own target.
 #define ATTN_COPY_BODY [[gnu::always_inline]] inline
+// The AVX-512 copy's target: the subsets every AVX-512 CPU since Skylake-SP has.
+#define ATTN_TARGET_AVX512 [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl")]]
 
 namespace attn {
 
-bool isa_use_avx2();
+// automatic: the default choice above (for isa_force).
+enum class IsaCopy { automatic, generic, avx2, avx512 };
 
-// Whether this build has an AVX2 copy and the CPU can run it (false off x86-64 and in native builds).
-bool isa_cpu_has_avx2();
+// The copy the kernels run now: generic, avx2 or avx512 (never automatic).
+IsaCopy isa_active();
 
-// For tests: run one copy whatever the CPU and ATTNLAB_ISA say (avx2 only where isa_cpu_has_avx2()),
-// or go back to the automatic choice. Not for use while other threads run kernels.
-enum class IsaCopy { automatic, generic, avx2 };
+// What ATTNLAB_ISA = value chooses (null or empty: the default); a UserError for another name, or
+// for a copy isa_cpu_has denies. isa_active() applies it to the environment once.
+IsaCopy isa_choose(const char* value);
+
+// Whether this build has the copy and the CPU can run it (generic: always; avx2, avx512: false
+// off x86-64 and in native builds).
+bool isa_cpu_has(IsaCopy copy);
+
+// "automatic", "generic", "avx2", "avx512".
+const char* isa_name(IsaCopy copy);
+
+// For tests and A/B benchmarks (bench_nn_train --isa-ab): run one copy whatever the CPU and
+// ATTNLAB_ISA say (only one isa_cpu_has allows), or go back to the automatic choice. Not for use
+// while other threads run kernels.
 void isa_force(IsaCopy copy);
 
 }  // namespace attn

@@ -97,18 +97,26 @@ ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
   }
 }
 
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
 [[gnu::target("avx2")]] void cell_backward_loop_avx2(const CellBackwardStep<float>& s, int64_t B,
                                                      int64_t L, int64_t H) {
+  cell_backward_loop(s, B, L, H);
+}
+ATTN_TARGET_AVX512 void cell_backward_loop_avx512(const CellBackwardStep<float>& s, int64_t B,
+                                                  int64_t L, int64_t H) {
   cell_backward_loop(s, B, L, H);
 }
 #endif
 
 template <class T>
 void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t L, int64_t H) {
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
-    if (isa_use_avx2()) return cell_backward_loop_avx2(s, B, L, H);
+    switch (isa_active()) {
+      case IsaCopy::avx512: return cell_backward_loop_avx512(s, B, L, H);
+      case IsaCopy::avx2: return cell_backward_loop_avx2(s, B, L, H);
+      default: break;
+    }
   }
 #endif
   cell_backward_loop(s, B, L, H);

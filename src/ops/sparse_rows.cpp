@@ -5,19 +5,23 @@
 // sparse_rows_t_times (float) works on blocks of rows; within a block, on one 32-column slice of
 // dw (cols × 32 floats, in L1) at a time: each row's slice of d is loaded once into registers and
 // added, scaled, to the slices of its non-zeros' columns.
-// The float loops are compiled twice (generic x86-64 and AVX2 without FMA, ops/isa.h); this file
-// is built with -ffp-contract=off so that both copies round alike.
+// The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h); the
+// slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
+// vectors. (sparse_rows_t_times stores a slice of dw per non-zero and is bound by stores, which
+// Zen 5 does at the same bytes per cycle at either width; with 64-byte vectors every store of a
+// row not 64-byte aligned splits across two cache lines: it measured 0–16 % slower than
+// with 32-byte ones.) Each output element gets the same operations in the same order in every
+// copy, and this file is built with -ffp-contract=off, so that the copies round alike.
 #include "ops/sparse_rows.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "core/error.h"
 #include "ops/isa.h"
 
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
 #include <immintrin.h>
 #endif
 
@@ -73,25 +77,35 @@ ATTN_COPY_BODY void t_times(T* dw, const Range<T>& g, const T* d, int64_t ldd, i
   t_times_cols(dw, g, d, ldd, n, 0);
 }
 
-// float: 32-float slices as four 8-float vectors (GCC's vector extension: one AVX2 register each,
-// or two SSE registers in the generic copy).
+// float: 32-float slices as kSlice / L vectors of L floats (GCC's vector extension): V = f8 (one
+// AVX2 register each, or two SSE registers in the generic copy) or f16 (one AVX-512 register).
 using f8 = float __attribute__((vector_size(32)));
+using f16 = float __attribute__((vector_size(64)));
 constexpr int64_t kSlice = 32;
 constexpr int64_t kRowBlock = 64;
+template <class V>
+constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
+template <class V>
+constexpr int kVecs = static_cast<int>(kSlice) / kLanes<V>;
 
-// By reference: a 32-byte vector passed or returned by value would change the ABI between the
-// generic and AVX2 copies (GCC's -Wpsabi).
-ATTN_COPY_BODY void load8(f8& v, const float* p) { std::memcpy(&v, p, sizeof v); }
-ATTN_COPY_BODY void store8(float* p, const f8& v) { std::memcpy(p, &v, sizeof v); }
-ATTN_COPY_BODY void add_scaled8(f8& acc, const f8& v, const float* p) {  // acc += v · p[0..8)
-  f8 x;
-  load8(x, p);
-  acc += v * x;
+// By reference: a 32- or 64-byte vector passed or returned by value would change the ABI between
+// the copies (GCC's -Wpsabi). Through an unaligned, may-alias type of the vector rather than
+// memcpy, which kept the slice's accumulators in memory (on the stack) instead of registers.
+template <class V>
+ATTN_COPY_BODY void load(V& v, const float* p) {
+  typedef V Unaligned __attribute__((aligned(4), may_alias));
+  v = *reinterpret_cast<const Unaligned*>(p);
+}
+template <class V>
+ATTN_COPY_BODY void store(float* p, const V& v) {
+  typedef V Unaligned __attribute__((aligned(4), may_alias));
+  *reinterpret_cast<Unaligned*>(p) = v;
 }
 
-template <>
-ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g, const float* w,
+template <class V>
+ATTN_COPY_BODY void times_slices(float* out, int64_t ldo, const Range<float>& g, const float* w,
                                  int64_t n, const float* init) {
+  constexpr int L = kLanes<V>;
   const int64_t* start = g.s.start.data();
   const int32_t* col = g.s.col.data();
   const float* val = g.s.val.data();
@@ -101,38 +115,27 @@ ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g,
     float* o = out + k * ldo;
     for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
       const float* a = init ? init : o;  // the sum starts from init's row, or from out's
-      f8 a0, a1, a2, a3;
-      load8(a0, a + c0);
-      load8(a1, a + c0 + 8);
-      load8(a2, a + c0 + 16);
-      load8(a3, a + c0 + 24);
+      V acc[kVecs<V>];
+      for (int j = 0; j < kVecs<V>; ++j) load(acc[j], a + c0 + j * L);
       for (int64_t e = start[q]; e < start[q + 1]; ++e) {
-        const f8 v = f8{} + val[e];  // val[e] is never 0, so 0 + v is v
+        const V v = V{} + val[e];  // val[e] is never 0, so 0 + v is v
         const float* wr = w + col[e] * n + c0;
-        add_scaled8(a0, v, wr);
-        add_scaled8(a1, v, wr + 8);
-        add_scaled8(a2, v, wr + 16);
-        add_scaled8(a3, v, wr + 24);
+        for (int j = 0; j < kVecs<V>; ++j) {  // acc += v · w[col, slice]
+          V x;
+          load(x, wr + j * L);
+          acc[j] += v * x;
+        }
       }
-      store8(o + c0, a0);
-      store8(o + c0 + 8, a1);
-      store8(o + c0 + 16, a2);
-      store8(o + c0 + 24, a3);
+      for (int j = 0; j < kVecs<V>; ++j) store(o + c0 + j * L, acc[j]);
     }
   }
   if (n_full < n) times_cols(out, ldo, g, w, n, init, n_full);
 }
 
-ATTN_COPY_BODY void add_scaled_to8(float* p, const f8& v, const f8& x) {  // p[0..8) += v · x
-  f8 acc;
-  load8(acc, p);
-  acc += v * x;
-  store8(p, acc);
-}
-
-template <>
-ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float* d, int64_t ldd,
+template <class V>
+ATTN_COPY_BODY void t_times_slices(float* dw, const Range<float>& g, const float* d, int64_t ldd,
                                    int64_t n) {
+  constexpr int L = kLanes<V>;
   const int64_t* start = g.s.start.data();
   const int32_t* col = g.s.col.data();
   const float* val = g.s.val.data();
@@ -143,18 +146,17 @@ ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float
       for (int64_t k = k0; k < k1; ++k) {
         const int64_t q = g.q(k);
         const float* dr = d + k * ldd + c0;
-        f8 d0, d1, d2, d3;
-        load8(d0, dr);
-        load8(d1, dr + 8);
-        load8(d2, dr + 16);
-        load8(d3, dr + 24);
+        V dv[kVecs<V>];
+        for (int j = 0; j < kVecs<V>; ++j) load(dv[j], dr + j * L);
         for (int64_t e = start[q]; e < start[q + 1]; ++e) {
-          const f8 v = f8{} + val[e];
+          const V v = V{} + val[e];
           float* gw = dw + col[e] * n + c0;
-          add_scaled_to8(gw, v, d0);
-          add_scaled_to8(gw + 8, v, d1);
-          add_scaled_to8(gw + 16, v, d2);
-          add_scaled_to8(gw + 24, v, d3);
+          for (int j = 0; j < kVecs<V>; ++j) {  // dw[col, slice] += v · d[k, slice]
+            V acc;
+            load(acc, gw + j * L);
+            acc += v * dv[j];
+            store(gw + j * L, acc);
+          }
         }
       }
     }
@@ -162,7 +164,19 @@ ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float
   if (n_full < n) t_times_cols(dw, g, d, ldd, n, n_full);
 }
 
-#if ATTN_HAVE_AVX2_COPY
+template <>
+ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g, const float* w,
+                                 int64_t n, const float* init) {
+  times_slices<f8>(out, ldo, g, w, n, init);
+}
+
+template <>
+ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float* d, int64_t ldd,
+                                   int64_t n) {
+  t_times_slices<f8>(dw, g, d, ldd, n);
+}
+
+#if ATTN_HAVE_ISA_COPIES
 [[gnu::target("avx2")]] void times_avx2(float* out, int64_t ldo, const Range<float>& g,
                                         const float* w, int64_t n, const float* init) {
   times(out, ldo, g, w, n, init);
@@ -170,6 +184,14 @@ ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float
 [[gnu::target("avx2")]] void t_times_avx2(float* dw, const Range<float>& g, const float* d,
                                           int64_t ldd, int64_t n) {
   t_times(dw, g, d, ldd, n);
+}
+ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>& g,
+                                     const float* w, int64_t n, const float* init) {
+  times_slices<f16>(out, ldo, g, w, n, init);
+}
+ATTN_TARGET_AVX512 void t_times_avx512(float* dw, const Range<float>& g, const float* d,
+                                       int64_t ldd, int64_t n) {
+  t_times_slices<f8>(dw, g, d, ldd, n);  // 32-byte vectors: see the top of this file
 }
 #endif
 
@@ -200,7 +222,7 @@ ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, i
   return nnz;
 }
 
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
 // The same with AVX2 compares: 8 entries at a time, a loop over the set bits of their mask only.
 // Data movement, so the same result as compact_row.
 [[gnu::target("avx2")]] int64_t compact_row_avx2(int32_t* c, float* v, int64_t nnz, const float* xr,
@@ -221,13 +243,38 @@ ATTN_COPY_BODY int64_t compact_row(int32_t* c, T* v, int64_t nnz, const T* xr, i
   }
   return compact_row(c, v, nnz, xr, k0, cols);
 }
+
+// With AVX-512: 16 entries at a time, the non-zeros' values and column indices packed to the front
+// of a register (vcompress) and stored whole, so each block writes up to 15 entries past the new
+// count: room for cols entries from the row's first slot (compact gives that) is still enough, as
+// the count at block k0 is at most k0 past the row's first slot. Data movement again.
+ATTN_TARGET_AVX512 int64_t compact_row_avx512(int32_t* c, float* v, int64_t nnz, const float* xr,
+                                              int64_t cols) {
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  int64_t k0 = 0;
+  for (; k0 + 16 <= cols; k0 += 16) {
+    const __m512 x = _mm512_loadu_ps(xr + k0);
+    const __mmask16 mask = _mm512_cmp_ps_mask(x, zero, _CMP_NEQ_UQ);  // as compact_row's test
+    const __m512i index = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int32_t>(k0)));
+    _mm512_storeu_ps(v + nnz, _mm512_maskz_compress_ps(mask, x));
+    _mm512_storeu_si512(c + nnz, _mm512_maskz_compress_epi32(mask, index));
+    nnz += __builtin_popcount(static_cast<unsigned>(mask));
+  }
+  return compact_row(c, v, nnz, xr, k0, cols);
+}
 #endif
 
+// The row's non-zeros from slot nnz on; needs room for cols entries there.
 template <class T>
 int64_t compact(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t cols) {
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
-    if (isa_use_avx2()) return compact_row_avx2(c, v, nnz, xr, cols);
+    switch (isa_active()) {
+      case IsaCopy::avx512: return compact_row_avx512(c, v, nnz, xr, cols);
+      case IsaCopy::avx2: return compact_row_avx2(c, v, nnz, xr, cols);
+      default: break;
+    }
   }
 #endif
   return compact_row(c, v, nnz, xr, 0, cols);
@@ -263,9 +310,13 @@ template <class T>
 void sparse_rows_times(T* out, int64_t ldo, const SparseRows<T>& s, const T* w, int64_t n,
                        SparseRowSet rows, const T* init) {
   const Range<T> g = range_of(s, n, ldo, rows, "times");
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
-    if (isa_use_avx2()) return times_avx2(out, ldo, g, w, n, init);
+    switch (isa_active()) {
+      case IsaCopy::avx512: return times_avx512(out, ldo, g, w, n, init);
+      case IsaCopy::avx2: return times_avx2(out, ldo, g, w, n, init);
+      default: break;
+    }
   }
 #endif
   times(out, ldo, g, w, n, init);
@@ -275,9 +326,13 @@ template <class T>
 void sparse_rows_t_times(T* dw, const SparseRows<T>& s, const T* d, int64_t ldd, int64_t n,
                          SparseRowSet rows) {
   const Range<T> g = range_of(s, n, ldd, rows, "t_times");
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
-    if (isa_use_avx2()) return t_times_avx2(dw, g, d, ldd, n);
+    switch (isa_active()) {
+      case IsaCopy::avx512: return t_times_avx512(dw, g, d, ldd, n);
+      case IsaCopy::avx2: return t_times_avx2(dw, g, d, ldd, n);
+      default: break;
+    }
   }
 #endif
   t_times(dw, g, d, ldd, n);

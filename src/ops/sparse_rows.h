@@ -8,9 +8,9 @@
 //   sparse_rows_times:    out[k] (row stride ldo) += x[q_k] · w          w (cols × n)
 //   sparse_rows_t_times:  dw (cols × n)           += Σ_k x[q_k]ᵀ · d[k]  (d row stride ldd)
 // Each output element is a sum over the non-zeros in a fixed order (rows in increasing k), so
-// the result does not depend on the vector width (float: generic and AVX2 copies, ops/isa.h, give
-// the same bits, NaN sign bits aside). Zeros of x are skipped, so an inf or NaN in w or d meeting
-// a zero of x does not propagate as it would in a dense product.
+// the result does not depend on the vector width (float: the generic, AVX2 and AVX-512 copies,
+// ops/isa.h, give the same bits, NaN sign bits aside). Zeros of x are skipped, so an inf or NaN in
+// w or d meeting a zero of x does not propagate as it would in a dense product.
 // The builder decides whether a matrix is sparse enough to gain against a dense GEMM: at most
 // kSparseRowsMaxDensity of its entries non-zero, between the measured crossovers of the two
 // products (bench/bench_sparse_rows.cpp; docs/performance.md, LSTM section).

@@ -1,4 +1,5 @@
-// Vectorised sigmoid, tanh and exp in fixed blocks of 16 (see vmath.h), compiled twice on x86-64.
+// Vectorised sigmoid, tanh and exp in fixed blocks of 16 (see vmath.h), compiled three times on
+// x86-64.
 //
 // exp(a) for a = −min(|x|, 87): Cody–Waite range reduction a = n·ln2 + r with |r| <= ln2/2 (n
 // rounded with the 1.5·2^23 trick, exact in round-to-nearest), exp(r) − 1 by its degree-8 Taylor
@@ -7,11 +8,11 @@
 // near 0, and tanh|x| = −expm1/(2 + expm1). Plain float arithmetic the compiler vectorises; the
 // rounding trick needs IEEE semantics, i.e. no fast-math, as everywhere here.
 //
-// Instruction sets: every float kernel is compiled for plain x86-64 (SSE2) and with AVX2 (twice the
-// width), and the AVX2 copy is used when the CPU has it (checked once). FMA is deliberately not
-// enabled, so no multiply-add is contracted and both copies give the same bits for every input
-// (tested); a result never depends on the machine's vector width. On other architectures only the
-// generic copy exists.
+// Instruction sets: every float kernel is compiled for plain x86-64 (SSE2), with AVX2 (twice the
+// width) and with AVX-512 (a block of 16 is one register), and ops/isa.h picks the copy (checked
+// once). FMA is deliberately not used (-ffp-contract=off for this file), so no multiply-add is
+// contracted and every copy gives the same bits for every input (tested); a result never depends
+// on the machine's vector width. On other architectures only the generic copy exists.
 #include "ops/vmath.h"
 
 #include <algorithm>
@@ -129,17 +130,25 @@ void blocks_generic(float* out, const float* in, int64_t n) {
   blocks<Block>(out, in, n);
 }
 
-#if ATTN_HAVE_AVX2_COPY
+#if ATTN_HAVE_ISA_COPIES
 template <class Block>
 [[gnu::target("avx2")]] void blocks_avx2(float* out, const float* in, int64_t n) {
+  blocks<Block>(out, in, n);
+}
+template <class Block>
+ATTN_TARGET_AVX512 void blocks_avx512(float* out, const float* in, int64_t n) {
   blocks<Block>(out, in, n);
 }
 #endif
 
 template <class Block>
 void blocks_dispatch(float* out, const float* in, int64_t n) {
-#if ATTN_HAVE_AVX2_COPY
-  if (isa_use_avx2()) return blocks_avx2<Block>(out, in, n);
+#if ATTN_HAVE_ISA_COPIES
+  switch (isa_active()) {
+    case IsaCopy::avx512: return blocks_avx512<Block>(out, in, n);
+    case IsaCopy::avx2: return blocks_avx2<Block>(out, in, n);
+    default: break;
+  }
 #endif
   blocks_generic<Block>(out, in, n);
 }

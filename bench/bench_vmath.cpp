@@ -1,0 +1,52 @@
+// The float element-wise kernels (ops/vmath.h) in the copy ATTNLAB_ISA picks (ops/isa.h): sigmoid
+// and tanh on inputs spread over [−8, 8), exp on [−16, 0], n = 4096 floats a call (an
+// L1-resident block, as the kernels see in training). Counter: elements per second.
+// bench/isa_ab.sh runs it once per copy.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "ops/isa.h"
+#include "ops/vmath.h"
+
+namespace attn {
+namespace {
+
+constexpr int64_t kN = 4096;
+
+template <void (*F)(float*, const float*, int64_t)>
+void run(benchmark::State& state, bool nonpositive) {
+  std::vector<float> x(kN), y(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    const float v = -8.0f + 16.0f * static_cast<float>(i % 1000) / 1000.0f;
+    x[i] = nonpositive ? -2 * std::abs(v) : v;
+  }
+  for (auto _ : state) {
+    F(y.data(), x.data(), kN);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["elements/s"] =
+      benchmark::Counter(static_cast<double>(kN), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Sigmoid(benchmark::State& state) { run<vmath_sigmoid<float>>(state, false); }
+void BM_Tanh(benchmark::State& state) { run<vmath_tanh<float>>(state, false); }
+void BM_ExpNonpositive(benchmark::State& state) { run<vmath_exp_nonpositive<float>>(state, true); }
+BENCHMARK(BM_Sigmoid);
+BENCHMARK(BM_Tanh);
+BENCHMARK(BM_ExpNonpositive);
+
+}  // namespace
+}  // namespace attn
+
+// BENCHMARK_MAIN, with the copy in use in the context header.
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("attnlab_isa", attn::isa_name(attn::isa_active()));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
