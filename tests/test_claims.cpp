@@ -187,6 +187,39 @@ TEST(Claims, OneSeedTrendIsJudgedByItsPointsErrors) {
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
 }
 
+TEST(Claims, OneSeedFractionsThatAllAgreeAreNotCertain) {
+  // success_rate at m = 1 and 16 on one seed, 1 000 test samples each (the quick sanford2023
+  // E1 case): 0 of 1 000 at both has a sample spread of 0, but the Agresti–Coull standard
+  // error is sqrt(p̃(1 − p̃)/1004) = 0.00141 with p̃ = 2/1004, so the change 0 ± 1.646 × 0.0020
+  // is undecided, not a sure "no increase"; 1 of 1 000 at m = 16 (p̃ = 3/1004, se 0.00172)
+  // gives 0.001 ± 0.0037: undecided as well.
+  auto runs_with = [](double at16) {
+    std::vector<StoredRun> runs;
+    for (auto [m, p] : {std::pair<int64_t, double>{1, 0.0}, {16, at16}}) {
+      StoredRun r = make_run("attention", m, 0, 0.0);
+      r.metrics = {{"test_success_rate", p},
+                   {"test_success_rate_se", std::sqrt(p * (1 - p) / 999)},
+                   {"test_samples", 1000}};
+      runs.push_back(r);
+    }
+    return runs;
+  };
+  ClaimSpec c = claim("increasing");
+  c.metric = "test_success_rate";
+  c.along = "train.n";
+  EXPECT_EQ(claim_evaluate(c, runs_with(0.0)).verdict, Verdict::Inconclusive);
+  EXPECT_EQ(claim_evaluate(c, runs_with(0.001)).verdict, Verdict::Inconclusive);
+  // A change far beyond that error is still decided: 0 -> 0.5 of 1 000 passes.
+  EXPECT_EQ(claim_evaluate(c, runs_with(0.5)).verdict, Verdict::Pass);
+  // Other metrics keep their sample spread: an nmse of 0 with se 0 at both points is a sure
+  // "no change" (FAIL), as before.
+  ClaimSpec n = claim("increasing");
+  n.along = "train.n";
+  std::vector<StoredRun> flat = {make_run("b", 1, 0, 0.0), make_run("b", 16, 0, 0.0)};
+  for (auto& r : flat) r.metrics.insert(r.metrics.end(), {{"test_nmse_se", 0.0}, {"test_samples", 1000}});
+  EXPECT_EQ(claim_evaluate(n, flat).verdict, Verdict::Fail);
+}
+
 TEST(Claims, RatioIncreasingAndFlat) {
   // mean / linear per seed: 2.04, 5.26, 11.1 and 1.96, 4.76, 9.09: changes 9.07, 7.13,
   // mean 8.10, se 0.97, lower bound 8.10 - 6.13 > 0; every step up.
