@@ -30,7 +30,8 @@ uint64_t memory_available_bytes();
 
 // Keeps the memory this process frees for its own reuse instead of handing it back to the
 // kernel: every allocation comes from malloc's heap (no mmap of its own for large blocks, which
-// free() would unmap) and free() never trims the heap. A large buffer freed and allocated again
+// free() would unmap), and free() trims the heap's top only past 2 GiB free there (mallopt's
+// largest threshold). A large buffer freed and allocated again
 // (a ridge group's Grams, kernels and feature blocks, fit after fit) then reuses pages already
 // faulted in; otherwise each new one costs a page fault and a zeroing by the kernel per page, on
 // this VM about a quarter of a BRFA group's CPU (docs/performance.md, "E3 stage by stage").
