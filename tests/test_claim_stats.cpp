@@ -68,3 +68,11 @@ TEST(ClaimStats, SeedsToDecideIsTheFirstCountWhoseBoundClearsTheBar) {
 
 }  // namespace
 }  // namespace attn
+
+TEST(ClaimStats, FractionStandardErrorIsNeverZeroAtTheEnds) {
+  // 0 of 1 000: p̃ = 2/1004, sqrt(p̃(1 − p̃)/1004) = 0.0014072; the samples' own 0 does not win.
+  EXPECT_NEAR(attn::fraction_standard_error(0.0, 1000, 0.0), 0.0014072, 1e-6);
+  EXPECT_NEAR(attn::fraction_standard_error(1.0, 1000, 0.0), 0.0014072, 1e-6);
+  // Mid-range the samples' own error (0.0158 at 0.5 of 1 000) is kept: the floor is 0.01578.
+  EXPECT_DOUBLE_EQ(attn::fraction_standard_error(0.5, 1000, 0.0158), 0.0158);
+}

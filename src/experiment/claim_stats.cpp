@@ -3,6 +3,7 @@
 // continued fraction (modified Lentz); quantiles by bisection on the distribution function.
 #include "experiment/claim_stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -117,6 +118,11 @@ Slope slope_fit(const std::vector<double>& x, const std::vector<double>& y) {
     s.se = std::sqrt(rss / s.df / sxx);
   }
   return s;
+}
+
+double fraction_standard_error(double p, double n, double se) {
+  const double shrunk = (n * p + 2) / (n + 4);
+  return std::max(se, std::sqrt(shrunk * (1 - shrunk) / (n + 4)));
 }
 
 int seeds_to_decide(const Interval& iv, double bar, double level) {

@@ -41,6 +41,12 @@ struct Slope {
 };
 Slope slope_fit(const std::vector<double>& x, const std::vector<double>& y);
 
+// The standard error of a fraction p of n samples with a 0/1 outcome, never below the
+// Agresti–Coull one, sqrt(p̃(1 − p̃)/(n + 4)) with p̃ = (n·p + 2)/(n + 4): `se` is the samples'
+// own spread, which is 0 when every sample agrees (p = 0 or 1) though that is not certainty
+// (about 1.4/n there instead).
+double fraction_standard_error(double p, double n, double se);
+
 // Seeds that would put `bar` outside the level-bound on the mean's side, if the mean and the
 // spread across seeds stayed as measured; 0 when no count would (the mean sits on the bar or
 // there is no spread to scale). Capped at 100000.

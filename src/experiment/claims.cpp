@@ -10,6 +10,7 @@
 #include <set>
 
 #include "experiment/claims_evidence.h"
+#include "train/metrics.h"
 
 namespace attn {
 namespace claims_detail {
@@ -71,26 +72,16 @@ Matches runs_matching(const std::vector<StoredRun>& runs, const RunFilter& filte
   return m;
 }
 
-// Metrics that are the fraction of test samples with a 0/1 outcome (metrics.h).
-bool metric_is_sample_fraction(const std::string& metric) {
-  return metric == "test_success_rate" || metric == "test_exact_match";
-}
-
 void seed_value_add(const StoredRun& r, const std::string& metric, SeedValue& v) {
   const double value = r.metric(metric);
   v.sum += value;
   ++v.runs;
   double se = r.metric(metric + "_se");
   const double samples = r.metric("test_samples");
-  // A fraction of 0/1 outcomes whose test samples all agree (0 or 1) has a sample spread of
-  // 0, which is not certainty: the standard error is at least the Agresti–Coull one,
-  // sqrt(p̃(1 − p̃)/(n + 4)) with p̃ = (n·p + 2)/(n + 4) (about 1.4/n at p = 0 or 1), so one
-  // seed's 0 of 1 000 against another 0 of 1 000 is undecided, not a sure "no change".
-  if (metric_is_sample_fraction(metric) && std::isfinite(se) && std::isfinite(value) &&
-      std::isfinite(samples) && samples >= 2) {
-    const double p = (samples * value + 2) / (samples + 4);
-    se = std::max(se, std::sqrt(p * (1 - p) / (samples + 4)));
-  }
+  // A fraction of 0/1 outcomes whose test samples all agree is not certain (claim_stats.h).
+  const bool fraction = metric.rfind("test_", 0) == 0 && metric_is_sample_fraction(metric.substr(5));
+  if (fraction && std::isfinite(se) && std::isfinite(value) && std::isfinite(samples) && samples >= 2)
+    se = fraction_standard_error(value, samples, se);
   if (std::isfinite(se) && std::isfinite(samples) && samples >= 2) {
     v.se_sq += se * se;
     v.df = v.runs == 1 ? samples - 1 : std::min(v.df, samples - 1);

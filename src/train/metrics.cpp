@@ -181,4 +181,8 @@ std::vector<std::pair<std::string, double>> metrics_compute(
   return out;
 }
 
+bool metric_is_sample_fraction(const std::string& name) {
+  return name == "success_rate" || name == "exact_match";
+}
+
 }  // namespace attn

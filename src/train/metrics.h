@@ -39,6 +39,10 @@
 
 namespace attn {
 
+// Whether the metric NAME (as above, without a test_/val_ prefix) is the fraction of samples
+// with a 0/1 outcome: success_rate and exact_match (accuracy counts entries, not samples).
+bool metric_is_sample_fraction(const std::string& name);
+
 std::vector<std::pair<std::string, double>> metrics_compute(
     const Batch& data, const std::vector<double>& prediction,
     std::vector<std::pair<std::string, double>>* standard_errors = nullptr);
