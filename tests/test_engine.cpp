@@ -129,7 +129,12 @@ int processes_mentioning(const std::string& needle) {
 }
 
 TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
-  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("ref") + " -q").exit_code, 0);
+  // Kills land at random fractions of how long a whole sweep takes on this machine, so a
+  // fast machine cannot finish the sweep before the first kill.
+  const auto ref_start = std::chrono::steady_clock::now();
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("ref") + " --jobs 2 -q").exit_code, 0);
+  const double sweep_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ref_start).count();
   const std::string out = path("killed");
   Rng rng(2024, "test.kill_delays", 0);
   int killed_mid_sweep = 0;
@@ -140,7 +145,9 @@ TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
     argv.push_back(nullptr);
     pid_t pid;
     ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng.uniform_int(200)));
+    // Between 3 % and 50 % of a whole sweep: each round resumes and does part of the rest.
+    const double fraction = 0.03 + 0.47 * rng.uniform_int(1000) / 1000.0;
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(fraction * sweep_ms));
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
