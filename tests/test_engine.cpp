@@ -324,6 +324,26 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);  // figures embedded
   EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/plot1.png"));
   EXPECT_TRUE(fs::exists(path("rep") + "/a/figures/data/plot1.json"));  // the numbers drawn
+  EXPECT_NE(r.out.find("engine_test: 24 runs: 24 ran (24 ok, 0 failed), 0 already done"),
+            std::string::npos) << r.out;
+  // A group whose runs share their inputs: run groups by default, each point alone with
+  // --no-groups, the same values either way.
+  fs::create_directories(home / "experiments" / "shared");
+  test::file_write((home / "experiments" / "shared" / "g.toml").string(),
+                   "[experiment]\nname = \"grouped\"\nseeds = 1\n[task]\nname = \"rf_target\"\n"
+                   "d = 4\nN = 4\n[model]\nname = \"rfa\"\nheads = 16\n[eval]\nn = 200\n"
+                   "[sweep]\n\"train.n\" = [64, 128, 256]\n");
+  const auto grouped = reproduce("shared --out " + path("rep_grouped") + " -q");
+  const auto single = reproduce("shared --no-groups --out " + path("rep_single") + " -q");
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.out;
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  EXPECT_NE(grouped.out.find("grouped: 3 runs: 3 ran (3 ok, 0 failed); 3 in 1 run group,"),
+            std::string::npos) << grouped.out;
+  EXPECT_NE(single.out.find("grouped: 3 runs: 3 ran (3 ok, 0 failed), 0 already done"),
+            std::string::npos) << single.out;
+  const auto grouped_values = results(path("rep_grouped") + "/g");
+  EXPECT_EQ(grouped_values.size(), 3u);
+  EXPECT_EQ(grouped_values, results(path("rep_single") + "/g"));
   // --report-only runs nothing: in a fresh directory every section says 0 runs are stored and
   // the claims are undecided for want of runs (exit 3); on the finished directory it gives the
   // same verdicts.

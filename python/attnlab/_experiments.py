@@ -261,7 +261,7 @@ class Reproduction(dict):
 
 
 def reproduce(name, quick=False, out=None, force_new=False, report_only=False, jobs=1,
-              progress=None, threads=0, verbose=True):
+              progress=None, threads=0, verbose=True, run_groups=True):
     """Reproduces a group of shipped experiments, like `attnlab reproduce NAME`: runs every
     spec of experiments/NAME/ (resuming what is stored), draws the figures, checks the
     claims, writes OUT/report.md, OUT/report.html and OUT/reproduce.json.
@@ -279,6 +279,8 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
         progress (bool or None): as for run().
         threads (int): compute threads per run (0: ATTNLAB_THREADS or 1).
         verbose (bool): print the status lines ("== spec (path)", notes) as they come.
+        run_groups (bool): as groups= for run() (default True); False is
+            `attnlab reproduce --no-groups`, every run in its own worker.
 
     Returns:
         Reproduction: the claims with their verdicts and numbers (see Reproduction); its
@@ -292,6 +294,6 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
     """
     on_line = print if verbose else (lambda line: None)
     text = _call(_attnlab.reproduce, str(name), "" if out is None else os.fspath(out), bool(quick),
-                 int(jobs), bool(force_new), bool(report_only), False, int(threads),
+                 int(jobs), bool(force_new), bool(report_only), False, int(threads), bool(run_groups),
                  desc=f"reproduce {name}", progress=progress, on_line=on_line)
     return Reproduction(json.loads(text))

@@ -106,7 +106,8 @@ py::dict run(const std::string& spec, const std::string& out, bool quick, int jo
 
 // attnlab reproduce in a child process; returns reproduce_result_json's text.
 std::string reproduce(const std::string& name, const std::string& out, bool quick, int jobs, bool force_new,
-                      bool report_only, bool progress, int threads, const ChildHandlers& handlers) {
+                      bool report_only, bool progress, int threads, bool run_groups,
+                      const ChildHandlers& handlers) {
   ATTN_CHECK(jobs >= 1, "jobs = " + std::to_string(jobs) + " must be at least 1");
   ATTN_CHECK(!(force_new && report_only), "force_new=True and report_only=True exclude each other");
   attn::ReproduceOptions o;
@@ -117,6 +118,7 @@ std::string reproduce(const std::string& name, const std::string& out, bool quic
   o.force_new = force_new;
   o.report_only = report_only;
   o.progress = progress;
+  o.groups = run_groups;
   return child_run(
       [&o](int fd) {
         o.say = [fd](const std::string& line) { attn::child_frame_write(fd, kFrameStatus, line); };
@@ -191,12 +193,13 @@ void register_run(py::module_& m) {
   m.def(
       "reproduce",
       [](const std::string& name, const std::string& out, bool quick, int jobs, bool force_new, bool report_only,
-         bool progress, int threads, py::object on_warning, py::object on_progress, py::object on_line) {
-        return reproduce(name, out, quick, jobs, force_new, report_only, progress, threads,
+         bool progress, int threads, bool run_groups, py::object on_warning, py::object on_progress,
+         py::object on_line) {
+        return reproduce(name, out, quick, jobs, force_new, report_only, progress, threads, run_groups,
                          {on_warning, on_progress, on_line});
       },
       py::arg("name"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("force_new"),
-      py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("on_warning"),
+      py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("run_groups"), py::arg("on_warning"),
       py::arg("on_progress"), py::arg("on_line"),
       "attnlab reproduce NAME in a child process; returns the result as JSON text.");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");

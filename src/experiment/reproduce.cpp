@@ -53,6 +53,7 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
   rq.out_dir = (fs::path(out) / spec_path.stem()).string();
   rq.quick = o.quick;
   rq.jobs = o.jobs;
+  rq.groups = o.groups;
   rq.progress = o.progress;
   rq.force_new = o.force_new;
   rq.run_nothing = o.report_only;
@@ -66,6 +67,13 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
     s.spec = spec_load(rq.spec_path, {}, o.quick);
     unreadable = e.what();
   }
+  if (!o.report_only && unreadable.empty())
+    say(o, fmt::format("{}: {} runs: {} ran ({} ok, {} failed){}, {} already done", s.spec.name,
+                       s.planned, s.ok + s.failed, s.ok, s.failed,
+                       s.groups == 0 ? std::string()
+                                     : fmt::format("; {} in {} run group{}", s.grouped, s.groups,
+                                                   s.groups > 1 ? "s" : ""),
+                       s.skipped));
   ReportSection section;
   section.name = s.spec.name;
   section.description = s.spec.description;

@@ -27,6 +27,7 @@ struct ReproduceOptions {
   bool force_new = false;       // move another spec's results aside and rerun
   bool report_only = false;     // run nothing: claims and figures from what is stored
   int jobs = 1;                 // runs at once
+  bool groups = true;           // run groups (runner.h RunRequest::groups); false: --no-groups
   std::function<void(const std::string& line)> say;  // status lines (none if empty)
 };
 

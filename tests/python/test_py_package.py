@@ -1,6 +1,7 @@
 """The attnlab package's front: version, python -m attnlab, reproduce, results as a frame,
 warnings of the core, and Python's words in the other-size error."""
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -43,6 +44,24 @@ def test_reproduce_returns_the_claims_the_cli_prints(run_cli, tmp_path, monkeypa
     index = (tmp_path / "results" / "reproduce" / "index.html").read_text()
     assert 'href="demo-quick/report.html"' in index and "<td>3</td><td>0</td>" in index
     assert os.path.exists(rep.report)
+
+
+def test_reproduce_without_run_groups_stores_the_same_values(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    (home / "experiments" / "shared").mkdir(parents=True)
+    (home / "experiments" / "shared" / "g.toml").write_text(
+        '[experiment]\nname = "grouped"\nseeds = 1\n[task]\nname = "rf_target"\nd = 4\nN = 4\n'
+        '[model]\nname = "rfa"\nheads = 16\n[eval]\nn = 200\n[sweep]\n"train.n" = [64, 128, 256]\n')
+    (home / "scripts").mkdir()
+    shutil.copy(spec_path("scripts", "plot_results.py"), home / "scripts")
+    monkeypatch.setenv("ATTNLAB_HOME", str(home))
+    attnlab.reproduce("shared", out=tmp_path / "grouped", progress=False)
+    assert "3 runs: 3 ran (3 ok, 0 failed); 3 in 1 run group," in capsys.readouterr().out
+    attnlab.reproduce("shared", out=tmp_path / "single", progress=False, run_groups=False)
+    assert "3 runs: 3 ran (3 ok, 0 failed), 0 already done" in capsys.readouterr().out
+    grouped = attnlab.results(tmp_path / "grouped" / "g")
+    single = attnlab.results(tmp_path / "single" / "g")
+    assert len(grouped) == 3 and np.array_equal(grouped["test_nmse"], single["test_nmse"])
 
 
 def test_reproduce_errors_are_value_errors():

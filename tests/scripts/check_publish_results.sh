@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/publish-results on a fake reproduction: the reports' links to docs/NAME.md are rewritten
 # for docs/results/GROUP/, RUN.md takes the OpenBLAS kernel from the report (and says so when the
-# report has none), and results.csv and figures are copied.
+# report has none), times of a resumed run are summed, and results.csv and figures are copied.
 #   check_publish_results.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
@@ -24,4 +24,17 @@ grep -qF '| commit | `abc123` |' "$d/RUN.md" || fail "RUN.md lacks the commit"
 sed -i 's/, OpenBLAS core Haswell//' "$work/out/report.md"
 PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
 grep -qF '| OpenBLAS kernel set | not recorded by this report |' "$d/RUN.md" || fail "RUN.md guessed a kernel"
-echo "publish-results: links, kernel and files as expected"
+grep -qF '| wall time | 0:00:12 |' "$d/RUN.md" || fail "RUN.md wall time: $(grep 'wall time' "$d/RUN.md")"
+# A run resumed once: two records, times summed, the larger peak memory.
+printf 'start\n\tUser time (seconds): 100.5\n\tSystem time (seconds): 1.5\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n\tMaximum resident set size (kbytes): 3000000\n' >> "$work/time.txt"
+PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
+grep -qF '| wall time | 1:02:15 (h:mm:ss, the sum of 2 segments: the run was resumed once) |' "$d/RUN.md" ||
+  fail "RUN.md wall time of two segments: $(grep 'wall time' "$d/RUN.md")"
+grep -qF '| CPU time | 110 s user + 4 s system = 0.03 core-hours |' "$d/RUN.md" ||
+  fail "RUN.md CPU time of two segments: $(grep 'CPU time' "$d/RUN.md")"
+grep -qF '| peak memory (largest process) | 3.00 GB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
+printf 'nothing timed\n' > "$work/empty.txt"
+if PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/empty.txt" abc123 2> /dev/null; then
+  fail "a time file without a record was accepted"
+fi
+echo "publish-results: links, kernel, times and files as expected"
