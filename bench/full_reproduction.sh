@@ -3,7 +3,7 @@
 # under /usr/bin/time -v, grouped (the default) and, with --compare, again run by run
 # (--no-groups) by the same binary into a second directory. Prints per side the wall time,
 # the CPU time, the peak memory of the largest process, the OpenBLAS kernel set the report
-# recorded, and each experiment's wall time (from the timestamped log); with --compare, the
+# recorded, and when each experiment finished (from the timestamped log); with --compare, the
 # ratio of the two sides and whether they stored the same runs with the same statuses.
 # Benchmarks measure, they never pass or fail: the exit code only reports a broken run.
 #
@@ -76,17 +76,11 @@ side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu
   core=$(grep -o -m1 'OpenBLAS core [A-Za-z0-9_]*' "$dir/report.md" | sed 's/OpenBLAS core //' || true)
   echo "$label $wall $cpu $peak ${core:-unrecorded}"
 }
-per_experiment() {  # $1: log; each experiment's wall time, from its "==" line to the next
-  awk '
-    function close_section(t) {
-      if (name != "") printf "  %-34s %8d s  %s\n", name, t - start, done
-      name = ""
-    }
-    $3 == "==" { close_section($1); name = $4; start = $1; done = ""; next }
-    name != "" && / runs: .* already done$/ { done = $0; sub(/^[^ ]+ [^ ]+ /, "", done) }
-    / (PASS|FAIL|INCONCLUSIVE|NOT EVALUATED) / || / claims pass/ { close_section($1) }
-    { last = $1 }
-    END { close_section(last) }' "$1"
+per_experiment() {  # $1: log; when each experiment's last run was stored, from the start
+  # (experiments overlap: a worker freed by one starts the next one's runs)
+  awk 'NR == 1 { start = $1 }
+       / runs: .* already done$/ { line = $0; sub(/^[^ ]+ [^ ]+ /, "", line)
+                                   printf "  done at %7d s  %s\n", $1 - start, line }' "$1"
 }
 
 echo "$("$ATTNLAB" --version 2>/dev/null | head -1); $group${quick:+ --quick}, -j $jobs;" \

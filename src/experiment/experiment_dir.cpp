@@ -134,15 +134,17 @@ void shard_parse(const std::string& text, int* index, int* count) {
   *count = static_cast<int>(k);
 }
 
-RunSummary experiment_run(const RunRequest& rq) {
-  RunSummary summary;
+OpenExperiment::OpenExperiment() = default;
+OpenExperiment::~OpenExperiment() = default;
+
+std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
+  auto e = std::make_unique<OpenExperiment>();
+  e->request = rq;
+  RunSummary& summary = e->summary;
   summary.spec = spec_load(rq.spec_path, rq.overrides, rq.quick);
   const Spec& spec = summary.spec;
-  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
-  // The workers' fork server, started while this process is small: before the plan is
-  // expanded and before the output directory is locked (the server holds no lock).
-  const std::unique_ptr<ForkServer> server = rq.run_nothing || mpi ? nullptr : sweep_server_start();
-  const std::vector<RunPoint> points = plan_make(spec);  // validates every point
+  e->points = plan_make(spec);  // validates every point
+  const std::vector<RunPoint>& points = e->points;
   const std::string runs_json = spec_runs_json(spec);
   const std::string fingerprint = hash_hex(runs_json);
 
@@ -157,17 +159,16 @@ RunSummary experiment_run(const RunRequest& rq) {
   std::error_code ec;
   fs::create_directories(rq.out_dir, ec);
   if (ec) throw IoError(rq.out_dir + ": cannot create the output directory (" + ec.message() + ")");
-  // A runner holds DIR until it returns; --report-only only reads what is stored.
-  std::unique_ptr<DirLock> lock;
+  // A runner holds DIR until experiment_close; --report-only only reads what is stored.
   if (!rq.run_nothing) {
-    lock = std::make_unique<DirLock>(rq.out_dir);
+    e->lock = std::make_unique<DirLock>(rq.out_dir);
     remove_leftovers(rq.out_dir);
   }
   // --report-only on a directory it cannot write (e.g. a read-only copy): read the store as
   // it is and write nothing there.
-  const bool read_only = rq.run_nothing && fs::exists(store_path(rq.out_dir)) &&
-                         ::access(rq.out_dir.c_str(), W_OK | X_OK) != 0;
-  const StoreAccess access = read_only ? StoreAccess::kRead : StoreAccess::kWrite;
+  e->read_only = rq.run_nothing && fs::exists(store_path(rq.out_dir)) &&
+                 ::access(rq.out_dir.c_str(), W_OK | X_OK) != 0;
+  const StoreAccess access = e->read_only ? StoreAccess::kRead : StoreAccess::kWrite;
   if (fs::exists(store_path(rq.out_dir))) {
     auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
     const std::string previous = existing->meta("spec_hash");
@@ -177,8 +178,9 @@ RunSummary experiment_run(const RunRequest& rq) {
       move_aside(rq.out_dir);
     }
   }
-  ResultsStore store(store_path(rq.out_dir), access);
-  if (!read_only) {
+  e->store = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
+  ResultsStore& store = *e->store;
+  if (!e->read_only) {
     if (store.meta("spec_hash").empty()) {
       store.set_meta("spec_hash", fingerprint);
       store.set_meta("spec_runs", runs_json);
@@ -196,38 +198,54 @@ RunSummary experiment_run(const RunRequest& rq) {
   }
 
   const std::set<std::string> done = store.finished_ids(!rq.retry_failed);
-  std::vector<const RunPoint*> pending;
   for (const auto& p : points) {
     if (p.index % rq.shard_count != rq.shard_index) continue;
     ++summary.planned;
     if (done.count(p.run_id))
       ++summary.skipped;
     else
-      pending.push_back(&p);
+      e->pending.push_back(&p);
   }
-  if (rq.run_nothing) pending.clear();
-  const SweepOptions options{rq.jobs, rq.progress, server.get(), rq.groups};
-  for (const RunPoint* p : pending)
+  if (rq.run_nothing) e->pending.clear();
+  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
+  for (const RunPoint* p : e->pending)
     if (!mpi && run_point_is_distributed(*p)) {
       log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "
                            "... --mpi` with K >= 2; fitting each run in one process\n");
       break;
     }
-  const SweepSummary s = mpi ? sweep_mpi_coordinate(pending, store, *rq.comm, options)
-                             : sweep_execute(pending, store, options);
-  summary.ok = s.ok;
-  summary.failed = s.failed;
-  summary.groups = s.groups;
-  summary.grouped = s.grouped;
-  if (read_only) {
-    experiment_plan_runs(store, &summary.stale);
+  return e;
+}
+
+void experiment_close(OpenExperiment& e) {
+  const RunRequest& rq = e.request;
+  if (e.read_only) {
+    experiment_plan_runs(*e.store, &e.summary.stale);
     log_warn("attnlab: %s is not writable: reading its store as it is (results.csv "
              "and spec.json not regenerated)\n", rq.out_dir.c_str());
   } else {
-    results_export_csv(experiment_plan_runs(store, &summary.stale), swept_keys(spec),
+    results_export_csv(experiment_plan_runs(*e.store, &e.summary.stale), swept_keys(e.summary.spec),
                        (fs::path(rq.out_dir) / "results.csv").string());
   }
-  return summary;
+  e.store.reset();
+  e.lock.reset();
+}
+
+RunSummary experiment_run(const RunRequest& rq) {
+  const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
+  // The workers' fork server, started while this process is small: before the plan is
+  // expanded and before the output directory is locked (the server holds no lock).
+  const std::unique_ptr<ForkServer> server = rq.run_nothing || mpi ? nullptr : sweep_server_start();
+  const std::unique_ptr<OpenExperiment> e = experiment_open(rq);
+  const SweepOptions options{rq.jobs, rq.progress, server.get(), rq.groups};
+  const SweepSummary s = mpi ? sweep_mpi_coordinate(e->pending, *e->store, *rq.comm, options)
+                             : sweep_execute(e->pending, *e->store, options);
+  e->summary.ok = s.ok;
+  e->summary.failed = s.failed;
+  e->summary.groups = s.groups;
+  e->summary.grouped = s.grouped;
+  experiment_close(*e);
+  return e->summary;
 }
 
 std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale) {

@@ -8,14 +8,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "experiment/plan.h"
 #include "experiment/spec.h"
 
 namespace attn {
 
 class Comm;
+class DirLock;
 class ResultsStore;
 struct StoredRun;
 
@@ -51,8 +54,31 @@ struct RunSummary {
 
 // Validates everything, then runs the points of the shard that the store does not hold
 // yet. UserError (nothing written) on a bad spec, or when DIR holds another spec's
-// results and force_new is not set.
+// results and force_new is not set. experiment_open, then the sweep, then experiment_close.
 RunSummary experiment_run(const RunRequest& request);
+
+// An experiment ready to run: its spec loaded and planned, DIR locked (unless run_nothing)
+// and its store open, the points of the shard not stored yet in `pending`.
+// `attnlab reproduce` opens every experiment of a group, then runs all their pending points
+// in one pool of workers (runner.h sweep_execute_parts).
+struct OpenExperiment {
+  RunRequest request;
+  RunSummary summary;              // spec, planned, skipped; ok/failed/groups by the caller
+  std::vector<RunPoint> points;    // the whole plan (pending points into it)
+  std::vector<const RunPoint*> pending;
+  std::unique_ptr<DirLock> lock;   // null under run_nothing
+  std::unique_ptr<ResultsStore> store;
+  bool read_only = false;          // run_nothing on a directory it cannot write
+  OpenExperiment();
+  ~OpenExperiment();
+};
+
+// Everything experiment_run does before its sweep (same errors, nothing runs).
+std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& request);
+
+// After the sweep: regenerates DIR/results.csv (counting summary.stale), closes the store and
+// releases DIR.
+void experiment_close(OpenExperiment& experiment);
 
 // The runs of a store that belong to the plan its spec was last run with (meta plan_ids, the
 // run ids of every point), or all of them in stores from before plan_ids was recorded.

@@ -18,6 +18,7 @@
 #include "core/suggest.h"
 #include "experiment/claims.h"
 #include "experiment/experiment_dir.h"
+#include "experiment/runner.h"
 #include "experiment/store.h"
 #include "io/atomic_file.h"
 #include "io/text_escape.h"
@@ -45,10 +46,18 @@ std::vector<fs::path> group_specs(const std::string& name) {
   return specs;
 }
 
-// One spec of the group: run it (or read what is stored), draw its figures, check its claims.
-ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_path,
-                                const std::string& out) {
+// One spec of the group, opened for running (or, under --report-only, for reading; then a
+// directory holding another spec's results is `unreadable`, with the reason).
+struct SectionRun {
   RunRequest rq;
+  std::unique_ptr<OpenExperiment> open;
+  RunSummary summary;       // from `open` once its runs are done (the spec alone if unreadable)
+  std::string unreadable;
+};
+
+SectionRun section_open(const ReproduceOptions& o, const fs::path& spec_path, const std::string& out) {
+  SectionRun run;
+  RunRequest& rq = run.rq;
   rq.spec_path = spec_path.string();
   rq.out_dir = (fs::path(out) / spec_path.stem()).string();
   rq.quick = o.quick;
@@ -58,16 +67,22 @@ ReportSection section_reproduce(const ReproduceOptions& o, const fs::path& spec_
   rq.force_new = o.force_new;
   rq.run_nothing = o.report_only;
   say(o, "== " + spec_path.stem().string() + " (" + rq.spec_path + ")");
-  RunSummary s;
-  std::string unreadable;  // report-only: why the directory cannot be read as this spec's
   try {
-    s = experiment_run(rq);
+    run.open = experiment_open(rq);
   } catch (const UserError& e) {
     if (!o.report_only) throw;
-    s.spec = spec_load(rq.spec_path, {}, o.quick);
-    unreadable = e.what();
+    run.summary.spec = spec_load(rq.spec_path, {}, o.quick);
+    run.unreadable = e.what();
   }
-  if (!o.report_only && unreadable.empty())
+  return run;
+}
+
+// A section whose runs are done (or were not run): its figures drawn, its claims checked.
+ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
+  const RunRequest& rq = run.rq;
+  const RunSummary& s = run.summary;
+  const std::string& unreadable = run.unreadable;
+  if (!o.report_only)
     say(o, fmt::format("{}: {} runs: {} ran ({} ok, {} failed){}, {} already done", s.spec.name,
                        s.planned, s.ok + s.failed, s.ok, s.failed,
                        s.groups == 0 ? std::string()
@@ -142,7 +157,33 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   ReproduceResult result;
   result.name = o.name;
   result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
-  for (const auto& spec_path : specs) result.sections.push_back(section_reproduce(o, spec_path, result.out));
+  // The workers' fork server, started while this process is small (before any plan).
+  const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start();
+  // Every experiment is opened (validated, its directory locked) before any runs; then their
+  // pending runs share one pool of o.jobs workers, experiment after experiment, so a worker
+  // freed at the end of one experiment starts the next one's runs. Each section is reported
+  // (figures, claims) as soon as its own runs are done.
+  std::vector<SectionRun> runs;
+  for (const auto& spec_path : specs) runs.push_back(section_open(o, spec_path, result.out));
+  result.sections.resize(runs.size());
+  std::vector<SweepPart> parts;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SectionRun& run = runs[i];
+    if (!run.open) {
+      result.sections[i] = section_report(o, run);
+      continue;
+    }
+    parts.push_back(SweepPart{run.open->pending, run.open->store.get(), [&o, &run, &result, i](const SweepSummary& s) {
+      run.open->summary.ok = s.ok;
+      run.open->summary.failed = s.failed;
+      run.open->summary.groups = s.groups;
+      run.open->summary.grouped = s.grouped;
+      experiment_close(*run.open);
+      run.summary = run.open->summary;
+      result.sections[i] = section_report(o, run);
+    }});
+  }
+  sweep_execute_parts(parts, SweepOptions{o.jobs, o.progress, server.get(), o.groups});
   report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), result.sections);
   result.counts = report_counts(result.sections);
   result.exit_code = report_exit_code(result.counts);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@ namespace attn {
 namespace {
 
 struct Worker {
+  size_t part;            // sweep_execute_parts: the part its unit belongs to
   const RunPoint* point;  // the first point of its unit
   int fd;
   ChildFrames frames;
@@ -53,14 +55,47 @@ void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress
 
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options) {
+  return sweep_execute_parts({SweepPart{points, &store, {}}}, options).front();
+}
+
+std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& parts,
+                                              const SweepOptions& options) {
   ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
-  SweepSummary summary;
-  Progress progress("runs", static_cast<int64_t>(points.size()), options.progress);
+  std::vector<SweepSummary> summaries(parts.size());
+  int64_t total = 0;
+  for (const auto& part : parts) total += static_cast<int64_t>(part.points.size());
+  Progress progress("runs", total, options.progress);
   int64_t finished = 0;
-  log_progress("runs", 0, static_cast<int64_t>(points.size()));
+  log_progress("runs", 0, total);
+  // What one worker runs (a point, or a run group: options.groups), part by part, and how
+  // many outcomes each part still waits for.
+  struct Unit {
+    size_t part;
+    std::vector<const RunPoint*> points;
+  };
+  std::vector<Unit> units;
+  std::vector<int64_t> waiting(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    ATTN_CHECK(parts[i].points.empty() || parts[i].store != nullptr, "a sweep part without a store");
+    waiting[i] = static_cast<int64_t>(parts[i].points.size());
+    for (auto& unit : run_units_make(parts[i].points, options.groups)) units.push_back({i, std::move(unit)});
+  }
+  size_t done_parts = 0;  // parts[0 .. done_parts) have had on_done called
+  // Calls on_done of the finished parts, in part order (a terminal bar is cleared first: the
+  // caller may print; the bar is drawn again at the next outcome).
+  const auto finish_parts = [&] {
+    for (; done_parts < parts.size() && waiting[done_parts] == 0; ++done_parts) {
+      if (!parts[done_parts].on_done) continue;
+      if (progress.enabled()) std::fputs("\r\033[K", stderr);
+      parts[done_parts].on_done(summaries[done_parts]);
+    }
+  };
+  finish_parts();
+  if (units.empty()) {
+    progress.finish();
+    return summaries;
+  }
   std::map<pid_t, Worker> active;
-  // What one worker runs: a point, or a run group (options.groups).
-  const std::vector<std::vector<const RunPoint*>> units = run_units_make(points, options.groups);
   size_t next = 0;
   std::unique_ptr<ForkServer> own_server;
   ForkServer* server = options.server;
@@ -69,30 +104,33 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
     server = own_server.get();
   }
 
-  // Stores one outcome of `point` and counts it.
-  const RunGroupReceiver::Done store_outcome = [&](const RunPoint& point, RunOutcome&& outcome) {
-    sweep_record(store, summary, progress, point, outcome);
-    log_progress("runs", ++finished, static_cast<int64_t>(points.size()));
+  // Stores one outcome of `point` (of part `part`) and counts it.
+  const auto store_in = [&](size_t part) -> RunGroupReceiver::Done {
+    return [&, part](const RunPoint& point, RunOutcome&& outcome) {
+      sweep_record(*parts[part].store, summaries[part], progress, point, outcome);
+      log_progress("runs", ++finished, total);
+      --waiting[part];
+    };
   };
 
   while (next < units.size() || !active.empty()) {
     while (next < units.size() && static_cast<int>(active.size()) < options.jobs) {
       const ChildPipe pipe = child_pipe_make();
-      const auto& unit = units[next];
+      const Unit& unit = units[next];
       pid_t pid;
       try {
-        pid = server->start(run_request_encode(unit), pipe.write_fd);
+        pid = server->start(run_request_encode(unit.points), pipe.write_fd);
       } catch (...) {
         ::close(pipe.read_fd);
         ::close(pipe.write_fd);
         throw;
       }
       ::close(pipe.write_fd);
-      auto group = unit.size() > 1 ? std::make_unique<RunGroupReceiver>(unit) : nullptr;
-      active.emplace(pid, Worker{unit.front(), pipe.read_fd, {}, {}, std::move(group)});
-      if (unit.size() > 1) {
-        ++summary.groups;
-        summary.grouped += static_cast<int64_t>(unit.size());
+      auto group = unit.points.size() > 1 ? std::make_unique<RunGroupReceiver>(unit.points) : nullptr;
+      active.emplace(pid, Worker{unit.part, unit.points.front(), pipe.read_fd, {}, {}, std::move(group)});
+      if (unit.points.size() > 1) {
+        ++summaries[unit.part].groups;
+        summaries[unit.part].grouped += static_cast<int64_t>(unit.points.size());
       }
       ++next;
     }
@@ -114,7 +152,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
         // Complete frames: warnings re-emitted, a group's outcomes stored in order (a single
         // point's outcome is stored when its worker ends).
         if (w.group)
-          w.group->take(w.frames, store_outcome);
+          w.group->take(w.frames, store_in(w.part));
         else
           run_worker_frames_take(w.frames, w.outcomes);
         continue;
@@ -126,14 +164,15 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
       server->wait(pids[k], &status, &usage);
       if (w.group)
         // The group's points without an outcome failed with the worker (how it died).
-        w.group->finish(status, usage, store_outcome);
+        w.group->finish(status, usage, store_in(w.part));
       else
-        store_outcome(*w.point, run_worker_outcome(*w.point, status, usage, w.outcomes));
+        store_in(w.part)(*w.point, run_worker_outcome(*w.point, status, usage, w.outcomes));
       active.erase(pids[k]);
     }
+    finish_parts();
   }
   progress.finish();
-  return summary;
+  return summaries;
 }
 
 }  // namespace attn

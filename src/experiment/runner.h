@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -53,5 +54,18 @@ void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress
 
 SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsStore& store,
                            const SweepOptions& options);
+
+// Several sweeps sharing one pool of options.jobs workers (e.g. the experiments of
+// `attnlab reproduce`): the units of parts[0] start first, then those of parts[1], ..., so
+// no worker waits while a part ends. Each part's outcomes go to its store; its on_done (if
+// set) runs in this process, between workers, as soon as its last outcome is stored (at
+// once for a part with no points, in part order). One progress line counts every part.
+struct SweepPart {
+  std::vector<const RunPoint*> points;
+  ResultsStore* store = nullptr;
+  std::function<void(const SweepSummary&)> on_done;
+};
+std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& parts,
+                                              const SweepOptions& options);
 
 }  // namespace attn
