@@ -31,8 +31,8 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
   cmd->add_option("-j,--jobs", o->jobs, "Runs at once")->check(whole_number(1, INT32_MAX))->capture_default_str();
   cmd->add_flag("-q,--quiet", *quiet, "No progress bar");
   cmd->add_flag("--no-groups{false}", o->groups,
-                "Run every point in its own worker, as `attnlab run --no-groups` does (results "
-                "equal to rounding; for timing the run-by-run path, bench/full_reproduction.sh)");
+                "Run every point in its own worker, as `attnlab run --no-groups` does (the same "
+                "stored values; for timing the run-by-run path, bench/full_reproduction.sh)");
   cmd->add_flag("--force-new", o->force_new,
                 "Where a spec changed since its results were stored, move them aside and rerun");
   auto* report_only = cmd->add_flag("--report-only", o->report_only,

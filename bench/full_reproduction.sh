@@ -23,6 +23,7 @@
 # (/usr/bin/time -v), SIDE = grouped or no_groups. Needs build/attnlab (ATTNLAB_BUILD to
 # use another build folder) and /usr/bin/time.
 set -euo pipefail
+shopt -s inherit_errexit  # a failing command inside $(...) stops the script too
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ATTNLAB=${ATTNLAB_BUILD:-$ROOT/build}/attnlab
@@ -62,7 +63,12 @@ side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu
     "$ATTNLAB" reproduce "$group" "${quick[@]}" -j "$jobs" -o "$dir" "$@" 2>&1 |
     while IFS= read -r line; do printf '%s %s %s\n' "$(date -u +%s)" "$(date -u +%T)" "$line"; done \
       > "$out/$label.log" || true
-  # Exit 1 or 3 (claims failing or undecided) is a finished run, still timed; 2 or a signal is not.
+  # Exit 1 or 3 (claims failing or undecided) is a finished run, still timed; 2 or a signal is
+  # not (GNU time then writes "Command terminated by signal N" and "Exit status: 0").
+  if grep -q 'Command terminated by signal' "$out/$label.time"; then
+    echo "full_reproduction.sh: reproduce was killed: $(grep 'terminated by signal' "$out/$label.time")" >&2
+    exit 1
+  fi
   local status
   status=$(field "$out/$label.time" 'Exit status')
   [[ $status == 0 || $status == 1 || $status == 3 ]] ||

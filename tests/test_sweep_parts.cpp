@@ -1,12 +1,13 @@
 // Several sweeps in one pool of workers (runner.h sweep_execute_parts, what `attnlab
 // reproduce` runs its experiments with): each part's runs go to its own store, on_done comes
-// once per part in part order after its last run is stored, and a worker left free while a
-// part's last run goes on starts the next part's runs.
+// once per part after its last run is stored, a worker left free while a part's last run goes
+// on starts the next part's runs, and an on_done that throws stops new runs and is rethrown.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "experiment/runner.h"
 #include "experiment/store.h"
 #include "spec_test_helpers.h"
@@ -70,7 +71,7 @@ class SweepParts : public test::SpecFileTest {
       done_order.push_back("slow");
       stored_then = static_cast<int64_t>(quick_store.load_runs().size());
     };
-    // An empty part between them: its on_done comes in its turn.
+    // An empty part between them.
     parts[1].on_done = [&](const SweepSummary& s) {
       EXPECT_EQ(s.ok + s.failed, 0);
       done_order.push_back("empty");
@@ -85,7 +86,10 @@ class SweepParts : public test::SpecFileTest {
     options.jobs = jobs;
     options.progress = false;
     const std::vector<SweepSummary> summaries = sweep_execute_parts(parts, options);
-    EXPECT_EQ(done_order, (std::vector<std::string>{"slow", "empty", "quick"}));
+    // The empty part at once; then each part when its runs are stored: with two workers the
+    // quick part ends first.
+    EXPECT_EQ(done_order, jobs == 1 ? (std::vector<std::string>{"empty", "slow", "quick"})
+                                    : (std::vector<std::string>{"empty", "quick", "slow"}));
     EXPECT_EQ(summaries.size(), 3u);
     EXPECT_EQ(summaries[0].ok, 1);
     EXPECT_EQ(summaries[2].ok, 4);
@@ -95,6 +99,29 @@ class SweepParts : public test::SpecFileTest {
     return stored_then;
   }
 };
+
+TEST_F(SweepParts, AFailingOnDoneStopsNewRunsAndIsRethrownAfterTheRunningOnesAreStored) {
+  const std::vector<RunPoint> slow = plan(kSlow), quick = plan(kQuick);
+  ResultsStore quick_store(path("quick.sqlite")), slow_store(path("slow.sqlite")),
+      last_store(path("last.sqlite"));
+  std::vector<SweepPart> parts(3);
+  for (const auto& p : quick) parts[0].points.push_back(&p);
+  parts[0].store = &quick_store;
+  parts[0].on_done = [](const SweepSummary&) { throw IoError("disk full"); };
+  parts[1].points = {&slow[0]};  // a part without on_done
+  parts[1].store = &slow_store;
+  for (const auto& p : quick) parts[2].points.push_back(&p);
+  parts[2].store = &last_store;
+  SweepOptions options;
+  options.jobs = 1;
+  options.progress = false;
+  EXPECT_THROW(sweep_execute_parts(parts, options), IoError);
+  EXPECT_EQ(quick_store.load_runs().size(), 4u);
+  // The freed worker had started the slow run before the first part's on_done failed: it
+  // finished and was stored. Nothing started after the failure.
+  EXPECT_EQ(slow_store.load_runs().size(), 1u);
+  EXPECT_EQ(last_store.load_runs().size(), 0u);
+}
 
 TEST_F(SweepParts, OneWorkerRunsThePartsOneAfterAnother) {
   EXPECT_EQ(quick_runs_stored_when_slow_ends(1), 0);

@@ -66,7 +66,6 @@ SectionRun section_open(const ReproduceOptions& o, const fs::path& spec_path, co
   rq.progress = o.progress;
   rq.force_new = o.force_new;
   rq.run_nothing = o.report_only;
-  say(o, "== " + spec_path.stem().string() + " (" + rq.spec_path + ")");
   try {
     run.open = experiment_open(rq);
   } catch (const UserError& e) {
@@ -82,6 +81,7 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
   const RunRequest& rq = run.rq;
   const RunSummary& s = run.summary;
   const std::string& unreadable = run.unreadable;
+  say(o, "== " + fs::path(rq.spec_path).stem().string() + " (" + rq.spec_path + ")");
   if (!o.report_only)
     say(o, fmt::format("{}: {} runs: {} ran ({} ok, {} failed){}, {} already done", s.spec.name,
                        s.planned, s.ok + s.failed, s.ok, s.failed,
@@ -161,27 +161,30 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start();
   // Every experiment is opened (validated, its directory locked) before any runs; then their
   // pending runs share one pool of o.jobs workers, experiment after experiment, so a worker
-  // freed at the end of one experiment starts the next one's runs. Each section is reported
-  // (figures, claims) as soon as its own runs are done.
+  // freed near the end of one experiment starts the next one's runs. Each section is reported
+  // (its "==" line, figures, claims) as soon as its own runs are stored; the report keeps the
+  // specs' order.
   std::vector<SectionRun> runs;
   for (const auto& spec_path : specs) runs.push_back(section_open(o, spec_path, result.out));
   result.sections.resize(runs.size());
-  std::vector<SweepPart> parts;
+  std::vector<SweepPart> parts(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     SectionRun& run = runs[i];
-    if (!run.open) {
-      result.sections[i] = section_report(o, run);
-      continue;
+    if (run.open) {  // (else --report-only on a directory holding another spec: nothing to read)
+      parts[i].points = run.open->pending;
+      parts[i].store = run.open->store.get();
     }
-    parts.push_back(SweepPart{run.open->pending, run.open->store.get(), [&o, &run, &result, i](const SweepSummary& s) {
-      run.open->summary.ok = s.ok;
-      run.open->summary.failed = s.failed;
-      run.open->summary.groups = s.groups;
-      run.open->summary.grouped = s.grouped;
-      experiment_close(*run.open);
-      run.summary = run.open->summary;
+    parts[i].on_done = [&o, &run, &result, i](const SweepSummary& s) {
+      if (run.open) {
+        run.open->summary.ok = s.ok;
+        run.open->summary.failed = s.failed;
+        run.open->summary.groups = s.groups;
+        run.open->summary.grouped = s.grouped;
+        experiment_close(*run.open);
+        run.summary = run.open->summary;
+      }
       result.sections[i] = section_report(o, run);
-    }});
+    };
   }
   sweep_execute_parts(parts, SweepOptions{o.jobs, o.progress, server.get(), o.groups});
   report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), result.sections);

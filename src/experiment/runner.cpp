@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -80,19 +81,29 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
     waiting[i] = static_cast<int64_t>(parts[i].points.size());
     for (auto& unit : run_units_make(parts[i].points, options.groups)) units.push_back({i, std::move(unit)});
   }
-  size_t done_parts = 0;  // parts[0 .. done_parts) have had on_done called
-  // Calls on_done of the finished parts, in part order (a terminal bar is cleared first: the
-  // caller may print; the bar is drawn again at the next outcome).
+  // Calls on_done of each part whose outcomes are all stored, once, as soon as they are (a
+  // terminal bar is cleared first: the caller may print; the bar is drawn again at the next
+  // outcome). An on_done that throws stops new units from starting: the running ones finish
+  // and are stored (parts they finish get their on_done), then the first exception is rethrown.
+  std::vector<bool> reported(parts.size(), false);
+  std::exception_ptr failure;
   const auto finish_parts = [&] {
-    for (; done_parts < parts.size() && waiting[done_parts] == 0; ++done_parts) {
-      if (!parts[done_parts].on_done) continue;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (reported[i] || waiting[i] > 0) continue;
+      reported[i] = true;
+      if (!parts[i].on_done) continue;
       if (progress.enabled()) std::fputs("\r\033[K", stderr);
-      parts[done_parts].on_done(summaries[done_parts]);
+      try {
+        parts[i].on_done(summaries[i]);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
     }
   };
   finish_parts();
-  if (units.empty()) {
+  if (units.empty() || failure) {
     progress.finish();
+    if (failure) std::rethrow_exception(failure);
     return summaries;
   }
   std::map<pid_t, Worker> active;
@@ -113,8 +124,8 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
     };
   };
 
-  while (next < units.size() || !active.empty()) {
-    while (next < units.size() && static_cast<int>(active.size()) < options.jobs) {
+  while ((next < units.size() && !failure) || !active.empty()) {
+    while (!failure && next < units.size() && static_cast<int>(active.size()) < options.jobs) {
       const ChildPipe pipe = child_pipe_make();
       const Unit& unit = units[next];
       pid_t pid;
@@ -134,6 +145,9 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
       }
       ++next;
     }
+    // Parts finished by the last outcomes, now that free workers have their next units.
+    finish_parts();
+    if (active.empty()) continue;  // nothing left to start, or an on_done failed
 
     std::vector<pollfd> fds;
     std::vector<pid_t> pids;
@@ -169,9 +183,10 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
         store_in(w.part)(*w.point, run_worker_outcome(*w.point, status, usage, w.outcomes));
       active.erase(pids[k]);
     }
-    finish_parts();
   }
+  finish_parts();
   progress.finish();
+  if (failure) std::rethrow_exception(failure);
   return summaries;
 }
 

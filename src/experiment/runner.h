@@ -58,8 +58,11 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
 // Several sweeps sharing one pool of options.jobs workers (e.g. the experiments of
 // `attnlab reproduce`): the units of parts[0] start first, then those of parts[1], ..., so
 // no worker waits while a part ends. Each part's outcomes go to its store; its on_done (if
-// set) runs in this process, between workers, as soon as its last outcome is stored (at
-// once for a part with no points, in part order). One progress line counts every part.
+// set) runs once in this process, after free workers got their next units, as soon as the
+// part's last outcome is stored (parts with no points: at once, in part order). If an
+// on_done throws, no new unit starts; the running ones are stored (parts they finish get their
+// on_done), then the first exception is rethrown.
+// One progress line counts every part.
 struct SweepPart {
   std::vector<const RunPoint*> points;
   ResultsStore* store = nullptr;

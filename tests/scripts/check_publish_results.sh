@@ -34,7 +34,8 @@ grep -qF '| CPU time | 110 s user + 4 s system = 0.03 core-hours |' "$d/RUN.md" 
   fail "RUN.md CPU time of two segments: $(grep 'CPU time' "$d/RUN.md")"
 grep -qF '| peak memory (largest process) | 3.00 GB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
 printf 'nothing timed\n' > "$work/empty.txt"
-if PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/empty.txt" abc123 2> /dev/null; then
-  fail "a time file without a record was accepted"
-fi
+rc=0
+PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/empty.txt" abc123 2> "$work/err.txt" || rc=$?
+[ "$rc" -eq 2 ] && grep -qF 'holds no /usr/bin/time -v record' "$work/err.txt" ||
+  fail "a time file without a record: exit $rc, $(cat "$work/err.txt")"
 echo "publish-results: links, kernel, times and files as expected"
