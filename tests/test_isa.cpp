@@ -3,6 +3,9 @@
 // same bits; and the choice of copy (ATTNLAB_ISA's values).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -121,6 +124,24 @@ TEST(Isa, TheActiveCopyIsOneThisCpuCanRun) {
   if (isa_cpu_has(IsaCopy::avx512)) {
     EXPECT_TRUE(isa_cpu_has(IsaCopy::avx2));
   }
+}
+
+// The copies' tests skip where isa_cpu_has says the CPU (or build) cannot run a copy: checked
+// here against the kernel's own CPU flags, so a wrong detection cannot hide them.
+TEST(Isa, CpuDetectionAgreesWithProcCpuinfo) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = line + " ";
+      break;
+    }
+  if (flags.empty()) GTEST_SKIP() << "/proc/cpuinfo lists no flags here";
+  const auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+  EXPECT_EQ(isa_cpu_has(IsaCopy::avx2), ATTN_HAVE_ISA_COPIES && has("avx2")) << flags;
+  EXPECT_EQ(isa_cpu_has(IsaCopy::avx512),
+            ATTN_HAVE_ISA_COPIES && has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl"))
+      << flags;
 }
 
 TEST(Isa, AttnlabIsaValues) {
