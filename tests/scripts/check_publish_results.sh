@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/publish-results on a fake reproduction: the reports' links to docs/NAME.md are rewritten
 # for docs/results/GROUP/, RUN.md takes the OpenBLAS kernel from the report (and says so when the
-# report has none), times of a resumed run are summed, and results.csv and figures are copied.
+# report has none), times of a resumed run are summed (or replaced when told), and results.csv and
+# figures are copied.
 #   check_publish_results.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
@@ -33,6 +34,12 @@ grep -qF '| wall time | 1:02:15 (h:mm:ss, the sum of 2 segments: the run was res
 grep -qF '| CPU time | 110 s user + 4 s system = 0.03 core-hours |' "$d/RUN.md" ||
   fail "RUN.md CPU time of two segments: $(grep 'CPU time' "$d/RUN.md")"
 grep -qF '| peak memory (largest process) | 3.00 GB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
+# Cells the records cannot give (a stopped segment's record lacks its workers' CPU) are replaced.
+PUBLISH_CPU_TIME='about 5 core-hours (sampled)' PUBLISH_PEAK_MEMORY='0.69 GB (from the store)' \
+  PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
+grep -qF '| CPU time | about 5 core-hours (sampled) |' "$d/RUN.md" || fail "RUN.md CPU override: $(grep 'CPU time' "$d/RUN.md")"
+grep -qF '| peak memory (largest process) | 0.69 GB (from the store) |' "$d/RUN.md" ||
+  fail "RUN.md peak-memory override: $(grep peak "$d/RUN.md")"
 printf 'nothing timed\n' > "$work/empty.txt"
 rc=0
 PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/empty.txt" abc123 2> "$work/err.txt" || rc=$?
