@@ -56,7 +56,7 @@ field() {  # $1: time file, $2: label of a /usr/bin/time -v line; prints its val
 seconds() {  # h:mm:ss or m:ss.ss -> seconds
   awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; printf "%.1f", s }' <<<"$1"
 }
-side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu_s peak_gb core"
+side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu_s peak_gib core"
   local label=$1; shift
   local dir=$out/$label
   "${envcmd[@]}" /usr/bin/time -v -o "$out/$label.time" \
@@ -78,7 +78,7 @@ side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu
   wall=$(seconds "$(field "$out/$label.time" 'Elapsed (wall clock) time')")
   cpu=$(awk -v u="$(field "$out/$label.time" 'User time (seconds)')" \
             -v s="$(field "$out/$label.time" 'System time (seconds)')" 'BEGIN { printf "%.1f", u + s }')
-  peak=$(awk -v k="$(field "$out/$label.time" 'Maximum resident set size (kbytes)')" 'BEGIN { printf "%.2f", k / 1e6 }')
+  peak=$(awk -v k="$(field "$out/$label.time" 'Maximum resident set size (kbytes)')" 'BEGIN { printf "%.2f", k / 1048576 }')
   core=$(grep -o -m1 'OpenBLAS core [A-Za-z0-9_]*' "$dir/report.md" | sed 's/OpenBLAS core //' || true)
   echo "$label $wall $cpu $peak ${core:-unrecorded}"
 }
@@ -96,7 +96,7 @@ lines=("$grouped")
 if [[ $compare == 1 ]]; then lines+=("$(side no_groups --no-groups)"); fi
 t_grouped=$(cut -d' ' -f2 <<<"$grouped")
 c_grouped=$(cut -d' ' -f3 <<<"$grouped")
-printf "%-10s %10s %10s %11s %10s %10s  %s\n" side wall_s cpu_s cpu/grouped peak_GB core_h openblas
+printf "%-10s %10s %10s %11s %10s %10s  %s\n" side wall_s cpu_s cpu/grouped peak_GiB core_h openblas
 for line in "${lines[@]}"; do
   read -r label wall cpu peak core <<<"$line"
   printf "%-10s %10.1f %10.1f %11.2f %10s %10.2f  %s\n" "$label" "$wall" "$cpu" \

@@ -33,7 +33,7 @@ grep -qF '| wall time | 1:02:15 (h:mm:ss, the sum of 2 segments: the run was res
   fail "RUN.md wall time of two segments: $(grep 'wall time' "$d/RUN.md")"
 grep -qF '| CPU time | 110 s user + 4 s system = 0.03 core-hours |' "$d/RUN.md" ||
   fail "RUN.md CPU time of two segments: $(grep 'CPU time' "$d/RUN.md")"
-grep -qF '| peak memory (largest process) | 3.00 GB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
+grep -qF '| peak memory (largest process) | 2.86 GiB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
 # Cells the records cannot give (a stopped segment's record lacks its workers' CPU) are replaced.
 PUBLISH_CPU_TIME='about 5 core-hours (sampled)' PUBLISH_PEAK_MEMORY='0.69 GB (from the store)' \
   PUBLISH_RESULTS_DIR="$work/pub" "$src/scripts/publish-results" g "$work/out" "$work/time.txt" abc123 > /dev/null
