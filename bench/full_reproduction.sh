@@ -50,11 +50,9 @@ mkdir -p "$out"
 envcmd=(env)
 if [[ $keep_env == 0 ]]; then envcmd=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE); fi
 
-field() {  # $1: time file, $2: label of a /usr/bin/time -v line; prints its value
-  grep -F "$2" "$1" | tail -1 | sed 's/^[^:]*: *//; s/^.*): *//'
-}
-seconds() {  # h:mm:ss or m:ss.ss -> seconds
-  awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; printf "%.1f", s }' <<<"$1"
+source "$ROOT/scripts/time-record.sh"
+field() {  # $1: time file, $2: label of a /usr/bin/time -v line; prints the last record's value
+  time_values "$1" "$2" | tail -1
 }
 side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu_s peak_gib core"
   local label=$1; shift
@@ -75,10 +73,10 @@ side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu
     { echo "full_reproduction.sh: reproduce exited with $status ($out/$label.log)" >&2; exit 1; }
   [[ -f $dir/report.md ]] || { echo "full_reproduction.sh: no report in $dir ($out/$label.log)" >&2; exit 1; }
   local wall cpu peak core
-  wall=$(seconds "$(field "$out/$label.time" 'Elapsed (wall clock) time')")
+  wall=$(field "$out/$label.time" 'Elapsed (wall clock) time' | time_seconds)
   cpu=$(awk -v u="$(field "$out/$label.time" 'User time (seconds)')" \
             -v s="$(field "$out/$label.time" 'System time (seconds)')" 'BEGIN { printf "%.1f", u + s }')
-  peak=$(awk -v k="$(field "$out/$label.time" 'Maximum resident set size (kbytes)')" 'BEGIN { printf "%.2f", k / 1048576 }')
+  peak=$(time_kib_gib "$(field "$out/$label.time" 'Maximum resident set size (kbytes)')")
   core=$(grep -o -m1 'OpenBLAS core [A-Za-z0-9_]*' "$dir/report.md" | sed 's/OpenBLAS core //' || true)
   echo "$label $wall $cpu $peak ${core:-unrecorded}"
 }
@@ -104,7 +102,7 @@ for line in "${lines[@]}"; do
   per_experiment "$out/$label.log"
 done
 if [[ $compare == 1 ]]; then
-  echo "wall time, run by run / grouped: $(echo "$(cut -d' ' -f2 <<<"${lines[1]}") / $t_grouped" | bc -l | cut -c1-5)"
+  printf "wall time, run by run / grouped: %.3f\n" "$(echo "$(cut -d' ' -f2 <<<"${lines[1]}") / $t_grouped" | bc -l)"
   same=1
   for csv in "$out"/grouped/*/results.csv; do
     name=$(basename "$(dirname "$csv")")
