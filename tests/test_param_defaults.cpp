@@ -18,6 +18,7 @@
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
 #include "train/ridge.h"
+#include "train/trainer.h"
 
 namespace attn {
 namespace {
@@ -72,9 +73,14 @@ void expect_unit(const C& got, const C& want) {
 
 void expect_attention(const std::string& model, int64_t m) {
   const TaskShape shape = token_shape();
-  const AttentionNetConfig got = neural_attention_config(model, model_defaults(model), shape);
+  const AttentionNetConfig got = model == "third_order"
+                                     ? neural_third_order_config(model_defaults(model), shape)
+                                     : neural_attention_config(model_defaults(model), shape);
   AttentionNetConfig want;
   want.m = m;
+  want.third_order = model == "third_order";
+  EXPECT_EQ(got.third_order, want.third_order);
+  EXPECT_EQ(got.name, model);
   expect_unit(got, want);
   EXPECT_EQ(got.qk_dim, want.qk_dim);
   EXPECT_EQ(got.value_dim, want.value_dim);
@@ -91,6 +97,66 @@ void expect_ridge_defaults(const std::string& model) {
   EXPECT_EQ(got.refit, want.refit);
   EXPECT_EQ(got.dual_features, want.dual_features);
   EXPECT_EQ(got.distributed, want.distributed);
+}
+
+void expect_trainer(const TrainerConfig& got, const TrainerConfig& want) {
+  EXPECT_EQ(got.optimizer.kind, want.optimizer.kind);
+  EXPECT_EQ(got.optimizer.beta1, want.optimizer.beta1);
+  EXPECT_EQ(got.optimizer.beta2, want.optimizer.beta2);
+  EXPECT_EQ(got.optimizer.eps, want.optimizer.eps);
+  EXPECT_EQ(got.optimizer.weight_decay, want.optimizer.weight_decay);
+  EXPECT_EQ(got.optimizer.momentum, want.optimizer.momentum);
+  EXPECT_EQ(got.schedule.kind, want.schedule.kind);
+  EXPECT_EQ(got.schedule.warmup, want.schedule.warmup);
+  EXPECT_EQ(got.schedule.min_factor, want.schedule.min_factor);
+  EXPECT_EQ(got.lr, want.lr);
+  EXPECT_EQ(got.steps, want.steps);
+  EXPECT_EQ(got.batch, want.batch);
+  EXPECT_EQ(got.clip_norm, want.clip_norm);
+  EXPECT_EQ(got.eval_every, want.eval_every);
+  EXPECT_EQ(got.patience, want.patience);
+  EXPECT_EQ(got.min_delta, want.min_delta);
+  EXPECT_EQ(got.restore_best, want.restore_best);
+  EXPECT_EQ(got.loss, want.loss);
+  EXPECT_EQ(got.eval_batch, want.eval_batch);
+}
+
+TEST(ParamDefaults, TrainerConfigFromDefaultParamsEqualsTheStructDefaults) {
+  for (const NeuralKindInfo& kind : neural_kinds()) {
+    SCOPED_TRACE(kind.name);
+    const Params train("train", model_train_schema(model_find(kind.name)));
+    expect_trainer(trainer_config_from_params(train), TrainerConfig{});
+    EXPECT_EQ(net_dtype_from_params(train), NetDtype::float32);
+  }
+}
+
+// The reader reads every key: each set to a value other than its default comes back.
+TEST(ParamDefaults, TrainerConfigReaderReadsEveryKey) {
+  Params train("train", neural_train_schema());
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"optimizer", "sgd"}, {"beta1", "0.8"}, {"beta2", "0.99"}, {"eps", "1e-6"},
+           {"weight_decay", "0.01"}, {"momentum", "0.5"}, {"schedule", "cosine"},
+           {"warmup_steps", "7"}, {"min_lr_factor", "0.25"}, {"lr", "0.03"}, {"steps", "11"},
+           {"batch", "13"}, {"clip_norm", "2"}, {"eval_every", "17"}, {"patience", "3"},
+           {"min_delta", "0.125"}, {"restore_best", "false"}, {"eval_batch", "19"},
+           {"dtype", "float64"}})
+    train.set_text(key, value);
+  TrainerConfig want;
+  want.optimizer = {.kind = OptimizerKind::sgd, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6,
+                    .weight_decay = 0.01, .momentum = 0.5};
+  want.schedule = {.kind = LrScheduleKind::cosine, .warmup = 7, .min_factor = 0.25};
+  want.lr = 0.03;
+  want.steps = 11;
+  want.batch = 13;
+  want.clip_norm = 2;
+  want.eval_every = 17;
+  want.patience = 3;
+  want.min_delta = 0.125;
+  want.restore_best = false;
+  want.eval_batch = 19;
+  expect_trainer(trainer_config_from_params(train), want);
+  EXPECT_EQ(net_dtype_from_params(train), NetDtype::float64);
 }
 
 TEST(ParamDefaults, EveryModelsConfigFromDefaultParamsEqualsTheStructDefaults) {

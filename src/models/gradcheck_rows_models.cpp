@@ -1,32 +1,24 @@
-// Gradient-check rows for every neural model (nn/*_net.h through models/neural_models.h):
-// the parameters of a small network are the probed input; the data x is fixed.
+// Gradient-check rows for every gradient-trained model: the rows of each model's entry in
+// the table of gradient-trained models (models/neural_kinds.h), in table order. The parameters
+// of a small network are the probed input; the data x is fixed.
 // Shapes: B = 2 sequences of T = 4 tokens, d_in = 3, d_out = 2 (or T_out = 1).
-#include <cstring>
-
-#include "core/error.h"
-#include "models/neural_models.h"
 #include "models/gradcheck_table.h"
+#include "models/neural_kinds.h"
 
 namespace attn {
 namespace {
 
-struct ModelRowSpec {
-  std::string row;
-  std::string model;
-  std::vector<std::pair<std::string, std::string>> set;  // [model] key = value (text)
-  int64_t T_out = 4;
-};
-
-GradcheckProblem model_problem(const ModelRowSpec& spec, uint64_t seed) {
+GradcheckProblem model_problem(const NeuralKindInfo& kind, const NeuralGradcheckSpec& spec,
+                               uint64_t seed) {
   TaskShape shape;
   shape.T = 4;
   shape.d_in = 3;
   shape.T_out = spec.T_out;
   shape.d_out = 2;
   const int64_t B = 2;
-  Params params = neural_default_params(spec.model);
+  Params params("model", kind.schema());
   for (const auto& [k, v] : spec.set) params.set_text(k, v);
-  auto net = std::shared_ptr<Net<double>>(neural_net_make<double>(spec.model, params, shape));
+  auto net = std::shared_ptr<Net<double>>(kind.nets.make_double(params, shape));
   net->init(seed);
   GradcheckProblem p;
   p.inputs.push_back(gradcheck_uniform("x", {B, shape.T, shape.d_in}, seed, -1, 1));
@@ -56,43 +48,14 @@ GradcheckProblem model_problem(const ModelRowSpec& spec, uint64_t seed) {
 }  // namespace
 
 void gradcheck_rows_models(std::vector<GradcheckRow>& table) {
-  const std::vector<ModelRowSpec> specs = {
-      {"model/attention", "attention",
-       {{"m", "3"}, {"heads", "2"}, {"phi_width", "5"}, {"psi", "mlp"}, {"psi_width", "4"},
-        {"activation", "gelu"}}},
-      {"model/attention/relu", "attention", {{"m", "3"}, {"phi_width", "5"}}},
-      {"model/attention/identity_psi", "attention",
-       {{"m", "3"}, {"phi", "linear"}, {"psi", "identity"}, {"residual", "false"},
-        {"temperature", "fixed"}, {"exclude_self", "true"}}},
-      {"model/attention/token0", "attention",
-       {{"m", "3"}, {"heads", "2"}, {"qk_dim", "2"}, {"value_dim", "3"}, {"phi", "linear"}},
-       1},
-      {"model/third_order", "third_order",
-       {{"m", "3"}, {"heads", "2"}, {"phi_width", "5"}, {"activation", "tanh"}}},
-      {"model/third_order/exclude_self", "third_order",
-       {{"m", "3"}, {"phi", "linear"}, {"exclude_self", "true"}}},
-      {"model/transformer", "transformer",
-       {{"layers", "2"}, {"m", "4"}, {"heads", "2"}, {"mlp_width", "5"}, {"activation", "gelu"}}},
-      {"model/transformer/no_layernorm", "transformer",
-       {{"layers", "1"}, {"m", "3"}, {"layernorm", "false"}, {"phi", "mlp"}, {"phi_width", "4"},
-        {"psi", "mlp"}, {"psi_width", "4"}, {"activation", "tanh"}, {"temperature", "inv_sqrt_dk"}}},
-      {"model/mlp", "mlp", {{"hidden", "[6, 5]"}, {"activation", "tanh"}}},
-      {"model/mlp/relu", "mlp", {{"hidden", "[7]"}}},
-      {"model/lstm", "lstm", {{"hidden", "3"}}},
-      {"model/lstm/three_layers", "lstm", {{"hidden", "3"}, {"layers", "3"}}},
-      {"model/lstm/bidirectional", "lstm",
-       {{"hidden", "3"}, {"layers", "2"}, {"bidirectional", "true"}, {"head_width", "4"},
-        {"activation", "tanh"}}},
-      {"model/lstm/per_position", "lstm",
-       {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}},
-  };
-  for (const auto& spec : specs) {
-    GradcheckRow row;
-    row.name = spec.row;
-    row.group = "model";
-    row.make = [spec](uint64_t seed) { return model_problem(spec, seed); };
-    table.push_back(row);
-  }
+  for (const NeuralKindInfo& kind : neural_kinds())
+    for (const NeuralGradcheckSpec& spec : kind.gradcheck) {
+      GradcheckRow row;
+      row.name = std::string("model/") + kind.name + (spec.suffix.empty() ? "" : "/" + spec.suffix);
+      row.group = "model";
+      row.make = [&kind, spec](uint64_t seed) { return model_problem(kind, spec, seed); };
+      table.push_back(row);
+    }
 }
 
 }  // namespace attn

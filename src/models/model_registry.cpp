@@ -1,5 +1,6 @@
-// Model registry: one row per model, in the order `attnlab list` shows them; and the
-// [train]/[eval] schemas of a run (train_schema.h).
+// Model registry: one row per model, in the order `attnlab list` shows them (the rows of the
+// gradient-trained models come from their table, neural_kinds.h); and the [train]/[eval]
+// schemas of a run (train_schema.h).
 #include <string>
 #include <vector>
 
@@ -8,14 +9,31 @@
 #include "models/baselines.h"
 #include "models/construction_model.h"
 #include "models/model_registry.h"
-#include "models/neural_models.h"
+#include "models/neural_kinds.h"
+#include "models/neural_train_config.h"
 #include "models/rf_models.h"
 #include "models/train_schema.h"
 
 namespace attn {
 
+namespace {
+
+// The registry's row of a gradient-trained model (models/neural_kinds.h).
+ModelInfo neural_model_info(const NeuralKindInfo& kind) {
+  return {.name = kind.name,
+          .description = kind.description,
+          .schema = kind.schema,
+          .train_schema = neural_train_schema,
+          .make = kind.make,
+          .fresh_samples = true,
+          .check_train = neural_train_check};
+}
+
+}  // namespace
+
 const std::vector<ModelInfo>& model_registry() {
-  static const std::vector<ModelInfo> registry = {
+  // Every row but the gradient-trained models', which go before the last (construction).
+  static const std::vector<ModelInfo> others = {
       {.name = "mean",
        .description = "baseline: the training mean of every output coordinate",
        .schema = mean_schema,
@@ -62,41 +80,6 @@ const std::vector<ModelInfo>& model_registry() {
        .train_schema = rf_train_schema,
        .make = rfmlp_kernel_make,
        .ridge_fitted = true},
-      {.name = "attention",
-       .description = "Sanford et al.: one attention unit psi(sum_h softmax heads(phi(X))), trained by gradient",
-       .schema = attention_schema,
-       .train_schema = neural_train_schema,
-       .make = attention_make,
-       .fresh_samples = true,
-       .check_train = neural_train_check},
-      {.name = "third_order",
-       .description = "Sanford et al.: one unit of third-order (pair) attention heads, trained by gradient",
-       .schema = third_order_schema,
-       .train_schema = neural_train_schema,
-       .make = third_order_make,
-       .fresh_samples = true,
-       .check_train = neural_train_check},
-      {.name = "transformer",
-       .description = "L layers of multi-head attention + MLP with residuals, trained by gradient",
-       .schema = transformer_schema,
-       .train_schema = neural_train_schema,
-       .make = transformer_make,
-       .fresh_samples = true,
-       .check_train = neural_train_check},
-      {.name = "mlp",
-       .description = "fully connected net on the concatenated tokens, all outputs at once (gradient)",
-       .schema = mlp_schema,
-       .train_schema = neural_train_schema,
-       .make = mlp_make,
-       .fresh_samples = true,
-       .check_train = neural_train_check},
-      {.name = "lstm",
-       .description = "LSTM reading the sequence, outputs after the whole sequence (gradient)",
-       .schema = lstm_schema,
-       .train_schema = neural_train_schema,
-       .make = lstm_make,
-       .fresh_samples = true,
-       .check_train = neural_train_check},
       {.name = "construction",
        .description = "Sanford et al.: explicit attention weights from the proofs (no training)",
        .schema = construction_schema,
@@ -105,6 +88,14 @@ const std::vector<ModelInfo>& model_registry() {
        .fresh_samples = true,
        .no_training = true},
   };
+  static const std::vector<ModelInfo> registry = [] {
+    ATTN_ASSERT(others.back().name == "construction",
+                "the gradient-trained models go before construction");
+    std::vector<ModelInfo> rows(others.begin(), others.end() - 1);
+    for (const NeuralKindInfo& kind : neural_kinds()) rows.push_back(neural_model_info(kind));
+    rows.push_back(others.back());
+    return rows;
+  }();
   return registry;
 }
 

@@ -1,7 +1,8 @@
 // The gradient-trained models of Sanford et al. (2023): `attention` (one attention unit,
 // H softmax heads), `third_order` (third-order attention heads), `transformer` (L layers),
-// `mlp` and `lstm` (the comparators). Their [model] schemas, the shared [train] schema of
-// the gradient loop, and the registry's make functions.
+// `mlp` and `lstm` (the comparators). Their [model] schemas and config readers, and the
+// registry's make functions; the table that lists them is models/neural_kinds.h, the shared
+// [train] schema of the gradient loop models/neural_train_config.h.
 //
 // Networks run in float32 (train.dtype = "float64" for double); nets are built by
 // neural_net_make from resolved parameters and the task's shapes. The attention models
@@ -14,6 +15,8 @@
 
 #include "core/params.h"
 #include "models/model_registry.h"
+#include "models/neural_kinds.h"
+#include "models/neural_train_config.h"
 #include "nn/net.h"
 
 namespace attn {
@@ -28,9 +31,6 @@ std::vector<ParamSpec> third_order_schema();
 std::vector<ParamSpec> transformer_schema();
 std::vector<ParamSpec> mlp_schema();
 std::vector<ParamSpec> lstm_schema();
-std::vector<ParamSpec> neural_train_schema();
-// Rules between [train] keys of the gradient loop (e.g. min_delta needs patience): UserError.
-void neural_train_check(const Params& train);
 
 std::unique_ptr<Model> attention_make(const ModelContext& context);
 std::unique_ptr<Model> third_order_make(const ModelContext& context);
@@ -38,16 +38,16 @@ std::unique_ptr<Model> transformer_make(const ModelContext& context);
 std::unique_ptr<Model> mlp_make(const ModelContext& context);
 std::unique_ptr<Model> lstm_make(const ModelContext& context);
 
-// The network of model `model` ("attention", "third_order", "transformer", "mlp", "lstm")
-// for these [model] parameters and task shapes; UserError for impossible settings.
+// The network of model `model` (a row of neural_kinds()) for these [model] parameters and
+// task shapes; UserError for impossible settings or a name that is not a neural model.
 template <class T>
 std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& params,
                                         const TaskShape& shape);
 
 // The net configs neural_net_make builds from [model] parameters and task shapes (the
 // schema defaults give the configs' own defaults: tests/test_param_defaults.cpp).
-AttentionNetConfig neural_attention_config(const std::string& model, const Params& params,
-                                           const TaskShape& shape);  // attention, third_order
+AttentionNetConfig neural_attention_config(const Params& params, const TaskShape& shape);
+AttentionNetConfig neural_third_order_config(const Params& params, const TaskShape& shape);
 TransformerNetConfig neural_transformer_config(const Params& params, const TaskShape& shape);
 MlpNetConfig neural_mlp_config(const Params& params, const TaskShape& shape);
 LstmNetConfig neural_lstm_config(const Params& params, const TaskShape& shape);

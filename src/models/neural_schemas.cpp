@@ -1,5 +1,7 @@
-// Schemas of the neural models and the network factory (see neural_models.h).
+// The [model] schemas and config readers of the gradient-trained models, and the network
+// factory over their table (see neural_models.h, neural_kinds.h).
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.h"
 #include "models/neural_models.h"
@@ -7,8 +9,6 @@
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
-#include "train/lr_schedule.h"
-#include "train/optimizer.h"
 
 namespace attn {
 namespace {
@@ -142,81 +142,32 @@ std::vector<ParamSpec> lstm_schema() {
           activation_param()};
 }
 
-std::vector<ParamSpec> neural_train_schema() {
-  return {
-      param_int("steps", 2000, "optimiser steps (see epochs)", 1, 1e12),
-      param_int("epochs", 0, "if > 0: steps = epochs · ceil(n_fit / batch) (fixed training sets)", 0, 1e9),
-      param_int("batch", 256, "samples per step", 1, 1 << 24),
-      param_choice("optimizer", choice_name(OptimizerConfig{}.kind, kOptimizerKinds),
-                   choice_names(kOptimizerKinds), "optimiser (PyTorch's definitions)"),
-      param_real("lr", 1e-3, "learning rate", 0, 1e6),
-      param_real_list("lrs", {},
-                      "train once per learning rate and keep the best on validation (empty: lr alone)",
-                      0, 1e6),
-      param_real("beta1", 0.9, "Adam β₁", 0, 1),
-      param_real("beta2", 0.999, "Adam β₂", 0, 1),
-      param_real("eps", 1e-8, "Adam ε", 0, 1),
-      param_real("weight_decay", 0, "L2 penalty (adam, sgd) or decoupled decay (adamw)", 0, 1e6),
-      param_real("momentum", 0, "SGD momentum", 0, 1),
-      param_choice("schedule", choice_name(LrSchedule{}.kind, kLrScheduleKinds),
-                   choice_names(kLrScheduleKinds), "learning-rate schedule"),
-      param_int("warmup_steps", 0, "linear warm-up steps", 0, 1e12),
-      param_real("min_lr_factor", 0, "cosine schedule's final lr / lr", 0, 1),
-      param_real("clip_norm", 0, "cap on the global gradient norm (0: no clipping)", 0, 1e12),
-      param_int("eval_every", 200, "steps between validation evaluations", 1, 1e12),
-      param_int("patience", 0,
-                "stopping rule: stop after this many evaluations in a row without an improvement "
-                "of at least min_delta (0: off)",
-                0, 1e12),
-      // Added after results were stored: out of run ids at its default.
-      param_id_omit_default(param_real(
-          "min_delta", 0,
-          "stopping rule: the validation-loss decrease an evaluation must reach to count as an "
-          "improvement (needs patience)",
-          0, 1e12)),
-      param_bool("restore_best", true, "end with the parameters of the best validation loss"),
-      param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out", 0, 0.9),
-      param_int("val_n", 1024, "fresh samples (n = 0): validation samples 0 .. val_n-1", 1, 1e9),
-      param_choice("loss", "auto", {"auto", "mse", "bce"},
-                   "training loss; auto = bce (with logits) when every target is 0 or 1, else mse"),
-      param_choice("dtype", "float32", {"float32", "float64"}, "arithmetic of the network"),
-      param_int("eval_batch", 1024, "samples per forward pass when evaluating", 1, 1 << 24),
-  };
-}
-
-void neural_train_check(const Params& train) {
-  if (train.has("n") && train.get_int("n") > 0 && train.get_real("val_fraction") == 0)
-    throw UserError("train.val_fraction = 0 leaves a fixed training set (train.n > 0) no "
-                    "validation samples, which gradient training needs (eval_every, restore_best, "
-                    "lrs); set train.val_fraction > 0, e.g. 0.1");
-  const double min_delta = train.get_real("min_delta");
-  if (min_delta > 0 && train.get_int("patience") == 0)
-    throw UserError("train.min_delta = " + param_value_text(ParamValue(min_delta)) +
-                    " has no effect without train.patience (the number of evaluations in a row "
-                    "without such an improvement after which training stops); set train.patience "
-                    "or remove train.min_delta");
-}
-
 Params neural_default_params(const std::string& model) {
-  if (model == "attention") return Params("model", attention_schema());
-  if (model == "third_order") return Params("model", third_order_schema());
-  if (model == "transformer") return Params("model", transformer_schema());
-  if (model == "mlp") return Params("model", mlp_schema());
-  if (model == "lstm") return Params("model", lstm_schema());
-  throw UserError("not a neural model: '" + model + "'");
+  return Params("model", neural_kind_get(model).schema());
 }
 
-AttentionNetConfig neural_attention_config(const std::string& model, const Params& p,
-                                           const TaskShape& shape) {
+namespace {
+
+AttentionNetConfig attention_config(NeuralKind kind, const Params& p, const TaskShape& shape) {
   AttentionNetConfig c;
-  c.third_order = model == "third_order";
-  c.name = model;
+  c.third_order = kind == NeuralKind::third_order;
+  c.name = neural_kind_info(kind).name;
   fill_unit(c, p);
   c.qk_dim = p.get_int("qk_dim");
   c.value_dim = p.get_int("value_dim");
   c.residual = p.get_bool("residual");
   fill_shape(c, shape);
   return c;
+}
+
+}  // namespace
+
+AttentionNetConfig neural_attention_config(const Params& p, const TaskShape& shape) {
+  return attention_config(NeuralKind::attention, p, shape);
+}
+
+AttentionNetConfig neural_third_order_config(const Params& p, const TaskShape& shape) {
+  return attention_config(NeuralKind::third_order, p, shape);
 }
 
 TransformerNetConfig neural_transformer_config(const Params& p, const TaskShape& shape) {
@@ -257,13 +208,13 @@ LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
 template <class T>
 std::unique_ptr<Net<T>> neural_net_make(const std::string& model, const Params& p,
                                         const TaskShape& shape) {
-  if (model == "attention" || model == "third_order")
-    return std::make_unique<AttentionNet<T>>(neural_attention_config(model, p, shape));
-  if (model == "transformer")
-    return std::make_unique<TransformerNet<T>>(neural_transformer_config(p, shape));
-  if (model == "mlp") return std::make_unique<MlpNet<T>>(neural_mlp_config(p, shape));
-  if (model == "lstm") return std::make_unique<LstmNet<T>>(neural_lstm_config(p, shape));
-  throw UserError("not a neural model: '" + model + "'");
+  const NeuralKindInfo& row = neural_kind_get(model);
+  if constexpr (std::is_same_v<T, float>) {
+    return row.nets.make_float(p, shape);
+  } else {
+    static_assert(std::is_same_v<T, double>, "networks are float or double");
+    return row.nets.make_double(p, shape);
+  }
 }
 
 template std::unique_ptr<Net<float>> neural_net_make<float>(const std::string&, const Params&,

@@ -290,7 +290,9 @@ TASKS = {  # task name -> (train args, test args): small sizes, fast
     "onehot": ["match2", "--set", "task.N=5", "--set", "task.M=31", "--set", "task.encoding=one_hot"],
 }
 
-CASES = [  # (id, model, task, model keys)
+# (id, model, task, model keys). Every gradient-trained model (the table src/models/neural_kinds.cpp)
+# needs at least one case: tests/test_neural_kinds.cpp reads this list and fails otherwise.
+CASES = [
     ("attention", "attention", "qsa", {}),
     ("attention_heads", "attention", "qsa", {"heads": 2, "qk_dim": 3, "value_dim": 5, "phi": "linear",
                                               "psi": "mlp", "psi_width": 7, "activation": "gelu"}),
