@@ -10,6 +10,10 @@
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
 
+// A row that leaves out a field (every NeuralKindInfo field is without a default) does not
+// compile.
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+
 namespace attn {
 namespace {
 
@@ -85,6 +89,10 @@ std::vector<NeuralKindInfo> rows_make() {
   for (auto& row : rows) {
     ATTN_ASSERT(static_cast<int>(row.kind) == static_cast<int>(table.size()),
                 "the rows of neural_kinds() must be in NeuralKind order");
+    ATTN_ASSERT(row.name && row.description && row.schema && row.make && row.nets.make_float &&
+                    row.nets.make_double && !row.gradcheck.empty(),
+                std::string("neural_kinds(): row ") + (row.name ? row.name : "?") +
+                    " lacks a schema, a factory or gradient-check rows");
     table.push_back(std::move(row));
   }
   return table;

@@ -7,8 +7,10 @@
 // (models/model_registry.cpp), neural_net_make and neural_default_params
 // (models/neural_schemas.cpp), the gradient-check rows (models/gradcheck_rows_models.cpp).
 // Adding a model is one enum value and one row; NeuralKind::kCount and a static_assert keep
-// the two in step, and tests/test_neural_kinds.cpp checks that every row is complete (schema,
-// both factories, gradient-check rows, a case of the PyTorch forward test).
+// the two in step, a row that leaves out a field does not compile, a null factory or an empty
+// gradient-check list aborts at the table's first use, and tests/test_neural_kinds.cpp checks
+// that every row is complete (schema, both factories, the registry's factory, gradient-check
+// rows in the table, a case of the PyTorch forward test).
 #pragma once
 
 #include <cstdint>
