@@ -29,13 +29,19 @@ NeuralNets nets_of() {
   return {net_from<float, N, config_read>, net_from<double, N, config_read>};
 }
 
+// A row's `make` (ModelInfo::make is a plain function pointer, one per model).
+template <NeuralKind K>
+std::unique_ptr<Model> neural_make(const ModelContext& context) {
+  return neural_model_make(K, context);
+}
+
 std::vector<NeuralKindInfo> rows_make() {
   // Gradient-check settings: small networks in which every path carries a gradient; the
   // rows' names ("model/<name>[/<suffix>]") are what `attnlab gradcheck --filter` matches.
   NeuralKindInfo rows[] = {
       {.kind = NeuralKind::attention, .name = "attention",
        .description = "Sanford et al.: one attention unit psi(sum_h softmax heads(phi(X))), trained by gradient",
-       .schema = attention_schema, .make = attention_make,
+       .schema = attention_schema, .make = neural_make<NeuralKind::attention>,
        .nets = nets_of<AttentionNet, neural_attention_config>(),
        .gradcheck = {{"", {{"m", "3"}, {"heads", "2"}, {"phi_width", "5"}, {"psi", "mlp"},
                            {"psi_width", "4"}, {"activation", "gelu"}}},
@@ -49,14 +55,14 @@ std::vector<NeuralKindInfo> rows_make() {
                       1}}},
       {.kind = NeuralKind::third_order, .name = "third_order",
        .description = "Sanford et al.: one unit of third-order (pair) attention heads, trained by gradient",
-       .schema = third_order_schema, .make = third_order_make,
+       .schema = third_order_schema, .make = neural_make<NeuralKind::third_order>,
        .nets = nets_of<AttentionNet, neural_third_order_config>(),
        .gradcheck = {{"",
                       {{"m", "3"}, {"heads", "2"}, {"phi_width", "5"}, {"activation", "tanh"}}},
                      {"exclude_self", {{"m", "3"}, {"phi", "linear"}, {"exclude_self", "true"}}}}},
       {.kind = NeuralKind::transformer, .name = "transformer",
        .description = "L layers of multi-head attention + MLP with residuals, trained by gradient",
-       .schema = transformer_schema, .make = transformer_make,
+       .schema = transformer_schema, .make = neural_make<NeuralKind::transformer>,
        .nets = nets_of<TransformerNet, neural_transformer_config>(),
        .gradcheck = {{"",
                       {{"layers", "2"}, {"m", "4"}, {"heads", "2"}, {"mlp_width", "5"},
@@ -67,13 +73,13 @@ std::vector<NeuralKindInfo> rows_make() {
                        {"activation", "tanh"}, {"temperature", "inv_sqrt_dk"}}}}},
       {.kind = NeuralKind::mlp, .name = "mlp",
        .description = "fully connected net on the concatenated tokens, all outputs at once (gradient)",
-       .schema = mlp_schema, .make = mlp_make,
+       .schema = mlp_schema, .make = neural_make<NeuralKind::mlp>,
        .nets = nets_of<MlpNet, neural_mlp_config>(),
        .gradcheck = {{"", {{"hidden", "[6, 5]"}, {"activation", "tanh"}}},
                      {"relu", {{"hidden", "[7]"}}}}},
       {.kind = NeuralKind::lstm, .name = "lstm",
        .description = "LSTM reading the sequence, outputs after the whole sequence (gradient)",
-       .schema = lstm_schema, .make = lstm_make,
+       .schema = lstm_schema, .make = neural_make<NeuralKind::lstm>,
        .nets = nets_of<LstmNet, neural_lstm_config>(),
        .gradcheck = {{"", {{"hidden", "3"}}},
                      {"three_layers", {{"hidden", "3"}, {"layers", "3"}}},

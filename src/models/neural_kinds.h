@@ -68,4 +68,7 @@ const NeuralKindInfo* neural_kind_find(const std::string& name);
 // The row called `name`; UserError "not a neural model" if there is none.
 const NeuralKindInfo& neural_kind_get(const std::string& name);
 
+// A NeuralModel of this kind (models/neural_model.cpp): what every row's `make` calls.
+std::unique_ptr<Model> neural_model_make(NeuralKind kind, const ModelContext& context);
+
 }  // namespace attn

@@ -58,7 +58,7 @@ class NeuralModel : public Model {
         index_limit_(ctx.index_limit),
         shared_(ctx.shared_batches),
         party_(ctx.shared_party),
-        float64_(ctx.train.get_string("dtype") == "float64") {
+        float64_(net_dtype_from_params(ctx.train) == NetDtype::float64) {
     neural_train_check(train_params_);
     // Build once now so that bad settings fail before any data is generated.
     if (float64_) {
@@ -156,33 +156,9 @@ class NeuralModel : public Model {
   }
 
  private:
-  TrainerConfig trainer_config() const {
-    const Params& p = train_params_;
-    TrainerConfig c;
-    c.optimizer.kind = choice_parse(p.get_string("optimizer"), kOptimizerKinds, "train.optimizer");
-    c.optimizer.beta1 = p.get_real("beta1");
-    c.optimizer.beta2 = p.get_real("beta2");
-    c.optimizer.eps = p.get_real("eps");
-    c.optimizer.weight_decay = p.get_real("weight_decay");
-    c.optimizer.momentum = p.get_real("momentum");
-    c.schedule.kind = choice_parse(p.get_string("schedule"), kLrScheduleKinds, "train.schedule");
-    c.schedule.warmup = p.get_int("warmup_steps");
-    c.schedule.min_factor = p.get_real("min_lr_factor");
-    c.lr = p.get_real("lr");
-    c.steps = p.get_int("steps");
-    c.batch = p.get_int("batch");
-    c.clip_norm = p.get_real("clip_norm");
-    c.eval_every = p.get_int("eval_every");
-    c.patience = p.get_int("patience");
-    c.min_delta = p.get_real("min_delta");
-    c.restore_best = p.get_bool("restore_best");
-    c.eval_batch = p.get_int("eval_batch");
-    return c;
-  }
-
   template <class T>
   void fit_typed(const Batch& train, FitLog& log, std::unique_ptr<Net<T>>& best_net) {
-    TrainerConfig c = trainer_config();
+    TrainerConfig c = trainer_config_from_params(train_params_);
     const int64_t n = train_params_.get_int("n");
     const int64_t x_size = shape_.x_size(), y_size = shape_.y_size();
     TrainSet<T> val, fit_set;
@@ -399,20 +375,8 @@ class NeuralModel : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> attention_make(const ModelContext& c) {
-  return std::make_unique<NeuralModel>(c, "attention");
-}
-std::unique_ptr<Model> third_order_make(const ModelContext& c) {
-  return std::make_unique<NeuralModel>(c, "third_order");
-}
-std::unique_ptr<Model> transformer_make(const ModelContext& c) {
-  return std::make_unique<NeuralModel>(c, "transformer");
-}
-std::unique_ptr<Model> mlp_make(const ModelContext& c) {
-  return std::make_unique<NeuralModel>(c, "mlp");
-}
-std::unique_ptr<Model> lstm_make(const ModelContext& c) {
-  return std::make_unique<NeuralModel>(c, "lstm");
+std::unique_ptr<Model> neural_model_make(NeuralKind kind, const ModelContext& c) {
+  return std::make_unique<NeuralModel>(c, neural_kind_info(kind).name);
 }
 
 }  // namespace attn

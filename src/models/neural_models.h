@@ -1,7 +1,7 @@
 // The gradient-trained models of Sanford et al. (2023): `attention` (one attention unit,
 // H softmax heads), `third_order` (third-order attention heads), `transformer` (L layers),
-// `mlp` and `lstm` (the comparators). Their [model] schemas and config readers, and the
-// registry's make functions; the table that lists them is models/neural_kinds.h, the shared
+// `mlp` and `lstm` (the comparators). Their [model] schemas and config readers; the table
+// that lists them (and makes them, neural_model_make) is models/neural_kinds.h, the shared
 // [train] schema of the gradient loop models/neural_train_config.h.
 //
 // Networks run in float32 (train.dtype = "float64" for double); nets are built by
@@ -31,12 +31,6 @@ std::vector<ParamSpec> third_order_schema();
 std::vector<ParamSpec> transformer_schema();
 std::vector<ParamSpec> mlp_schema();
 std::vector<ParamSpec> lstm_schema();
-
-std::unique_ptr<Model> attention_make(const ModelContext& context);
-std::unique_ptr<Model> third_order_make(const ModelContext& context);
-std::unique_ptr<Model> transformer_make(const ModelContext& context);
-std::unique_ptr<Model> mlp_make(const ModelContext& context);
-std::unique_ptr<Model> lstm_make(const ModelContext& context);
 
 // The network of model `model` (a row of neural_kinds()) for these [model] parameters and
 // task shapes; UserError for impossible settings or a name that is not a neural model.
