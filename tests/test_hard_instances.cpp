@@ -23,7 +23,7 @@
 #include "nn/mlp_net.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
-#include "tasks/rank_pair.h"
+#include "analysis/rank_pair.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 

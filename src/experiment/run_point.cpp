@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "experiment/rank_pair_eval.h"
+#include "analysis/probes.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 
@@ -54,7 +54,8 @@ void run_point_body(const RunPoint& p, const RunShare& share, RunOutcome& out) {
 
   run_outcome_add_test(test, model->predict(test), out);
   model->evaluate(test, log);  // right after predict(test): models may reuse its work
-  rank_pair_evaluate(*model, c, test, log);
+  const Params test_params = eval_task_params(c);
+  for (ProbeKind probe : c.probes) probe_run(probe, ProbeInput{*model, c.model, test_params, test}, log);
   run_outcome_add_fit(n_train > 0 ? metrics_compute(train, model->predict(train))
                                   : std::vector<std::pair<std::string, double>>{},
                       log, fit_seconds, out);

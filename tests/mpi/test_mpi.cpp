@@ -81,6 +81,32 @@ n = 400
 "train.refit" = [false, true, false, true, false, true, false]
 )";
 
+// MLPs on the rank_pair instances with the rank_pair probe (analysis/probes.h): a lockstep
+// group of two widths and, with --no-groups, one run per worker rank.
+const char* kProbeSpec = R"(
+[experiment]
+name = "mpi_probes"
+seeds = 1
+[task]
+name = "qsa"
+N = 8
+q = 2
+d_out = 2
+[model]
+name = "mlp"
+depth = 2
+[train]
+n = 0
+steps = 20
+batch = 16
+[eval]
+n = 20
+instances = "rank_pair"
+probes = ["rank_pair"]
+[sweep]
+"model.width" = [3, 8]
+)";
+
 using namespace mpi_test;
 using Mpi = MpiTest;
 
@@ -212,6 +238,23 @@ TEST_F(Mpi, DeadRankLosesOnlyItsCurrentRun) {
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 2 -q");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   expect_same_runs(runs_of(path("one")), runs_of(path("mpi")));
+}
+
+// The probes a spec names reach the worker ranks (with the point's text) and log there what
+// they log in one process, for a group and for runs alone.
+TEST_F(Mpi, ProbesRunOnWorkerRanksAsInOneProcess) {
+  const std::string s = spec(kProbeSpec);
+  auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 1 -q");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const auto a = runs_of(path("one"));
+  ASSERT_EQ(a.size(), 2u);
+  for (const auto& [id, run] : a) EXPECT_TRUE(run.metrics.count("rank_pair_applies")) << id;
+  for (const std::string flags : {"", " --no-groups"}) {
+    const std::string out = path("mpi" + std::to_string(flags.size()));
+    auto mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q" + flags);
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
+    expect_same_runs(a, runs_of(out));
+  }
 }
 
 // train.distributed = true on 3 ranks against the same runs fitted in one process: the
