@@ -7,19 +7,23 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "analysis/probes.h"
+#include "cli_helpers.h"
 #include "core/error.h"
+#include "experiment/plan.h"
+#include "experiment/spec.h"
 #include "models/model_registry.h"
-#include "spec_test_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
+// Errors of loading and planning tests/data/rank_pair_probe.toml with `sets` ("" if none).
+std::string spec_error(const std::vector<std::string>& sets) {
   try {
-    f();
+    plan_make(spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets, false));
   } catch (const UserError& e) {
     return e.what();
   }
@@ -64,46 +68,29 @@ TEST(Probes, EveryRowIsComplete) {
   }
 }
 
-TEST(Probes, NamesAreParsedAndUnknownOnesGetADidYouMean) {
+TEST(Probes, NamesAreParsedAndWhereAProbeDoesNotApplyIsSaid) {
   EXPECT_TRUE(probes_parse("").empty());
   EXPECT_EQ(probes_parse(" rank_pair "), std::vector<ProbeKind>{ProbeKind::kRankPair});
   EXPECT_EQ(probes_text(probes_parse("rank_pair")), "rank_pair");
-  const std::string unknown = message_of([] { probes_parse("rank_pari"); });
-  EXPECT_NE(unknown.find("eval.probes: unknown probe 'rank_pari' (did you mean 'rank_pair'?)"),
-            std::string::npos) << unknown;
-  EXPECT_NE(message_of([] { probes_parse("rank_pair, rank_pair"); }).find("twice"), std::string::npos);
-  EXPECT_NE(message_of([] { probes_parse("rank_pair,"); }).find("empty probe name"), std::string::npos);
+  EXPECT_THROW(probes_parse("rank_pair, rank_pair"), UserError);
+  EXPECT_THROW(probes_parse("rank_pair,"), UserError);
   EXPECT_NO_THROW(probe_check(ProbeKind::kRankPair, "mlp", "qsa", "rank_pair"));
-  const std::string wrong = message_of([] { probe_check(ProbeKind::kRankPair, "mlp", "match2", "rank_pair"); });
-  EXPECT_NE(wrong.find("eval.probes: rank_pair needs model = mlp, task = qsa and eval.instances"),
-            std::string::npos) << wrong;
+  EXPECT_THROW(probe_check(ProbeKind::kRankPair, "mlp", "match2", "rank_pair"), UserError);
+  try {
+    probe_check(ProbeKind::kRankPair, "attention", "qsa", "rank_pair");
+    ADD_FAILURE() << "rank_pair accepted for attention";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "eval.probes: rank_pair needs model = mlp, task = qsa and eval.instances = "
+                           "\"rank_pair\" (here model = attention, task = qsa, eval.instances = "
+                           "\"rank_pair\"); remove it from eval.probes or change the run "
+                           "(docs/sanford2023.md#e3-rank-pair)");
+  }
 }
 
-const char* kSpec = R"(
-[experiment]
-name = "probes"
-seeds = 2
-[task]
-name = "qsa"
-N = 8
-q = 2
-d_out = 2
-[model]
-name = "mlp"
-width = 3
-[train]
-n = 0
-steps = 2
-[eval]
-n = 5
-instances = "rank_pair"
-)";
-
-class ProbeSpecs : public test::SpecFileTest {};
-
-TEST_F(ProbeSpecs, ProbesAreNotPartOfRunIdsOrTheFingerprint) {
-  const Spec plain = load(kSpec), probed = load(std::string(kSpec) + "probes = [\"rank_pair\"]\n");
-  const Spec set = load(kSpec, {"eval.probes=rank_pair"});
+TEST(Probes, ProbesAreNotPartOfRunIdsOrTheFingerprint) {
+  const std::string path = std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml";
+  const Spec probed = spec_load(path, {}, false), plain = spec_load(path, {"eval.probes=[]"}, false);
+  const Spec set = spec_load(path, {"eval.probes=rank_pair"}, false);
   const auto a = plan_make(plain), b = plan_make(probed), c = plan_make(set);
   ASSERT_EQ(a.size(), b.size());
   for (size_t k = 0; k < a.size(); ++k) {
@@ -115,18 +102,20 @@ TEST_F(ProbeSpecs, ProbesAreNotPartOfRunIdsOrTheFingerprint) {
   }
   EXPECT_EQ(spec_runs_json(plain), spec_runs_json(probed));
   EXPECT_EQ(b[0].config_json.find("probe"), std::string::npos);
-  EXPECT_TRUE(plan_make(load(std::string(kSpec) + "probes = []\n"))[0].config.probes.empty());
 }
 
-TEST_F(ProbeSpecs, BadProbeListsAreOneLineNamingTheKey) {
-  const std::string unknown = error(std::string(kSpec) + "probes = [\"rank_pari\"]\n");
-  EXPECT_NE(unknown.find("eval.probes: unknown probe 'rank_pari' (did you mean 'rank_pair'?)"),
+TEST(Probes, BadProbeListsAreOneLineNamingTheKey) {
+  const std::string unknown = spec_error({"eval.probes=[\"rank_pari\"]"});
+  EXPECT_NE(unknown.find("eval.probes: unknown probe 'rank_pari' (did you mean 'rank_pair'?); "
+                         "probes: rank_pair"),
             std::string::npos) << unknown;
-  const std::string number = error(std::string(kSpec) + "probes = 3\n");
+  const std::string twice = spec_error({"eval.probes=[\"rank_pair\", \"rank_pair\"]"});
+  EXPECT_NE(twice.find("eval.probes names rank_pair twice"), std::string::npos) << twice;
+  const std::string number = spec_error({"eval.probes=3"});
   EXPECT_NE(number.find("eval.probes must be a list of probe names"), std::string::npos) << number;
-  const std::string mixed = error(std::string(kSpec) + "probes = [\"rank_pair\", 2]\n");
+  const std::string mixed = spec_error({"eval.probes=[\"rank_pair\", 2]"});
   EXPECT_NE(mixed.find("eval.probes: a list of names must hold strings only"), std::string::npos) << mixed;
-  const std::string swept = error(std::string(kSpec) + "[sweep]\n\"eval.probes\" = [\"rank_pair\"]\n");
+  const std::string swept = spec_error({"sweep.eval.probes=[\"rank_pair\"]"});
   EXPECT_NE(swept.find("sweep key 'eval.probes': probes are what every run reports"),
             std::string::npos) << swept;
 }

@@ -8,40 +8,22 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "experiment/lockstep_group.h"
-#include "experiment/run_worker.h"
 #include "experiment/run_groups.h"
+#include "experiment/run_worker.h"
 #include "experiment/run_point.h"
-#include "spec_test_helpers.h"
+#include "test_paths.h"
 
 namespace attn {
 namespace {
 
-// N = 8, q = 2, d' = 2: h·d' = 4·2 = 8. `eval` is the [eval] section's extra lines.
-std::string spec_text(const std::string& model, const std::string& eval) {
-  return R"(
-[experiment]
-name = "rank_pair_eval"
-seeds = 1
-[task]
-name = "qsa"
-N = 8
-q = 2
-d_out = 2
-[model]
-name = ")" + model + "\"\n" + (model == "mlp" ? "depth = 2\n" : "m = 4\n") + R"(
-[train]
-n = 0
-steps = 30
-batch = 16
-lr = 1e-2
-[eval]
-n = 20
-)" + eval + (model == "mlp" ? "[sweep]\n\"model.width\" = [3, 7, 8]\n" : "");
+// tests/data/rank_pair_probe.toml with `sets` (--set overrides): widths 3, 7 below h·d' = 8, 8 at it.
+std::vector<RunPoint> plan_probed(const std::vector<std::string>& sets = {}) {
+  return plan_make(spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets, false));
 }
-
-const std::string kProbed = "instances = \"rank_pair\"\nprobes = [\"rank_pair\"]\n";
 
 const double* find_metric(const RunOutcome& o, const std::string& name) {
   for (const auto& [key, value] : o.metrics)
@@ -57,10 +39,8 @@ std::vector<std::pair<std::string, double>> rank_pair_scalars(const RunOutcome& 
   return out;
 }
 
-class RankPairEval : public test::SpecFileTest {};
-
-TEST_F(RankPairEval, BelowTheBoundThePairAgreesAndCertifiesAnErrorOfOneOverQ) {
-  const auto points = plan(spec_text("mlp", kProbed));
+TEST(RankPairEval, BelowTheBoundThePairAgreesAndCertifiesAnErrorOfOneOverQ) {
+  const auto points = plan_probed();
   ASSERT_EQ(points.size(), 3u);
   for (const auto& p : points) {
     const RunOutcome o = run_point_execute(p);
@@ -82,8 +62,8 @@ TEST_F(RankPairEval, BelowTheBoundThePairAgreesAndCertifiesAnErrorOfOneOverQ) {
 }
 
 // The rule since probes became opt-in: the rank_pair instances alone log no probe scalars.
-TEST_F(RankPairEval, WithoutTheProbeNothingIsLogged) {
-  const auto points = plan(spec_text("mlp", "instances = \"rank_pair\"\n"));
+TEST(RankPairEval, WithoutTheProbeNothingIsLogged) {
+  const auto points = plan_probed({"eval.probes=[]"});
   EXPECT_TRUE(points[0].config.probes.empty());
   const RunOutcome o = run_point_execute(points[0]);
   ASSERT_TRUE(o.ok) << o.error;
@@ -91,21 +71,22 @@ TEST_F(RankPairEval, WithoutTheProbeNothingIsLogged) {
   EXPECT_NE(find_metric(o, "test_mse"), nullptr);
 }
 
-TEST_F(RankPairEval, AProbeNamedWhereItDoesNotApplyIsRefusedNamingTheKey) {
-  const std::string attention = error(spec_text("attention", kProbed));
-  EXPECT_NE(attention.find("eval.probes: rank_pair needs model = mlp, task = qsa and "
-                           "eval.instances = \"rank_pair\" (here model = attention"),
-            std::string::npos)
-      << attention;
-  const std::string random_test = error(spec_text("mlp", "probes = [\"rank_pair\"]\n"));
-  EXPECT_NE(random_test.find("eval.probes: rank_pair needs"), std::string::npos) << random_test;
-  EXPECT_NE(random_test.find("eval.instances = \"\")"), std::string::npos) << random_test;
+TEST(RankPairEval, AProbeNamedForAnotherTestSetIsRefusedNamingTheKey) {
+  try {
+    plan_probed({"eval.instances=random"});
+    ADD_FAILURE() << "planned rank_pair on the random instances";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("eval.probes: rank_pair needs model = mlp, task = qsa and eval.instances = "
+                     "\"rank_pair\" (here model = mlp, task = qsa, eval.instances = \"random\")"),
+              std::string::npos) << m;
+  }
 }
 
 // The same scalars from a lockstep group (these points train on fresh samples with one rate)
 // and from a point that went through a worker's request text, as from the run alone.
-TEST_F(RankPairEval, GroupedAndEncodedRunsLogWhatTheRunAloneLogs) {
-  const auto points = plan(spec_text("mlp", kProbed));
+TEST(RankPairEval, GroupedAndEncodedRunsLogWhatTheRunAloneLogs) {
+  const auto points = plan_probed();
   ASSERT_TRUE(run_group_lockstep(points[0]));
   std::vector<RunOutcome> together(points.size());
   lockstep_group_run(points, [&](size_t k, RunOutcome&& o) { together[k] = std::move(o); });

@@ -81,32 +81,6 @@ n = 400
 "train.refit" = [false, true, false, true, false, true, false]
 )";
 
-// MLPs on the rank_pair instances with the rank_pair probe (analysis/probes.h): a lockstep
-// group of two widths and, with --no-groups, one run per worker rank.
-const char* kProbeSpec = R"(
-[experiment]
-name = "mpi_probes"
-seeds = 1
-[task]
-name = "qsa"
-N = 8
-q = 2
-d_out = 2
-[model]
-name = "mlp"
-depth = 2
-[train]
-n = 0
-steps = 20
-batch = 16
-[eval]
-n = 20
-instances = "rank_pair"
-probes = ["rank_pair"]
-[sweep]
-"model.width" = [3, 8]
-)";
-
 using namespace mpi_test;
 using Mpi = MpiTest;
 
@@ -243,11 +217,13 @@ TEST_F(Mpi, DeadRankLosesOnlyItsCurrentRun) {
 // The probes a spec names reach the worker ranks (with the point's text) and log there what
 // they log in one process, for a group and for runs alone.
 TEST_F(Mpi, ProbesRunOnWorkerRanksAsInOneProcess) {
-  const std::string s = spec(kProbeSpec);
+  // MLPs of widths 3, 7, 8 with the rank_pair probe (analysis/probes.h): a lockstep group, and
+  // with --no-groups one run per worker rank.
+  const std::string s = std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml";
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 1 -q");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   const auto a = runs_of(path("one"));
-  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(a.size(), 3u);
   for (const auto& [id, run] : a) EXPECT_TRUE(run.metrics.count("rank_pair_applies")) << id;
   for (const std::string flags : {"", " --no-groups"}) {
     const std::string out = path("mpi" + std::to_string(flags.size()));
