@@ -14,6 +14,7 @@
 
 #include "cli_helpers.h"
 #include "spec_test_helpers.h"
+#include "analysis/rank_pair.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -23,7 +24,6 @@
 #include "nn/mlp_net.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
-#include "tasks/rank_pair.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 

@@ -32,6 +32,17 @@ std::string name_of(const Spec& spec, const std::map<std::string, ParamValue>& v
   return std::get<std::string>(it->second);
 }
 
+// eval.probes: a list of names (a TOML list reaches here as one string, its items joined by
+// commas; an empty list as an empty list of numbers).
+std::vector<ProbeKind> probes_of(const ParamValue& v) {
+  if (const auto* names = std::get_if<std::string>(&v)) return probes_parse(*names);
+  const auto* list = std::get_if<std::vector<double>>(&v);
+  ATTN_CHECK(list != nullptr && list->empty(),
+             std::string(kEvalProbesKey) + " must be a list of probe names, e.g. probes = "
+             "[\"rank_pair\"]; probes: " + probes_text(probe_kinds()));
+  return {};
+}
+
 }  // namespace
 
 RunConfig run_config_defaults(const std::string& task, const std::string& model) {
@@ -75,6 +86,9 @@ Params eval_task_params(const RunConfig& c) {
 }
 
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept) {
+  if (swept.count(kEvalProbesKey))
+    throw UserError(spec.path + ": sweep key '" + kEvalProbesKey + "': probes are what every "
+                    "run reports, not part of a run; name them once in [eval] probes = [...]");
   std::map<std::string, ParamValue> values = spec.base;
   for (const auto& [k, v] : swept) values[k] = v;
   const std::string task = name_of(spec, values, "task", "name = \"qsa\"");
@@ -92,6 +106,14 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
     const auto dot = dotted.find('.');
     const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
     if (key == "name" && (section == "task" || section == "model")) return;
+    if (dotted == kEvalProbesKey) {
+      try {
+        c.probes = probes_of(v);
+      } catch (const UserError& e) {
+        throw UserError(spec.path + ": " + e.what());
+      }
+      return;
+    }
     set_checked(spec, params_of(section), key, v);
   };
   // Base values, then the chosen task's and model's own tables, then the swept values.
@@ -141,6 +163,13 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
       task_make(c.task, test_params);
     } catch (const UserError& e) {
       throw UserError(spec.path + ": eval.instances = " + instances + ": " + e.what() + at);
+    }
+  }
+  for (ProbeKind probe : c.probes) {
+    try {
+      probe_check(probe, c.model, c.task, instances);
+    } catch (const UserError& e) {
+      throw UserError(spec.path + ": " + e.what() + at);
     }
   }
   return c;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/probes.h"
 #include "core/params.h"
 #include "experiment/spec.h"
 #include "models/train_schema.h"
@@ -21,7 +22,15 @@ namespace attn {
 struct RunConfig {
   std::string task, model;
   Params task_params, model_params, train_params, eval_params;
+  // eval.probes: what the run reports besides its metrics (analysis/probes.h). Not a Params
+  // key: it is not part of the run id, the stored parameter columns or the spec's fingerprint
+  // (spec_runs_json), so naming a probe in a spec whose results are stored redoes nothing.
+  std::vector<ProbeKind> probes;
 };
+
+// The spec key naming a run's probes: a list of probe names, e.g. probes = ["rank_pair"]
+// ([eval] section), or "rank_pair, other" from the command line. Read by config_resolve.
+inline constexpr const char* kEvalProbesKey = "eval.probes";
 
 struct RunPoint {
   int64_t index = 0;  // position in the plan

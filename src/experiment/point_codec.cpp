@@ -24,6 +24,7 @@ std::string run_point_encode(const RunPoint& point) {
         execution[std::string(section) + "." + p->schema()[k].name] = param_value_json(p->values()[k]);
   }
   j["execution"] = execution;
+  j["probes"] = probes_text(point.config.probes);  // not part of config_json (plan.h)
   return j.dump();
 }
 
@@ -47,6 +48,7 @@ RunPoint run_point_decode(const std::string& text) {
   ATTN_CHECK(hash_hex(p.config_json) == p.run_id,
              "run " + p.run_id + " resolves to a different configuration on this rank; run the "
              "same attnlab build on every rank");
+  config.probes = probes_parse(j.at("probes").get<std::string>());
   for (const auto& [dotted, v] : j.at("execution").items()) {
     const auto dot = dotted.find('.');
     Params* section = run_config_section(config, dotted.substr(0, dot));

@@ -1,66 +1,16 @@
-// One run: data, fit, predict, metrics.
+// One run in this process (the body is run_body.h's), and the outcome's text form.
 #include "experiment/run_point.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "experiment/rank_pair_eval.h"
-#include "tasks/task.h"
+#include "experiment/run_body.h"
+#include "mpi/comm.h"
 #include "train/metrics.h"
 
 namespace attn {
-namespace {
-
-// Seconds on the clock a run is timed by: wall time, or (in a lockstep group) this thread's
-// CPU time.
-double run_clock(const RunShare& share) {
-  if (share.batches) {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-  }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void run_point_body(const RunPoint& p, const RunShare& share, RunOutcome& out) {
-  const RunConfig& c = p.config;
-  const int64_t n_train = c.train_params.get_int("n");
-  const int64_t n_test = c.eval_params.get_int("n");
-  const int64_t first_test = c.eval_params.get_int("first");
-  ATTN_ASSERT(first_test >= n_train, "config_resolve lets no test set overlap the training set");
-  const auto task = task_make(c.task, c.task_params);
-  // n_train = 0: the model draws fresh samples itself (ModelContext::task).
-  Batch train;
-  train.shape = task->shape();
-  if (n_train > 0) train = task_generate(*task, p.seed, 0, n_train);
-  // eval.instances: the test set may come from the task's hard instances (same shapes).
-  const auto test_task = task_make(c.task, eval_task_params(c));
-  const Batch test = task_generate(*test_task, p.seed, first_test, n_test);
-
-  const ModelInfo& info = model_find(c.model);
-  ATTN_CHECK(n_train > 0 || info.fresh_samples,
-             "model " + c.model + " needs a training set: train.n = 0 (fresh samples) is only "
-             "for gradient-trained models");
-  const auto model = info.make(ModelContext{c.model_params, c.train_params, task->shape(), p.seed,
-                                            task.get(), first_test, share.batches, share.party});
-  FitLog log;
-  const double fit_start = run_clock(share);
-  model->fit(train, log);
-  const double fit_seconds = run_clock(share) - fit_start;
-
-  run_outcome_add_test(test, model->predict(test), out);
-  model->evaluate(test, log);  // right after predict(test): models may reuse its work
-  rank_pair_evaluate(*model, c, test, log);
-  run_outcome_add_fit(n_train > 0 ? metrics_compute(train, model->predict(train))
-                                  : std::vector<std::pair<std::string, double>>{},
-                      log, fit_seconds, out);
-}
-
-}  // namespace
 
 void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction, RunOutcome& out) {
   std::vector<std::pair<std::string, double>> standard_errors;
@@ -88,7 +38,7 @@ RunOutcome run_point_execute(const RunPoint& point, const RunShare& share) {
   out.run_id = point.run_id;
   const double start = run_clock(share);
   try {
-    run_point_body(point, share, out);
+    run_body(point, RunSite{&comm_self(), false, share}, out);
     out.ok = true;
   } catch (const std::bad_alloc&) {
     out.error = "out of memory";

@@ -1,9 +1,12 @@
-// Executing one run point: generate train and test sets, fit the model, compute metrics.
+// Executing one run point in this process: generate train and test sets, fit the model,
+// compute metrics, run the probes the spec names (the body, shared with grouped and MPI runs,
+// is experiment/run_body.h).
 //
 // Train = samples 0 .. train.n-1 of the run's seed, test = samples eval.first ..
 // eval.first+eval.n-1 (disjoint; training sets of different n are nested). Metrics are
-// the test metrics (prefixed test_), train_mse and train_nmse, the fit's own scalars, and
-// fit_seconds. Any exception makes the outcome "failed" with its message; nothing throws.
+// the test metrics (prefixed test_), train_mse and train_nmse, the fit's own scalars and the
+// probes' (eval.probes), and fit_seconds. Any exception makes the outcome "failed" with its
+// message; nothing throws.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/params_json.h"
 #include "core/suggest.h"
+#include "experiment/plan.h"
 #include "experiment/spec_loader.h"
 #include "experiment/spec_tree.h"
 #include "models/model_registry.h"
@@ -333,8 +334,9 @@ std::string spec_runs_json(const Spec& spec) {
   nlohmann::json base = nlohmann::json::object();
   // Execution settings (same results to rounding) do not make another spec: a directory can be
   // resumed with them changed.
+  // Probes (eval.probes) change what runs report, not what they compute: left out too.
   for (const auto& [k, v] : spec.base)
-    if (!is_execution_setting(k)) base[k] = param_value_json(v);
+    if (!is_execution_setting(k) && k != kEvalProbesKey) base[k] = param_value_json(v);
   j["base"] = base;
   nlohmann::json scoped = nlohmann::json::object();
   for (const auto& [scope, values] : spec.scoped)

@@ -101,8 +101,8 @@ struct Spec {
 Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick);
 
 // A canonical JSON text of what determines the runs (seeds, base, scoped, axes): two specs
-// with the same text plan the same runs. The execution setting train.distributed is left
-// out, like it is left out of run ids.
+// with the same text plan the same runs. The execution setting train.distributed and the
+// probes (eval.probes) are left out, like they are left out of run ids.
 std::string spec_runs_json(const Spec& spec);
 // JSON of the whole spec (DIR/spec.json; the figure data reads its plots back): name,
 // description, plots, claims, swept keys.

@@ -48,9 +48,21 @@ struct Loader {
       fail(v.line, key + " must be a string");
     return std::get<std::string>(v.value);
   }
-  // A scalar, or an array of numbers (a list parameter such as train.lambdas).
+  // A scalar, or an array of numbers (a list parameter such as train.lambdas), or a non-empty
+  // array of strings (a list of names such as eval.probes), read as one string: its items
+  // joined by ", ".
   ParamValue value_of(const SpecTree& v, const std::string& key) const {
     if (v.kind == Kind::Value) return v.value;
+    if (v.kind == Kind::Array && !v.items.empty() && v.items.front().kind == Kind::Value &&
+        std::holds_alternative<std::string>(v.items.front().value)) {
+      std::string names;
+      for (const auto& item : v.items) {
+        if (item.kind != Kind::Value || !std::holds_alternative<std::string>(item.value))
+          fail(item.line, key + ": a list of names must hold strings only");
+        names += (names.empty() ? "" : ", ") + std::get<std::string>(item.value);
+      }
+      return names;
+    }
     if (v.kind == Kind::Array) {
       std::vector<double> list;
       for (const auto& item : v.items) {

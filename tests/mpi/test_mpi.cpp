@@ -214,6 +214,25 @@ TEST_F(Mpi, DeadRankLosesOnlyItsCurrentRun) {
   expect_same_runs(runs_of(path("one")), runs_of(path("mpi")));
 }
 
+// The probes a spec names reach the worker ranks (with the point's text) and log there what
+// they log in one process, for a group and for runs alone.
+TEST_F(Mpi, ProbesRunOnWorkerRanksAsInOneProcess) {
+  // MLPs of widths 3, 7, 8 with the rank_pair probe (analysis/probes.h): a lockstep group, and
+  // with --no-groups one run per worker rank.
+  const std::string s = std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml";
+  auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 1 -q");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const auto a = runs_of(path("one"));
+  ASSERT_EQ(a.size(), 3u);
+  for (const auto& [id, run] : a) EXPECT_TRUE(run.metrics.count("rank_pair_applies")) << id;
+  for (const std::string flags : {"", " --no-groups"}) {
+    const std::string out = path("mpi" + std::to_string(flags.size()));
+    auto mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q" + flags);
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
+    expect_same_runs(a, runs_of(out));
+  }
+}
+
 // train.distributed = true on 3 ranks against the same runs fitted in one process: the
 // same run ids (an execution setting), metrics equal to rounding, and fit_ranks = 3.
 TEST_F(Mpi, DistributedRidgeEqualsLocalRidge) {

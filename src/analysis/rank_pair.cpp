@@ -1,6 +1,6 @@
 // rank_pair: a null direction of a first layer on z_h .. z_{2h−1} (SVD), and the pair of
 // inputs it gives. Shapes: W₁ width × N·d_in row-major; Δ h × d'.
-#include "tasks/rank_pair.h"
+#include "analysis/rank_pair.h"
 
 #include <Eigen/Dense>
 #include <Eigen/SVD>

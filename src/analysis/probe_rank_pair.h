@@ -1,12 +1,13 @@
-// Thm 10's rank pair on a trained MLP (spec sanford2023 §3.6, claim C7), logged beside the
-// test metrics of a run with model = mlp, task = qsa and eval.instances = rank_pair.
+// The rank_pair probe (analysis/probes.h): Thm 10's rank pair on a trained MLP (spec
+// sanford2023 §3.6, claim C7), logged beside the test metrics of a run whose spec names it
+// ([eval] probes = ["rank_pair"]; model = mlp, task = qsa, eval.instances = rank_pair).
 //
 // The MLP reads X only through its first layer W₁ (width × N·d_in, the transpose of the
 // saved tensor mlp.w0). With h = ⌊N/2⌋ and width < h·d′, W₁ has a null direction Δ on the z
-// coordinates of positions h .. 2h−1 (tasks/rank_pair.h); the two inputs made from test
+// coordinates of positions h .. 2h−1 (analysis/rank_pair.h); the two inputs made from test
 // sample 0 with z_j = ±Δ_j get the same outputs while their targets differ by 2/q at one
 // position, so one of them has error at least 1/q there, however the net was trained.
-// Scalars (every such run):
+// Scalars (every such run with a test set):
 //   rank_pair_applies           1 when width < h·d′ (the pair exists), else 0 and no others
 //   rank_pair_output_gap        max |f(x₊) − f(x₋)| over all outputs (0 up to the net's float
 //                               rounding)
@@ -15,12 +16,10 @@
 //   rank_pair_null_residual     max |(W₁Δ)_r| in double (≈ 0)
 #pragma once
 
-#include "experiment/plan.h"
-#include "model_api/model.h"
-#include "tasks/batch.h"
+#include "analysis/probes.h"
 
 namespace attn {
 
-void rank_pair_evaluate(const Model& model, const RunConfig& config, const Batch& test, FitLog& log);
+void probe_rank_pair(const ProbeInput& in, FitLog& log);
 
 }  // namespace attn

@@ -1,5 +1,7 @@
 // rank_pair: the pair of inputs behind Thm 10 (fully connected networks need first-layer
-// width ≥ N·d'/2 for qSA; spec sanford2023 §3.6, claim C7).
+// width ≥ N·d'/2 for qSA; spec sanford2023 §3.6, claim C7). Analysis of a trained first layer,
+// used by the rank_pair probe (analysis/probe_rank_pair.h); the instances themselves are the
+// task's (tasks/qsa_instances.h).
 //
 // On a qsa rank_pair instance (task.instances = rank_pair; h = ⌊N/2⌋), y_i = F ∪ {h + i}
 // for i < h, so output i contains z_{h+i}/q. A network sees X only through its first layer

@@ -1,22 +1,21 @@
-// Thm 10's rank pair on a trained MLP (see rank_pair_eval.h). Shapes: mlp.w0 (N·d_in, width)
-// row-major, W₁ its transpose (width × N·d_in); predictions 2 × N × d′.
-#include "experiment/rank_pair_eval.h"
+// The rank_pair probe (see probe_rank_pair.h). Shapes: mlp.w0 (N·d_in, width) row-major, W₁
+// its transpose (width × N·d_in); predictions 2 × N × d′.
+#include "analysis/probe_rank_pair.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "tasks/rank_pair.h"
+#include "analysis/rank_pair.h"
 
 namespace attn {
 
-void rank_pair_evaluate(const Model& model, const RunConfig& c, const Batch& test, FitLog& log) {
-  if (c.model != "mlp" || c.task != "qsa" || test.n == 0 ||
-      c.eval_params.get_string("instances") != "rank_pair")
-    return;
+void probe_rank_pair(const ProbeInput& in, FitLog& log) {
+  const Batch& test = in.test;
+  if (test.n == 0) return;
   ModelTensors saved;
-  saved.model = c.model;
-  model.save(saved);
+  saved.model = in.model_name;
+  in.model.save(saved);
   const ModelTensor* w0 = saved.find("mlp.w0");
   ATTN_ASSERT(w0 != nullptr && w0->shape.size() == 2, "an mlp saves its first layer as mlp.w0");
   const int64_t inputs = w0->shape[0], width = w0->shape[1];
@@ -29,7 +28,7 @@ void rank_pair_evaluate(const Model& model, const RunConfig& c, const Batch& tes
   std::vector<double> W1(static_cast<size_t>(width * inputs));
   for (int64_t r = 0; r < width; ++r)
     for (int64_t col = 0; col < inputs; ++col) W1[r * inputs + col] = w0->data[col * width + r];
-  const RankPairDirection dir = rank_pair_direction(W1.data(), width, eval_task_params(c));
+  const RankPairDirection dir = rank_pair_direction(W1.data(), width, in.test_task_params);
   const RankPair pair = rank_pair_build(dir, test, 0);
 
   Batch both;
@@ -39,7 +38,7 @@ void rank_pair_evaluate(const Model& model, const RunConfig& c, const Batch& tes
   both.X.insert(both.X.end(), pair.x_minus.begin(), pair.x_minus.end());
   both.Y = pair.y_plus;
   both.Y.insert(both.Y.end(), pair.y_minus.begin(), pair.y_minus.end());
-  const std::vector<double> f = model.predict(both);
+  const std::vector<double> f = in.model.predict(both);
   const int64_t size = N * dz;
   double output_gap = 0, certified = 0, target_gap = 0;
   for (int64_t k = 0; k < size; ++k) output_gap = std::max(output_gap, std::fabs(f[k] - f[size + k]));
