@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "experiment/plan.h"
 #include "experiment/spec.h"
 #include "experiment/spec_tree.h"
 
@@ -48,13 +49,12 @@ struct Loader {
       fail(v.line, key + " must be a string");
     return std::get<std::string>(v.value);
   }
-  // A scalar, or an array of numbers (a list parameter such as train.lambdas), or a non-empty
-  // array of strings (a list of names such as eval.probes), read as one string: its items
-  // joined by ", ".
+  // A scalar, or an array of numbers (a list parameter such as train.lambdas); for eval.probes
+  // (the one list of names) an array of strings, read as one string: its items joined by ", ".
+  // Any other key's array of strings is refused as before.
   ParamValue value_of(const SpecTree& v, const std::string& key) const {
     if (v.kind == Kind::Value) return v.value;
-    if (v.kind == Kind::Array && !v.items.empty() && v.items.front().kind == Kind::Value &&
-        std::holds_alternative<std::string>(v.items.front().value)) {
+    if (v.kind == Kind::Array && key == kEvalProbesKey && !v.items.empty()) {
       std::string names;
       for (const auto& item : v.items) {
         if (item.kind != Kind::Value || !std::holds_alternative<std::string>(item.value))
