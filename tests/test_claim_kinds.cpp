@@ -43,15 +43,15 @@ std::vector<std::string> need_keys(const ClaimKindRow& row) {
 TEST(ClaimKinds, EveryRowIsCompleteAndParsesBack) {
   const std::string doc = spec_format_md();
   const std::vector<std::string> fields = field_keys(claim_fields());
-  ASSERT_EQ(claim_kind_names().size(), kClaimKindCount);
-  for (size_t k = 0; k < kClaimKindCount; ++k) {
-    const ClaimKindRow& row = claim_kinds()[k];
+  ASSERT_EQ(claim_kinds().names().size(), kind_count<ClaimKind>);
+  for (size_t k = 0; k < kind_count<ClaimKind>; ++k) {
+    const ClaimKindRow& row = claim_kinds().rows[k];
     SCOPED_TRACE(row.name);
     EXPECT_EQ(static_cast<size_t>(row.kind), k) << "rows must be in enum order";
-    const ClaimKind* parsed = claim_kind_find(row.name);
+    const ClaimKind* parsed = claim_kinds().find(row.name);
     ASSERT_NE(parsed, nullptr);
     EXPECT_EQ(*parsed, row.kind);
-    EXPECT_EQ(std::string(claim_kind_name(row.kind)), row.name);
+    EXPECT_EQ(std::string(claim_kinds().name(row.kind)), row.name);
     EXPECT_NE(row.evaluate, nullptr);
     EXPECT_GT(std::string(row.description).size(), 10u);
     EXPECT_NE(doc.find("<a id=\"" + std::string(row.doc_anchor) + "\"></a>"), std::string::npos)
@@ -70,21 +70,21 @@ TEST(ClaimKinds, EveryRowIsCompleteAndParsesBack) {
       EXPECT_FALSE(listed(claim_common_keys(), key)) << key;
     }
   }
-  EXPECT_EQ(claim_kind_find("smaller"), nullptr);
+  EXPECT_EQ(claim_kinds().find("smaller"), nullptr);
   // Every [[claim]] key is common or used by some kind (else no spec could give it).
   for (const auto& key : fields) {
     bool used = listed(claim_common_keys(), key);
-    for (size_t k = 0; k < kClaimKindCount; ++k)
-      used = used || listed(need_keys(claim_kinds()[k]), key) || listed(claim_kinds()[k].optional, key);
+    for (const ClaimKindRow& row : claim_kinds())
+      used = used || listed(need_keys(row), key) || listed(row.optional, key);
     EXPECT_TRUE(used) << key << " is used by no claim kind";
   }
 }
 
 TEST(ClaimKinds, DocTypesTableSaysWhatTheRowsSay) {
   const auto rows = test::doc_table(spec_format_md(), "## [[claim]]", "| type | needs |");
-  ASSERT_EQ(rows.size(), kClaimKindCount) << "one row per claim kind, in enum order";
-  for (size_t k = 0; k < kClaimKindCount; ++k) {
-    const ClaimKindRow& row = claim_kinds()[k];
+  ASSERT_EQ(rows.size(), kind_count<ClaimKind>) << "one row per claim kind, in enum order";
+  for (size_t k = 0; k < kind_count<ClaimKind>; ++k) {
+    const ClaimKindRow& row = claim_kinds().rows[k];
     const auto& cells = rows[k];
     ASSERT_EQ(cells.size(), 4u);
     SCOPED_TRACE(row.name);
@@ -98,15 +98,8 @@ TEST(ClaimKinds, DocTypesTableSaysWhatTheRowsSay) {
 
 using ClaimKindSpecTest = test::SpecFileTest;
 
-const char* kBase = R"(
-[task]
-name = "qsa"
-N = 8
-[model]
-name = "linear"
-[sweep]
-"task.q" = [1, 2]
-)";
+// 8 lines: a claim appended starts at line 9.
+const char* kBase = "\n[task]\nname = \"qsa\"\nN = 8\n[model]\nname = \"linear\"\n[sweep]\n\"task.q\" = [1, 2]\n";
 
 // A value for each key a kind may need.
 std::string key_line(const std::string& key) {
@@ -128,13 +121,14 @@ std::string claim_text(const ClaimKindRow& row, const std::string& without = "")
 }
 
 TEST_F(ClaimKindSpecTest, EveryKindLoadsWithItsNeedsAndEvaluates) {
-  for (size_t k = 0; k < kClaimKindCount; ++k) {
-    const ClaimKindRow& row = claim_kinds()[k];
+  for (size_t k = 0; k < kind_count<ClaimKind>; ++k) {
+    const ClaimKindRow& row = claim_kinds().rows[k];
     SCOPED_TRACE(row.name);
     const Spec spec = load(std::string(kBase) + claim_text(row));
     ASSERT_EQ(spec.claims.size(), 1u);
     EXPECT_EQ(spec.claims[0].type, row.kind);
     // No runs: each kind's function answers, and nothing is decided.
+    ASSERT_NE(row.evaluate, nullptr);
     const ClaimResult r = claim_evaluate(spec.claims[0], {});
     EXPECT_EQ(r.id, "claim1");
     EXPECT_TRUE(r.verdict == Verdict::NotEvaluated || r.verdict == Verdict::Inconclusive)
@@ -144,8 +138,8 @@ TEST_F(ClaimKindSpecTest, EveryKindLoadsWithItsNeedsAndEvaluates) {
 }
 
 TEST_F(ClaimKindSpecTest, EachMissingNeedIsNamedInItsRowsWords) {
-  for (size_t k = 0; k < kClaimKindCount; ++k) {
-    const ClaimKindRow& row = claim_kinds()[k];
+  for (size_t k = 0; k < kind_count<ClaimKind>; ++k) {
+    const ClaimKindRow& row = claim_kinds().rows[k];
     for (const auto& need : row.needs) {
       const std::string msg = error(std::string(kBase) + claim_text(row, need.keys.front()));
       const std::string want = "claim 'claim1' (" + std::string(row.name) + ") " + need.message;
@@ -155,7 +149,7 @@ TEST_F(ClaimKindSpecTest, EachMissingNeedIsNamedInItsRowsWords) {
 }
 
 TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
-  const std::string below = std::string(kBase) + claim_text(claim_kind_row(ClaimKind::below));
+  const std::string below = std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::below));
   EXPECT_EQ(error(below), "");
   EXPECT_NE(error(below + "along = \"task.N\"\n")
                 .find("claim 'claim1' (type = \"below\") does not use along; remove it, or set type "
@@ -165,11 +159,11 @@ TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
             std::string::npos)
       << error(below + "along = \"task.N\"\n");
   EXPECT_NE(error(below + "factor = 2\n").find("does not use factor"), std::string::npos);
-  const std::string goal_line = "spec.toml:14: ";  // kBase is 8 lines, [[claim]] 9, its 6th key 14
+  const std::string goal_line = "spec.toml:14: ";  // [[claim]] at 9, goal its 5th key
   EXPECT_NE(error(below + "goal = \"above\"\n").find(goal_line + "claim 'claim1' (type = \"below\") does not use goal"),
             std::string::npos)
       << error(below + "goal = \"above\"\n");
-  const std::string power = std::string(kBase) + claim_text(claim_kind_row(ClaimKind::power_law));
+  const std::string power = std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::power_law));
   EXPECT_EQ(error(power + "margin = 0.1\ncompare = \"at_most\"\n"), "");
   EXPECT_NE(error(power + "threshold = 1\n").find("(type = \"power_law\") does not use threshold"),
             std::string::npos);

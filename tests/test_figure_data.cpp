@@ -161,7 +161,7 @@ StoredRun run(const std::string& id, uint64_t seed, std::vector<std::pair<std::s
 
 PlotSpec plot_of(PlotKind kind, const std::string& metric, const std::string& x) {
   PlotSpec p;
-  p.name = plot_kind_name(kind);
+  p.name = plot_kinds().name(kind);
   p.kind = kind;
   p.metric = metric;
   p.x = x;

@@ -71,13 +71,13 @@ TEST(SpecFields, DocSectionsTableMatchesTheSectionList) {
 
 TEST(SpecFields, DocPlotKindsTableMatchesTheKindRows) {
   const auto rows = test::doc_table(spec_format_md(), "## [[plot]]", "| kind | draws |");
-  ASSERT_EQ(rows.size(), kPlotKindCount) << "one row per plot kind, in enum order";
-  for (size_t k = 0; k < kPlotKindCount; ++k) {
-    const PlotKindRow& row = plot_kinds()[k];
+  ASSERT_EQ(rows.size(), kind_count<PlotKind>) << "one row per plot kind, in enum order";
+  for (size_t k = 0; k < kind_count<PlotKind>; ++k) {
+    const PlotKindRow& row = plot_kinds().rows[k];
     SCOPED_TRACE(row.name);
     EXPECT_EQ(static_cast<size_t>(row.kind), k);
-    ASSERT_NE(plot_kind_find(row.name), nullptr);
-    EXPECT_EQ(*plot_kind_find(row.name), row.kind);
+    ASSERT_NE(plot_kinds().find(row.name), nullptr);
+    EXPECT_EQ(*plot_kinds().find(row.name), row.kind);
     ASSERT_EQ(rows[k].size(), 5u);
     EXPECT_EQ(test::backticked(rows[k][0]), std::vector<std::string>{row.name});
     EXPECT_EQ(test::backticked(rows[k][3]), row.required);
@@ -90,9 +90,9 @@ TEST(SpecFields, DocPlotKindsTableMatchesTheKindRows) {
     const std::string d = f.doc_default;
     if (d.rfind("required (", 0) != 0) continue;
     std::vector<std::string> want;
-    for (size_t k = 0; k < kPlotKindCount; ++k)
-      for (const auto& r : plot_kinds()[k].required)
-        if (r == f.key) want.push_back(plot_kinds()[k].name);
+    for (const PlotKindRow& row : plot_kinds())
+      for (const auto& r : row.required)
+        if (r == f.key) want.push_back(row.name);
     EXPECT_EQ(d, "required (" + join_names(want) + ")") << f.key;
   }
 }
@@ -101,11 +101,11 @@ TEST(SpecFields, KindAndTypeRowsListEveryKind) {
   const std::string doc = spec_format_md();
   for (const auto& cells : test::doc_table(doc, "## [[plot]]", "| key | type | default |"))
     if (cells[0] == "`kind`") {
-      EXPECT_EQ(test::backticked(cells[3]), plot_kind_names());
+      EXPECT_EQ(test::backticked(cells[3]), plot_kinds().names());
     }
   for (const auto& cells : test::doc_table(doc, "## [[claim]]", "| key | type | default |"))
     if (cells[0] == "`type`") {
-      EXPECT_EQ(test::backticked(cells[3]), claim_kind_names());
+      EXPECT_EQ(test::backticked(cells[3]), claim_kinds().names());
     }
 }
 

@@ -1,25 +1,27 @@
 // The claim kinds' table (claim_kinds.h): one row per ClaimKind, in enum order.
 #include "experiment/claim_kinds.h"
 
-#include "core/error.h"
 #include "experiment/claims_evidence.h"
 
 namespace attn {
-namespace {
 
 using namespace claims_detail;
 
-const ClaimNeed kNeedAB = {{"a", "b"}, "needs filters a = {...} and b = {...}"};
-const ClaimNeed kNeedAlong = {{"along"}, "needs along = \"dotted.key\""};
-const ClaimNeed kNeedThreshold = {{"threshold"}, "needs threshold = NUMBER"};
-const ClaimNeed kNeedSize = {{"size", "threshold"},
-                             "needs size = \"dotted.key\" (the swept model size) and threshold = "
-                             "NUMBER (the goal's level)"};
+namespace {
 
 bool factor_at_least_one(const ClaimSpec& c) { return c.factor >= 1; }
 
-const ClaimKindRow* rows() {
-  static const ClaimKindRow table[] = {
+}  // namespace
+
+const KindTable<ClaimKindRow>& claim_kinds() {
+  // Needs shared by several kinds (the messages are today's, word for word).
+  static const ClaimNeed kNeedAB = {{"a", "b"}, "needs filters a = {...} and b = {...}"};
+  static const ClaimNeed kNeedAlong = {{"along"}, "needs along = \"dotted.key\""};
+  static const ClaimNeed kNeedThreshold = {{"threshold"}, "needs threshold = NUMBER"};
+  static const ClaimNeed kNeedSize = {{"size", "threshold"},
+                                      "needs size = \"dotted.key\" (the swept model size) and "
+                                      "threshold = NUMBER (the goal's level)"};
+  static const ClaimKindRow rows[] = {
       {ClaimKind::less_than, "less_than", {kNeedAB}, {"factor"}, less_than_claim,
        "mean(a) < factor x mean(b), paired by seed", "claim-less_than"},
       {ClaimKind::below, "below", {kNeedThreshold}, {}, level_claim,
@@ -59,33 +61,10 @@ const ClaimKindRow* rows() {
        {"margin", "compare"}, power_law_claim,
        "the slope of log(metric) on log(along) matches exponent", "claim-power_law"},
   };
-  static_assert(sizeof(table) / sizeof(table[0]) == kClaimKindCount,
+  static_assert(sizeof(rows) / sizeof(rows[0]) == kind_count<ClaimKind>,
                 "every ClaimKind needs one row in claim_kinds.cpp, in enum order");
+  static const KindTable<ClaimKindRow> table{rows, kind_count<ClaimKind>};
   return table;
-}
-
-}  // namespace
-
-const ClaimKindRow* claim_kinds() { return rows(); }
-
-const ClaimKindRow& claim_kind_row(ClaimKind kind) {
-  const size_t k = static_cast<size_t>(kind);
-  ATTN_ASSERT(k < kClaimKindCount && rows()[k].kind == kind);
-  return rows()[k];
-}
-
-const char* claim_kind_name(ClaimKind kind) { return claim_kind_row(kind).name; }
-
-const ClaimKind* claim_kind_find(const std::string& name) {
-  for (size_t k = 0; k < kClaimKindCount; ++k)
-    if (name == rows()[k].name) return &rows()[k].kind;
-  return nullptr;
-}
-
-std::vector<std::string> claim_kind_names() {
-  std::vector<std::string> names;
-  for (size_t k = 0; k < kClaimKindCount; ++k) names.emplace_back(rows()[k].name);
-  return names;
 }
 
 const std::vector<std::string>& claim_common_keys() {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "experiment/kind_table.h"
+
 namespace attn {
 
 struct ClaimSpec;
@@ -22,20 +24,9 @@ struct ClaimResult;
 struct StoredRun;
 
 enum class ClaimKind {
-  less_than,
-  below,
-  above,
-  decreasing,
-  increasing,
-  ratio_increasing,
-  flat,
-  size_increasing,
-  size_flat,
-  size_ratio_increasing,
-  power_law,
-  kCount  // the number of kinds; not a kind
+  less_than, below, above, decreasing, increasing, ratio_increasing, flat, size_increasing,
+  size_flat, size_ratio_increasing, power_law, kCount  // kCount: the number of kinds, not a kind
 };
-inline constexpr size_t kClaimKindCount = static_cast<size_t>(ClaimKind::kCount);
 
 // One requirement of a kind, checked in row order after the type, metric and text: each of
 // `keys` must be given (a string or filter non-empty, a number present), and `holds`, when
@@ -60,13 +51,8 @@ struct ClaimKindRow {
   const char* doc_anchor;   // <a id="..."> in docs/spec-format.md (its row of the types table)
 };
 
-// Every row, indexed by ClaimKind.
-const ClaimKindRow* claim_kinds();
-const ClaimKindRow& claim_kind_row(ClaimKind kind);
-const char* claim_kind_name(ClaimKind kind);
-// The kind spelt `name`, or null.
-const ClaimKind* claim_kind_find(const std::string& name);
-std::vector<std::string> claim_kind_names();
+// Every row, indexed by ClaimKind: claim_kinds().row(kind), .name(kind), .find(text), .names().
+const KindTable<ClaimKindRow>& claim_kinds();
 // Keys every kind may use: id, text, type, metric, where, confidence, doc.
 const std::vector<std::string>& claim_common_keys();
 

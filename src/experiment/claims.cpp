@@ -124,6 +124,17 @@ std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFi
   return {xs.begin(), xs.end()};
 }
 
+bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                         const RunFilter& scope, ClaimResult* out) {
+  const std::vector<double> xs = along_values(runs, scope, c.along);
+  if (xs.size() >= 2) return true;
+  *out = result(c, Verdict::NotEvaluated,
+                "not evaluated at this size: the runs matching {" + filter_text(scope) + "} hold " +
+                    (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") + " of " +
+                    c.along + "; the claim needs two or more");
+  return false;
+}
+
 Sample sample_of(const SeedValues& v) {
   Sample s;
   for (const auto& [seed, sv] : v) s.values.push_back(sv.value());
@@ -297,7 +308,7 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
 
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs,
                            std::vector<ClaimCell>* cells) {
-  return claim_kind_row(c.type).evaluate(c, runs, cells);
+  return claim_kinds().row(c.type).evaluate(c, runs, cells);
 }
 
 }  // namespace attn

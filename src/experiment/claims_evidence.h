@@ -51,6 +51,10 @@ SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filt
 std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& runs,
                                                const RunFilter& filter, const std::string& metric,
                                                const std::string& along);
+// Whether the runs matching `scope` hold two or more values of the claim's `along`; else
+// *out is NOT EVALUATED, saying which value (if any) they hold.
+bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                         const RunFilter& scope, ClaimResult* out);
 // The distinct numeric values of `along` among runs matching `filter` (any status).
 std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
                                  const std::string& along);

@@ -201,8 +201,8 @@ ClaimResult flat_verdict(const ClaimSpec& c, const Curve& cv, const std::string&
                     "; " + curve_text(c, cv));
 }
 
-ClaimResult power_law_verdict(const ClaimSpec& c, const Curve& cv, const Interval& iv,
-                              const std::string& what) {
+ClaimResult power_law_verdict(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+  const Interval iv = slope_interval(cv, c.confidence);
   const double lo_ok = c.exponent - c.margin, hi_ok = c.exponent + c.margin;
   Verdict v = Verdict::Inconclusive;
   std::string want;
@@ -245,59 +245,41 @@ void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
   }
 }
 
-// The curve of a trend claim and its words; false with *early set when the runs cannot hold
-// a trend (one value of `along`, or no seed at two values).
-bool trend_curve(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells, Curve* cv,
-                 std::string* what, ClaimResult* early) {
+// The verdict of one trend kind on its curve.
+using CurveVerdict = ClaimResult (*)(const ClaimSpec& c, const Curve& cv, const std::string& what);
+
+// A trend claim: its curve, decided by `decide`, unless the runs cannot hold a trend (one
+// value of `along`, or no seed at two values).
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells,
+                        CurveVerdict decide) {
   const bool ratio = is_ratio(c);
-  const RunFilter scope = ratio ? filter_and(c.a, c.where) : c.where;
-  const std::vector<double> xs = along_values(runs, scope, c.along);
-  if (xs.size() < 2) {
-    *early = result(c, Verdict::NotEvaluated,
-                    "not evaluated at this size: the runs matching {" + filter_text(scope) +
-                        "} hold " + (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") +
-                        " of " + c.along + "; the claim needs two or more");
-    return false;
-  }
-  *cv = curve_make(c, runs);
-  *what = ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
-                      filter_text(filter_and(c.b, c.where)) + "}"
-                : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" +
-                      filter_text(c.where) + "}";
-  if (cv->y.empty() || cv->along.size() < 2) {
-    *early = result(c, Verdict::Inconclusive,
-                    "no seed has finished runs with " + c.metric + " at two or more values of " +
-                        c.along + " (" + *what + ")");
-    return false;
-  }
-  curve_cells(c, *cv, cells);
-  return true;
+  ClaimResult out;
+  if (!along_values_enough(c, runs, ratio ? filter_and(c.a, c.where) : c.where, &out)) return out;
+  const Curve cv = curve_make(c, runs);
+  const std::string what =
+      ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
+                  filter_text(filter_and(c.b, c.where)) + "}"
+            : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" + filter_text(c.where) + "}";
+  if (cv.y.empty() || cv.along.size() < 2)
+    return result(c, Verdict::Inconclusive,
+                  "no seed has finished runs with " + c.metric + " at two or more values of " +
+                      c.along + " (" + what + ")");
+  curve_cells(c, cv, cells);
+  return decide(c, cv, what);
 }
 
 }  // namespace
 
 ClaimResult monotone_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
-  Curve cv;
-  std::string what;
-  ClaimResult early;
-  if (!trend_curve(c, runs, cells, &cv, &what, &early)) return early;
-  return monotone_verdict(c, cv, what);
+  return trend_claim(c, runs, cells, monotone_verdict);
 }
 
 ClaimResult flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
-  Curve cv;
-  std::string what;
-  ClaimResult early;
-  if (!trend_curve(c, runs, cells, &cv, &what, &early)) return early;
-  return flat_verdict(c, cv, what);
+  return trend_claim(c, runs, cells, flat_verdict);
 }
 
 ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
-  Curve cv;
-  std::string what;
-  ClaimResult early;
-  if (!trend_curve(c, runs, cells, &cv, &what, &early)) return early;
-  return power_law_verdict(c, cv, slope_interval(cv, c.confidence), what);
+  return trend_claim(c, runs, cells, power_law_verdict);
 }
 
 }  // namespace attn::claims_detail

@@ -100,7 +100,7 @@ json values_json(const std::vector<FigureValue>& vs) {
 std::string figure_data_json(const FigureData& d) {
   json j = {{"format", "attnlab figure data 1"},
             {"name", d.name},
-            {"kind", plot_kind_name(d.kind)},
+            {"kind", plot_kinds().name(d.kind)},
             {"title", d.title},
             {"x_label", d.x_label},
             {"y_label", d.y_label},

@@ -10,17 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "experiment/kind_table.h"
+
 namespace attn {
 
 enum class PlotKind {
-  line,
-  heatmap,
-  curve,
-  matrix,
-  size_needed,
-  kCount  // the number of kinds; not a kind
+  line, heatmap, curve, matrix, size_needed, kCount  // kCount: the number of kinds, not a kind
 };
-inline constexpr size_t kPlotKindCount = static_cast<size_t>(PlotKind::kCount);
 
 struct PlotKindRow {
   PlotKind kind;
@@ -29,13 +25,8 @@ struct PlotKindRow {
   std::string needs;  // the message when a required key is missing
 };
 
-// Every row, indexed by PlotKind.
-const PlotKindRow* plot_kinds();
-const PlotKindRow& plot_kind_row(PlotKind kind);
-const char* plot_kind_name(PlotKind kind);
-// The kind spelt `name`, or null.
-const PlotKind* plot_kind_find(const std::string& name);
-std::vector<std::string> plot_kind_names();
+// Every row, indexed by PlotKind: plot_kinds().row(kind), .name(kind), .find(text), .names().
+const KindTable<PlotKindRow>& plot_kinds();
 // Keys every kind may use: name, title, kind, where.
 const std::vector<std::string>& plot_common_keys();
 

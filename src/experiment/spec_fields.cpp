@@ -60,15 +60,15 @@ std::string confidence_check(double x, const std::string& what) {
          " must be in [0.5, 1), e.g. 0.95 (the level of each one-sided bound)";
 }
 
-const char* plot_kind_text(const PlotSpec& p) { return plot_kind_name(p.kind); }
+const char* plot_kind_text(const PlotSpec& p) { return plot_kinds().name(p.kind); }
 bool plot_kind_set(PlotSpec& p, const std::string& name) {
-  const PlotKind* kind = plot_kind_find(name);
+  const PlotKind* kind = plot_kinds().find(name);
   if (kind) p.kind = *kind;
   return kind != nullptr;
 }
-const char* claim_kind_text(const ClaimSpec& c) { return claim_kind_name(c.type); }
+const char* claim_kind_text(const ClaimSpec& c) { return claim_kinds().name(c.type); }
 bool claim_kind_set(ClaimSpec& c, const std::string& name) {
-  const ClaimKind* kind = claim_kind_find(name);
+  const ClaimKind* kind = claim_kinds().find(name);
   if (kind) c.type = *kind;
   return kind != nullptr;
 }
@@ -132,6 +132,13 @@ void fields_from_json(const std::vector<SpecField<S>>& fields, const json& j, S&
   }
 }
 
+// plot.goal and claim.goal: the same key with the same check.
+template <class S>
+SpecField<S> goal_field() {
+  return {.key = "goal", .type = F::Text, .doc_type = "string", .doc_default = "`\"below\"`",
+          .text = &S::goal, .check_text = goal_check};
+}
+
 // A number (integer or float) at v, or a user error naming `what`.
 double number_of(const spec_detail::Loader& L, const SpecTree& v, const std::string& what) {
   const ParamValue x = L.value_of(v, what);
@@ -188,8 +195,7 @@ const std::vector<SpecField<PlotSpec>>& plot_fields() {
        .doc_default = "required (size_needed)", .text = &S::size},
       {.key = "threshold", .type = F::Number, .doc_type = "number",
        .doc_default = "required (size_needed)", .number = &S::threshold},
-      {.key = "goal", .type = F::Text, .doc_type = "string", .doc_default = "`\"below\"`",
-       .text = &S::goal, .check_text = goal_check},
+      goal_field<S>(),
       {.key = "none", .type = F::Number, .doc_type = "number", .doc_default = "none",
        .number = &S::none, .given = &S::has_none},
       {.key = "mark", .type = F::Text, .doc_type = "string", .doc_default = "none",
@@ -227,8 +233,7 @@ const std::vector<SpecField<ClaimSpec>>& claim_fields() {
        .doc_default = "required for the trend, size and rate types", .text = &S::along},
       {.key = "size", .type = F::Text, .doc_type = "string (dotted key)",
        .doc_default = "required for `size_*`", .text = &S::size},
-      {.key = "goal", .type = F::Text, .doc_type = "string", .doc_default = "`\"below\"`",
-       .text = &S::goal, .check_text = goal_check},
+      goal_field<S>(),
       {.key = "confidence", .type = F::Number, .doc_type = "number in [0.5, 1)",
        .doc_default = "0.95", .number = &S::confidence, .check_number = confidence_check},
       {.key = "exponent", .type = F::Number, .doc_type = "number",

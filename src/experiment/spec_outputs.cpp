@@ -26,30 +26,28 @@ namespace {
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
   if (plots == nullptr) return;
   if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
-  const std::vector<std::string> kind_names = plot_kind_names();
+  const std::vector<std::string> kind_names = plot_kinds().names();
   for (const auto& p : plots->items) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
     const KindText text = fields_read(L, p, "[[plot]]", "plot.", plot_fields(), plot);
     if (text.given) {
-      const PlotKind* found = plot_kind_find(text.text);
+      const PlotKind* found = plot_kinds().find(text.text);
       if (found == nullptr)
         L.fail(text.line, "plot '" + plot.name + "': kind = '" + text.text + "' is not one of " +
                               join_names(kind_names) + did_you_mean(text.text, kind_names));
       plot.kind = *found;
     }
-    const PlotKindRow& kind = plot_kind_row(plot.kind);
+    const PlotKindRow& kind = plot_kinds().row(plot.kind);
     for (const auto& [key, v] : p.entries) {
       if (listed(plot_common_keys(), key) || listed(kind.required, key) || listed(kind.optional, key))
         continue;
       std::vector<std::string> uses = kind.required, others;
       uses.insert(uses.end(), kind.optional.begin(), kind.optional.end());
       uses.push_back("where");
-      for (size_t k = 0; k < kPlotKindCount; ++k) {
-        const PlotKindRow& row = plot_kinds()[k];
+      for (const PlotKindRow& row : plot_kinds())
         if (listed(row.required, key) || listed(row.optional, key)) others.push_back(row.name);
-      }
       unused_key_fail(L, v.line, "plot", plot.name, "kind", kind.name, key, others, uses);
     }
     for (const auto& key : kind.required) {
@@ -65,7 +63,7 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
 void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   if (claims == nullptr) return;
   if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
-  const std::vector<std::string> types = claim_kind_names();
+  const std::vector<std::string> types = claim_kinds().names();
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     for (const auto& [key, v] : c.entries)
@@ -76,14 +74,14 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     ClaimSpec claim;
     claim.id = "claim" + std::to_string(spec.claims.size() + 1);
     const KindText text = fields_read(L, c, "[[claim]]", "claim.", claim_fields(), claim);
-    const ClaimKind* found = claim_kind_find(text.text);
+    const ClaimKind* found = claim_kinds().find(text.text);
     if (found == nullptr)
       L.fail(c.line, "claim '" + claim.id + "': type = '" + text.text + "' is not one of " +
                          join_names(types) + did_you_mean(text.text, types));
     claim.type = *found;
     if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
     if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
-    const ClaimKindRow& kind = claim_kind_row(claim.type);
+    const ClaimKindRow& kind = claim_kinds().row(claim.type);
     std::vector<std::string> uses = {"metric"};
     for (const ClaimNeed& need : kind.needs) {
       bool ok = need.holds == nullptr || need.holds(claim);
@@ -100,8 +98,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     for (const auto& [key, v] : c.entries) {
       if (listed(claim_common_keys(), key) || listed(uses, key)) continue;
       std::vector<std::string> others;
-      for (size_t k = 0; k < kClaimKindCount; ++k) {
-        const ClaimKindRow& row = claim_kinds()[k];
+      for (const ClaimKindRow& row : claim_kinds()) {
         bool uses_it = listed(row.optional, key);
         for (const ClaimNeed& need : row.needs) uses_it = uses_it || listed(need.keys, key);
         if (uses_it) others.push_back(row.name);
