@@ -38,7 +38,7 @@ std::vector<StoredRun> table() {
   return runs;
 }
 
-ClaimSpec claim(const std::string& type) {
+ClaimSpec claim(ClaimKind type) {
   ClaimSpec c;
   c.id = "c";
   c.text = "t";
@@ -54,7 +54,7 @@ bool has(const ClaimResult& r, const std::string& words) {
 }
 
 TEST(Claims, LessThanPairsTheSeeds) {
-  ClaimSpec c = claim("less_than");
+  ClaimSpec c = claim(ClaimKind::less_than);
   c.a = model_is("linear");
   c.b = model_is("mean");
   // Per seed, linear pooled over n: 0.2567 and 0.2767; minus 1.0: mean -0.7333, se 0.01.
@@ -80,7 +80,7 @@ TEST(Claims, LessThanWithoutSharedSeedsIsWelch) {
   auto runs = table();
   for (auto& r : runs)
     if (r.param("model.name") == "mean") r.seed += 100;
-  ClaimSpec c = claim("less_than");
+  ClaimSpec c = claim(ClaimKind::less_than);
   c.a = model_is("linear");
   c.b = model_is("mean");
   const ClaimResult r = claim_evaluate(c, runs);
@@ -92,7 +92,7 @@ TEST(Claims, LevelClaimsAcrossSeeds) {
   // 0.88, 0.90, 0.92: mean 0.9, half-width 2.920 × 0.01155 = 0.0337.
   std::vector<StoredRun> runs;
   for (uint64_t s = 0; s < 3; ++s) runs.push_back(make_run("att", 1, s, 0.88 + 0.02 * s));
-  ClaimSpec c = claim("above");
+  ClaimSpec c = claim(ClaimKind::above);
   c.threshold = 0.85;  // lower bound 0.866 > 0.85
   EXPECT_EQ(claim_evaluate(c, runs).verdict, Verdict::Pass);
   c.threshold = 0.95;  // upper bound 0.934 <= 0.95
@@ -102,7 +102,7 @@ TEST(Claims, LevelClaimsAcrossSeeds) {
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
   EXPECT_TRUE(has(r, "about 13 seeds would decide it")) << r.detail;
   EXPECT_TRUE(has(r, "95% bounds [0.8663, 0.9337] over 3 seeds")) << r.detail;
-  c.type = "below";
+  c.type = ClaimKind::below;
   c.threshold = 0.95;
   EXPECT_EQ(claim_evaluate(c, runs).verdict, Verdict::Pass);
   c.confidence = 0.999;  // t(0.999, 2) = 22.3: the bound 1.16 no longer clears 0.95
@@ -116,7 +116,7 @@ TEST(Claims, OneSeedIsJudgedByItsTestSamplesOrNotAtAll) {
     if (se >= 0) r.metrics.emplace_back("test_acc_se", se);
     return std::vector<StoredRun>{r};
   };
-  ClaimSpec c = claim("above");
+  ClaimSpec c = claim(ClaimKind::above);
   c.metric = "test_acc";
   c.threshold = 0.9;
   // 0.8991 ± 1.646 × 0.001: [0.8975, 0.9007] straddles 0.9, and prints apart from it.
@@ -138,7 +138,7 @@ TEST(Claims, OneSeedIsJudgedByItsTestSamplesOrNotAtAll) {
 }
 
 TEST(Claims, TrendsByTheChangeAcrossSeeds) {
-  ClaimSpec c = claim("decreasing");
+  ClaimSpec c = claim(ClaimKind::decreasing);
   c.along = "train.n";
   c.where = model_is("linear");
   // Both seeds fall by exactly 0.4 from n = 10 to 1000, every step down: no spread.
@@ -146,13 +146,13 @@ TEST(Claims, TrendsByTheChangeAcrossSeeds) {
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
   EXPECT_TRUE(has(r, "train.n=10: 0.5, train.n=100: 0.2, train.n=1000: 0.1")) << r.detail;
   EXPECT_TRUE(has(r, "= -0.4")) << r.detail;
-  c.type = "increasing";
+  c.type = ClaimKind::increasing;
   EXPECT_EQ(claim_evaluate(c, table()).verdict, Verdict::Fail);
   // The mean baseline changes by exactly 0 on both seeds: surely not increasing, and surely
   // not decreasing.
   c.where = model_is("mean");
   EXPECT_EQ(claim_evaluate(c, table()).verdict, Verdict::Fail);
-  c.type = "decreasing";
+  c.type = ClaimKind::decreasing;
   EXPECT_EQ(claim_evaluate(c, table()).verdict, Verdict::Fail);
   // Seeds disagreeing: -0.4 and +0.2 (mean -0.1, se 0.3): undecided.
   auto runs = table();
@@ -172,7 +172,7 @@ TEST(Claims, OneSeedTrendIsJudgedByItsPointsErrors) {
       for (auto& r : runs) r.metrics.insert(r.metrics.end(), {{"test_nmse_se", se}, {"test_samples", 1000}});
     return runs;
   };
-  ClaimSpec c = claim("decreasing");
+  ClaimSpec c = claim(ClaimKind::decreasing);
   c.along = "train.n";
   // se 0.05: the change -0.5 ± 1.646 × 0.0707 is surely down, the bump +0.04 ± 0.116 is not
   // surely up.
@@ -204,7 +204,7 @@ TEST(Claims, OneSeedFractionsThatAllAgreeAreNotCertain) {
     }
     return runs;
   };
-  ClaimSpec c = claim("increasing");
+  ClaimSpec c = claim(ClaimKind::increasing);
   c.metric = "test_success_rate";
   c.along = "train.n";
   EXPECT_EQ(claim_evaluate(c, runs_with(0.0)).verdict, Verdict::Inconclusive);
@@ -213,7 +213,7 @@ TEST(Claims, OneSeedFractionsThatAllAgreeAreNotCertain) {
   EXPECT_EQ(claim_evaluate(c, runs_with(0.5)).verdict, Verdict::Pass);
   // Other metrics keep their sample spread: an nmse of 0 with se 0 at both points is a sure
   // "no change" (FAIL), as before.
-  ClaimSpec n = claim("increasing");
+  ClaimSpec n = claim(ClaimKind::increasing);
   n.along = "train.n";
   std::vector<StoredRun> flat = {make_run("b", 1, 0, 0.0), make_run("b", 16, 0, 0.0)};
   for (auto& r : flat) r.metrics.insert(r.metrics.end(), {{"test_nmse_se", 0.0}, {"test_samples", 1000}});
@@ -223,7 +223,7 @@ TEST(Claims, OneSeedFractionsThatAllAgreeAreNotCertain) {
 TEST(Claims, RatioIncreasingAndFlat) {
   // mean / linear per seed: 2.04, 5.26, 11.1 and 1.96, 4.76, 9.09: changes 9.07, 7.13,
   // mean 8.10, se 0.97, lower bound 8.10 - 6.13 > 0; every step up.
-  ClaimSpec c = claim("ratio_increasing");
+  ClaimSpec c = claim(ClaimKind::ratio_increasing);
   c.along = "train.n";
   c.a = model_is("mean");
   c.b = model_is("linear");
@@ -231,7 +231,7 @@ TEST(Claims, RatioIncreasingAndFlat) {
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
   std::swap(c.a, c.b);  // linear / mean: -0.4 on both seeds
   EXPECT_EQ(claim_evaluate(c, table()).verdict, Verdict::Fail);
-  ClaimSpec f = claim("flat");
+  ClaimSpec f = claim(ClaimKind::flat);
   f.along = "train.n";
   f.where = model_is("mean");
   f.threshold = 0.01;
@@ -254,7 +254,7 @@ TEST(Claims, PowerLawComparesTheExponentWithTheTheory) {
   for (uint64_t s = 0; s < 3; ++s)
     for (int k = 0; k < 4; ++k)
       runs.push_back(make_run("rf", ns[k], s, std::pow(double(ns[k]), -0.5) * (1 + noise[s][k])));
-  ClaimSpec c = claim("power_law");
+  ClaimSpec c = claim(ClaimKind::power_law);
   c.along = "train.n";
   c.exponent = -0.5;
   c.margin = 0.05;
@@ -273,20 +273,20 @@ TEST(Claims, PowerLawComparesTheExponentWithTheTheory) {
 }
 
 TEST(Claims, WhatTheRunsCannotHoldIsNotEvaluated) {
-  ClaimSpec c = claim("below");
+  ClaimSpec c = claim(ClaimKind::below);
   c.threshold = 10;
   c.where = model_is("rfa");  // no such run at this size
   ClaimResult r = claim_evaluate(c, table());
   EXPECT_EQ(r.verdict, Verdict::NotEvaluated) << r.detail;
   EXPECT_TRUE(has(r, "not evaluated at this size")) << r.detail;
-  ClaimSpec d = claim("decreasing");
+  ClaimSpec d = claim(ClaimKind::decreasing);
   d.along = "train.n";
   d.where = {{"train.n", {int64_t{10}}}};
   r = claim_evaluate(d, table());  // one value of `along` only
   EXPECT_EQ(r.verdict, Verdict::NotEvaluated) << r.detail;
   EXPECT_TRUE(has(r, "one value (10) of train.n")) << r.detail;
   // Runs that match but have no such metric, or only failed runs: undecided, not absent.
-  ClaimSpec e = claim("below");
+  ClaimSpec e = claim(ClaimKind::below);
   e.metric = "test_accuracy";
   e.threshold = 10;
   EXPECT_EQ(claim_evaluate(e, table()).verdict, Verdict::Inconclusive);
@@ -333,7 +333,7 @@ std::vector<StoredRun> size_table(double n16_w256 = 0.7, double noise = 0.01) {
   return runs;
 }
 
-ClaimSpec size_claim(const std::string& type, double threshold) {
+ClaimSpec size_claim(ClaimKind type, double threshold) {
   ClaimSpec c;
   c.id = "s";
   c.text = "t";
@@ -346,12 +346,12 @@ ClaimSpec size_claim(const std::string& type, double threshold) {
 }
 
 TEST(Claims, SizeIncreasingBracketsTheSmallestSizeReachingTheGoal) {
-  ClaimSpec c = size_claim("size_increasing", 0.5);
+  ClaimSpec c = size_claim(ClaimKind::size_increasing, 0.5);
   ClaimResult r = claim_evaluate(c, size_table());
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
   EXPECT_TRUE(has(r, "task.N=4: 64, task.N=8: 256, task.N=16: none up to 256")) << r.detail;
   // A bar every width surely reaches at every N: 16 throughout, surely not increasing.
-  r = claim_evaluate(size_claim("size_increasing", 2.0), size_table());
+  r = claim_evaluate(size_claim(ClaimKind::size_increasing, 2.0), size_table());
   EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;
   EXPECT_TRUE(has(r, "task.N=4: 16, task.N=8: 16, task.N=16: 16")) << r.detail;
   // N = 16 reaching the bar at 256, like N = 8: 64, 256, 256 — never smaller, larger at the end.
@@ -360,7 +360,7 @@ TEST(Claims, SizeIncreasingBracketsTheSmallestSizeReachingTheGoal) {
   EXPECT_TRUE(has(r, "task.N=16: 256")) << r.detail;
   // Bar 0.05: at N = 4 width 256 (0.1 ± 0.063) may reach it but surely does not, and nothing
   // reaches it later: the growth cannot be told apart from none.
-  r = claim_evaluate(size_claim("size_increasing", 0.05), size_table());
+  r = claim_evaluate(size_claim(ClaimKind::size_increasing, 0.05), size_table());
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
   EXPECT_TRUE(has(r, "task.N=4: between 256 and none up to 256")) << r.detail;
 }
@@ -371,7 +371,7 @@ TEST(Claims, SizeIncreasingFailsWhenTheNeededSizeSurelyDrops) {
   for (auto& r : runs)
     if (r.param("task.N") == "16" && r.param("model.width") == "64")
       r.metrics = {{"err", 0.35 + (r.seed ? 0.01 : -0.01)}};
-  ClaimResult res = claim_evaluate(size_claim("size_increasing", 0.5), runs);
+  ClaimResult res = claim_evaluate(size_claim(ClaimKind::size_increasing, 0.5), runs);
   EXPECT_EQ(res.verdict, Verdict::Fail) << res.detail;
   EXPECT_TRUE(has(res, "task.N=16: 64")) << res.detail;
 }
@@ -379,7 +379,7 @@ TEST(Claims, SizeIncreasingFailsWhenTheNeededSizeSurelyDrops) {
 TEST(Claims, SizeGoalAbove) {
   // Goal "above" 0.85: width 16 may reach it at N = 4 (0.8 ± 0.063) and N = 8, and surely
   // does at N = 16 (1.0): the last is surely not larger than the first.
-  ClaimSpec c = size_claim("size_increasing", 0.85);
+  ClaimSpec c = size_claim(ClaimKind::size_increasing, 0.85);
   c.goal = "above";
   ClaimResult r = claim_evaluate(c, size_table());
   EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;
@@ -387,7 +387,7 @@ TEST(Claims, SizeGoalAbove) {
 }
 
 TEST(Claims, SizeFlatNeedsEveryValueSurelyReachedWithinTheFactor) {
-  ClaimSpec c = size_claim("size_flat", 0.65);
+  ClaimSpec c = size_claim(ClaimKind::size_flat, 0.65);
   c.factor = 4;
   // Tight seeds (± 0.001): N = 4 needs 64, N = 8 64 (0.6), N = 16 256 (0.62): 256 / 64 = 4.
   auto runs = size_table(0.62, 0.001);
@@ -426,7 +426,7 @@ std::vector<StoredRun> size_ratio_table(std::vector<double> b16 = {0.1, 0.1, 0.1
 }
 
 TEST(Claims, SizeRatioIncreasingBracketsTheRatioOfTwoNeededSizes) {
-  ClaimSpec c = size_claim("size_ratio_increasing", 0.5);
+  ClaimSpec c = size_claim(ClaimKind::size_ratio_increasing, 0.5);
   c.a = model_is("a");
   c.b = model_is("b");
   // a needs 64, 256, none up to 256; b needs 16 throughout: ratios 4, 16, [16, inf].

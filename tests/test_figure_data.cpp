@@ -94,7 +94,7 @@ void compare_spec(const fs::path& path, Compared& n) {
   const Spec spec = spec_load(path.string(), {}, true);
   const auto runs = synthetic_runs(spec);
   for (const auto& plot : spec.plots) {
-    if (plot.kind == "curve" || plot.kind == "matrix") continue;  // series: no claim uses one
+    if (plot.kind == PlotKind::curve || plot.kind == PlotKind::matrix) continue;  // series: no claim uses one
     const FigureData fd = figure_data_make(plot, swept_of(spec), runs);
     for (const auto& claim : spec.claims) {
       if (claim.metric != plot.metric) continue;
@@ -108,14 +108,14 @@ void compare_spec(const fs::path& path, Compared& n) {
             const std::string where = path.filename().string() + ": claim " + claim.id + " vs plot " +
                                       plot.name + " (" + line.label + ", x=" + p.x.label + ")";
             if (cell.size) {
-              if (plot.kind != "size_needed" || plot.size != claim.size ||
+              if (plot.kind != PlotKind::size_needed || plot.size != claim.size ||
                   plot.threshold != claim.threshold || plot.goal != claim.goal ||
                   claim.confidence != kFigureConfidence)
                 continue;
               EXPECT_EQ(p.may, cell.may) << where;
               EXPECT_EQ(p.sure, cell.sure) << where;
               ++n.sizes;
-            } else if (plot.kind != "size_needed") {
+            } else if (plot.kind != PlotKind::size_needed) {
               EXPECT_EQ(p.interval.mean, cell.interval.mean) << where;
               EXPECT_EQ(p.interval.seeds, cell.interval.seeds) << where;
               if (claim.confidence == kFigureConfidence) {
@@ -159,9 +159,9 @@ StoredRun run(const std::string& id, uint64_t seed, std::vector<std::pair<std::s
   return r;
 }
 
-PlotSpec plot_of(const std::string& kind, const std::string& metric, const std::string& x) {
+PlotSpec plot_of(PlotKind kind, const std::string& metric, const std::string& x) {
   PlotSpec p;
-  p.name = kind;
+  p.name = plot_kinds().name(kind);
   p.kind = kind;
   p.metric = metric;
   p.x = x;
@@ -179,7 +179,7 @@ TEST(FigureData, LinePointsAreMeansOverSeedsOfPooledRuns) {
       run("e", 0, {{"task.N", "16"}, {"other.k", "1"}}, {{"m", -1}}),
       run("f", 1, {{"task.N", "16"}, {"other.k", "1"}}, {{"m", 2}}),
   };
-  PlotSpec p = plot_of("line", "m", "task.N");
+  PlotSpec p = plot_of(PlotKind::line, "m", "task.N");
   p.title = "N = {task.N}";
   p.has_none = true;
   p.none = -1;
@@ -204,7 +204,7 @@ TEST(FigureData, LinePointsAreMeansOverSeedsOfPooledRuns) {
 
 TEST(FigureData, NothingMatchingIsSkippedWithTheReason) {
   std::vector<StoredRun> runs = {run("a", 0, {{"task.N", "8"}}, {{"m", 1}})};
-  PlotSpec p = plot_of("line", "m", "task.N");
+  PlotSpec p = plot_of(PlotKind::line, "m", "task.N");
   p.where["task.N"] = {ParamValue(int64_t{16})};
   const FigureData d = figure_data_make(p, {}, runs);
   EXPECT_EQ(d.skipped, "no ok run with a m value matches {task.N=16}");
@@ -213,7 +213,7 @@ TEST(FigureData, NothingMatchingIsSkippedWithTheReason) {
 TEST(FigureData, AMetricNoRunHasIsAnErrorNamingIt) {
   std::vector<StoredRun> runs = {run("a", 0, {{"task.N", "8"}}, {{"test_mse", 1}})};
   try {
-    figure_data_make(plot_of("line", "test_mes", "task.N"), {}, runs);
+    figure_data_make(plot_of(PlotKind::line, "test_mes", "task.N"), {}, runs);
     ADD_FAILURE() << "no error for a misspelt metric";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -228,7 +228,7 @@ TEST(FigureData, HeatmapFitsTheProductBoundary) {
       runs.push_back(run(std::to_string(m) + "_" + std::to_string(q), 0,
                          {{"model.m", std::to_string(m)}, {"task.q", std::to_string(q)}},
                          {{"acc", m * q >= 1000 ? 1.0 : 0.2}}));
-  PlotSpec p = plot_of("heatmap", "acc", "model.m");
+  PlotSpec p = plot_of(PlotKind::heatmap, "acc", "model.m");
   p.y = "task.q";
   p.product_boundary = 0.9;
   const FigureData d = figure_data_make(p, {}, runs);
@@ -248,7 +248,7 @@ TEST(FigureData, SizeNeededHasTheClaimsBracket) {
                            {{"task.N", std::to_string(N)}, {"model.width", std::to_string(w)}},
                            {{"loss", loss}}));
       }
-  PlotSpec p = plot_of("size_needed", "loss", "task.N");
+  PlotSpec p = plot_of(PlotKind::size_needed, "loss", "task.N");
   p.size = "model.width";
   p.threshold = 0.25;
   const FigureData d = figure_data_make(p, {}, runs);

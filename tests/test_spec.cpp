@@ -204,10 +204,10 @@ where = { "task.q" = 2 }
   const Spec spec = load(text);
   EXPECT_EQ(plan_make(spec).size(), 8u);
   ASSERT_EQ(spec.plots.size(), 4u);
-  EXPECT_EQ(spec.plots[0].kind, "line");
-  EXPECT_EQ(spec.plots[1].kind, "heatmap");
+  EXPECT_EQ(spec.plots[0].kind, PlotKind::line);
+  EXPECT_EQ(spec.plots[1].kind, PlotKind::heatmap);
   EXPECT_EQ(spec.plots[1].y, "task.q");
-  EXPECT_EQ(spec.plots[2].kind, "curve");
+  EXPECT_EQ(spec.plots[2].kind, PlotKind::curve);
   EXPECT_EQ(spec.plots[2].series, "val_loss");
   EXPECT_TRUE(spec.plots[2].metric.empty());
   EXPECT_EQ(spec.plots[3].name, "plot4");

@@ -1,6 +1,7 @@
-// Claim verdicts over stored runs: evidence collection, wording, and the point claims
-// (below, above, less_than). Trend claims in claims_trend.cpp, size claims in
-// claims_size.cpp; the rules in claims.h.
+// Claim verdicts over stored runs: evidence collection, wording, the point claims (below,
+// above, less_than), and claim_evaluate (the kind's row in claim_kinds.cpp names its
+// function). Trend claims in claims_trend.cpp, size claims in claims_size.cpp; the rules in
+// claims.h.
 #include "experiment/claims.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "experiment/claim_kinds.h"
 #include "experiment/claims_evidence.h"
 #include "train/metrics.h"
 
@@ -122,6 +124,17 @@ std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFi
   return {xs.begin(), xs.end()};
 }
 
+bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                         const RunFilter& scope, ClaimResult* out) {
+  const std::vector<double> xs = along_values(runs, scope, c.along);
+  if (xs.size() >= 2) return true;
+  *out = result(c, Verdict::NotEvaluated,
+                "not evaluated at this size: the runs matching {" + filter_text(scope) + "} hold " +
+                    (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") + " of " +
+                    c.along + "; the claim needs two or more");
+  return false;
+}
+
 Sample sample_of(const SeedValues& v) {
   Sample s;
   for (const auto& [seed, sv] : v) s.values.push_back(sv.value());
@@ -183,11 +196,13 @@ ClaimResult missing(const ClaimSpec& c, const RunFilter& filter, const Matches& 
                     "} failed or lack " + c.metric);
 }
 
+}  // namespace
+
 // below / above.
 ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   const SeedValues v = seed_values(runs, c.where, c.metric);
   if (v.empty()) return missing(c, c.where, runs_matching(runs, c.where));
-  const bool above = c.type == "above";
+  const bool above = c.type == ClaimKind::above;
   const Interval iv = sample_interval(sample_of(v), c.confidence);
   if (cells) cells->push_back(ClaimCell{c.where, iv, false, 0, 0});
   std::string words;
@@ -197,6 +212,8 @@ ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
                     interval_text(iv, c.threshold, c.confidence) + "; claim: " +
                     (above ? "> " : "< ") + fmt_num(c.threshold) + ", " + words);
 }
+
+namespace {
 
 // Welch's interval for mean(a) − factor · mean(b) from unpaired seeds.
 Interval welch(const Interval& a, const Interval& b, double factor, double confidence) {
@@ -218,6 +235,8 @@ Interval welch(const Interval& a, const Interval& b, double factor, double confi
   d.hi = d.mean + half;
   return d;
 }
+
+}  // namespace
 
 // less_than: mean(a) < factor · mean(b).
 ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
@@ -260,7 +279,6 @@ ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& ru
           interval_text(d, 0, c.confidence) + "; claim: < 0, " + words);
 }
 
-}  // namespace
 }  // namespace claims_detail
 
 const char* verdict_name(Verdict v) {
@@ -290,12 +308,7 @@ bool run_matches(const StoredRun& run, const RunFilter& filter) {
 
 ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& runs,
                            std::vector<ClaimCell>* cells) {
-  using namespace claims_detail;
-  if (c.type == "size_increasing" || c.type == "size_flat" || c.type == "size_ratio_increasing")
-    return size_claim(c, runs, cells);
-  if (c.type == "below" || c.type == "above") return level_claim(c, runs, cells);
-  if (c.type == "less_than") return less_than_claim(c, runs, cells);
-  return trend_claim(c, runs, cells);
+  return claim_kinds().row(c.type).evaluate(c, runs, cells);
 }
 
 }  // namespace attn

@@ -31,6 +31,9 @@
 //   power_law   the slope of log(metric) on log(along) (the exponent), per seed, compared
 //               with the theory's `exponent`: within ± margin (compare = "equal"), at most
 //               exponent + margin ("at_most") or at least exponent − margin ("at_least")
+//
+// Each kind is one row of claim_kinds.cpp (its keys, validation, evaluate function, doc);
+// claim_evaluate calls the row's function.
 #pragma once
 
 #include <string>

@@ -51,6 +51,10 @@ SeedValues seed_values(const std::vector<StoredRun>& runs, const RunFilter& filt
 std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& runs,
                                                const RunFilter& filter, const std::string& metric,
                                                const std::string& along);
+// Whether the runs matching `scope` hold two or more values of the claim's `along`; else
+// *out is NOT EVALUATED, saying which value (if any) they hold.
+bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                         const RunFilter& scope, ClaimResult* out);
 // The distinct numeric values of `along` among runs matching `filter` (any status).
 std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
                                  const std::string& along);
@@ -85,9 +89,18 @@ RunFilter filter_at(const RunFilter& filter, const std::string& key, double x);
 // The numbers a claim compared (ClaimCell), appended when `cells` is not null.
 using Cells = std::vector<ClaimCell>;
 
-// claims_trend.cpp: decreasing, increasing, ratio_increasing, flat, power_law.
-ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+// The evaluate functions of the claim kinds' rows (claim_kinds.cpp), by the rules in claims.h.
+// claims.cpp: below, above (level_claim) and less_than.
+ClaimResult level_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult less_than_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+// claims_trend.cpp: decreasing, increasing and ratio_increasing (monotone_claim), flat,
+// power_law.
+ClaimResult monotone_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 // claims_size.cpp: size_increasing, size_flat, size_ratio_increasing.
-ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 
 }  // namespace attn::claims_detail

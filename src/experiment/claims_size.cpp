@@ -63,8 +63,36 @@ Verdict increasing_verdict(const std::vector<Bracket>& v) {
   return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
 }
 
+// The verdict of one size kind on the brackets per value of `along`, and what the claim says.
+using BracketsVerdict = Verdict (*)(const ClaimSpec& c, const std::vector<Bracket>& v,
+                                    std::string* claim);
+
+// size_increasing (and size_ratio_increasing on ratio brackets): surely smaller at the first
+// value than at the last, and never surely smaller at a later value than at an earlier one.
+Verdict increasing_brackets(const ClaimSpec&, const std::vector<Bracket>& v, std::string* claim) {
+  const Verdict verdict = increasing_verdict(v);
+  *claim = "grows from the first to the last value and never shrinks";
+  if (verdict == Verdict::Inconclusive) *claim += " (undecided at these bounds: add seeds or sizes)";
+  return verdict;
+}
+
+// size_flat: every value's needed size surely reached, largest / smallest <= factor.
+Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v, std::string* claim) {
+  double min_may = kNever, max_may = 0, min_sure = kNever, max_sure = 0;
+  for (const auto& b : v) {
+    min_may = std::min(min_may, b.may);
+    max_may = std::max(max_may, b.may);
+    min_sure = std::min(min_sure, b.sure);
+    max_sure = std::max(max_sure, b.sure);
+  }
+  const bool pass = max_sure < kNever && max_sure <= c.factor * min_may;
+  const bool fail = max_may == kNever || max_may > c.factor * min_sure;
+  *claim = "reached everywhere, largest / smallest <= " + fmt_num(c.factor);
+  return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
+}
+
 // size_ratio_increasing: needed(a) / needed(b) per value of `along`, bracketed, increasing.
-ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
+ClaimResult size_ratio_verdict(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   const RunFilter fa = filter_and(c.a, c.where), fb = filter_and(c.b, c.where);
   const auto na = brackets_along(c, fa, runs), nb = brackets_along(c, fb, runs);
   const std::string what = "ratio of the smallest " + c.size + " with mean " + c.metric +
@@ -84,11 +112,35 @@ ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& r
     return result(c, Verdict::Inconclusive,
                   "needs finished runs of both sides at two or more values of " + c.along +
                       "; found " + std::to_string(v.size()));
-  const Verdict verdict = increasing_verdict(v);
-  return result(c, verdict,
-                what + " along " + c.along + ": " + seq + "; claim: grows from the first to the " +
-                    "last value and never shrinks" +
-                    (verdict == Verdict::Inconclusive ? " (undecided at these bounds: add seeds or sizes)" : ""));
+  std::string claim;
+  const Verdict verdict = increasing_brackets(c, v, &claim);
+  return result(c, verdict, what + " along " + c.along + ": " + seq + "; claim: " + claim);
+}
+
+// size_increasing and size_flat: the needed size's bracket per value of `along`, decided by
+// `decide`.
+ClaimResult needed_size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells,
+                              BracketsVerdict decide) {
+  ClaimResult out;
+  if (!along_values_enough(c, runs, c.where, &out)) return out;
+  const auto needed = brackets_along(c, c.where, runs);
+  const std::string what = "smallest " + c.size + " with mean " + c.metric +
+                           (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
+                           filter_text(c.where) + "} (" + level_text(c.confidence) + " bounds)";
+  if (needed.size() < 2)
+    return result(c, Verdict::Inconclusive,
+                  "needs finished runs at two or more values of " + c.along + "; found " +
+                      std::to_string(needed.size()));
+  std::string seq;
+  std::vector<Bracket> v;
+  for (const auto& [x, b] : needed) {
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + bracket_text(b);
+    v.push_back(b);
+    if (cells) cells->push_back(ClaimCell{filter_at(c.where, c.along, x), {}, true, b.may, b.sure});
+  }
+  std::string claim;
+  const Verdict verdict = decide(c, v, &claim);
+  return result(c, verdict, what + " along " + c.along + ": " + seq + "; claim: " + claim);
 }
 
 }  // namespace
@@ -109,51 +161,19 @@ SizeBracket size_bracket(const std::map<double, SeedValues>& by_size, bool above
   return b;
 }
 
-ClaimResult size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
-  const std::vector<double> xs = along_values(runs, c.where, c.along);
-  if (xs.size() < 2)
-    return result(c, Verdict::NotEvaluated,
-                  "not evaluated at this size: the runs matching {" + filter_text(c.where) +
-                      "} hold " + (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") +
-                      " of " + c.along + "; the claim needs two or more");
-  if (c.type == "size_ratio_increasing") return size_ratio_claim(c, runs);
-  const auto needed = brackets_along(c, c.where, runs);
-  const std::string what = "smallest " + c.size + " with mean " + c.metric +
-                           (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
-                           filter_text(c.where) + "} (" + level_text(c.confidence) + " bounds)";
-  if (needed.size() < 2)
-    return result(c, Verdict::Inconclusive,
-                  "needs finished runs at two or more values of " + c.along + "; found " +
-                      std::to_string(needed.size()));
-  std::string seq;
-  std::vector<Bracket> v;
-  for (const auto& [x, b] : needed) {
-    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + bracket_text(b);
-    v.push_back(b);
-    if (cells) cells->push_back(ClaimCell{filter_at(c.where, c.along, x), {}, true, b.may, b.sure});
-  }
-  if (c.type == "size_flat") {
-    double min_may = kNever, max_may = 0, min_sure = kNever, max_sure = 0;
-    for (const auto& b : v) {
-      min_may = std::min(min_may, b.may);
-      max_may = std::max(max_may, b.may);
-      min_sure = std::min(min_sure, b.sure);
-      max_sure = std::max(max_sure, b.sure);
-    }
-    const bool pass = max_sure < kNever && max_sure <= c.factor * min_may;
-    const bool fail = max_may == kNever || max_may > c.factor * min_sure;
-    const Verdict verdict = pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
-    return result(c, verdict,
-                  what + " along " + c.along + ": " + seq + "; claim: reached everywhere, " +
-                      "largest / smallest <= " + fmt_num(c.factor));
-  }
-  // size_increasing: surely smaller at the first value than at the last, and never surely
-  // smaller at a later value than at an earlier one.
-  const Verdict verdict = increasing_verdict(v);
-  return result(c, verdict,
-                what + " along " + c.along + ": " + seq + "; claim: grows from the first to the " +
-                    "last value and never shrinks" +
-                    (verdict == Verdict::Inconclusive ? " (undecided at these bounds: add seeds or sizes)" : ""));
+ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                                  Cells* cells) {
+  return needed_size_claim(c, runs, cells, increasing_brackets);
+}
+
+ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
+  return needed_size_claim(c, runs, cells, flat_brackets);
+}
+
+ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells*) {
+  ClaimResult out;
+  if (!along_values_enough(c, runs, c.where, &out)) return out;
+  return size_ratio_verdict(c, runs);
 }
 
 }  // namespace attn::claims_detail

@@ -23,7 +23,8 @@ struct Curve {
   int64_t dropped = 0;           // seeds left out for missing an x (or a non-positive value)
 };
 
-bool is_power_law(const ClaimSpec& c) { return c.type == "power_law"; }
+bool is_power_law(const ClaimSpec& c) { return c.type == ClaimKind::power_law; }
+bool is_ratio(const ClaimSpec& c) { return c.type == ClaimKind::ratio_increasing; }
 
 // The value of one seed at one x, its standard error, or false when it cannot be used.
 bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, double* y, double* se,
@@ -53,7 +54,7 @@ bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, dou
 
 Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   Curve cv;
-  const bool ratio = c.type == "ratio_increasing";
+  const bool ratio = is_ratio(c);
   const auto a = seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where, c.metric, c.along);
   const auto b = ratio ? seed_values_along(runs, filter_and(c.b, c.where), c.metric, c.along)
                        : std::map<double, SeedValues>{};
@@ -153,8 +154,8 @@ Interval pair_interval(const Curve& cv, size_t i, size_t j, double confidence) {
 
 // decreasing / increasing / ratio_increasing: the change from the first to the last value
 // surely has the claimed sign, and no single step surely has the other.
-ClaimResult monotone_claim(const ClaimSpec& c, const Curve& cv, const std::string& what) {
-  const bool up = c.type != "decreasing";
+ClaimResult monotone_verdict(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+  const bool up = c.type != ClaimKind::decreasing;
   const size_t last = cv.along.size() - 1;
   const Interval total = pair_interval(cv, 0, last, c.confidence);
   std::string words;
@@ -176,7 +177,7 @@ ClaimResult monotone_claim(const ClaimSpec& c, const Curve& cv, const std::strin
                     ", " + words + "; " + curve_text(c, cv));
 }
 
-ClaimResult flat_claim(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+ClaimResult flat_verdict(const ClaimSpec& c, const Curve& cv, const std::string& what) {
   // Every pair of values of `along`, paired by seed.
   bool all_within = true, some_outside = false;
   double worst = 0;
@@ -200,8 +201,8 @@ ClaimResult flat_claim(const ClaimSpec& c, const Curve& cv, const std::string& w
                     "; " + curve_text(c, cv));
 }
 
-ClaimResult power_law_claim(const ClaimSpec& c, const Curve& cv, const Interval& iv,
-                            const std::string& what) {
+ClaimResult power_law_verdict(const ClaimSpec& c, const Curve& cv, const std::string& what) {
+  const Interval iv = slope_interval(cv, c.confidence);
   const double lo_ok = c.exponent - c.margin, hi_ok = c.exponent + c.margin;
   Verdict v = Verdict::Inconclusive;
   std::string want;
@@ -231,7 +232,7 @@ ClaimResult power_law_claim(const ClaimSpec& c, const Curve& cv, const Interval&
 // The curve's points as the claim's numbers (when no seed was left out, so each point is the
 // mean over every seed that has it): the runs at along = x, mean and bounds over seeds.
 void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
-  if (!cells || cv.dropped > 0 || c.type == "ratio_increasing" || is_power_law(c)) return;
+  if (!cells || cv.dropped > 0 || is_ratio(c) || is_power_law(c)) return;
   for (size_t i = 0; i < cv.along.size(); ++i) {
     Sample s;
     for (const auto& [seed, ys] : cv.y) s.values.push_back(ys[i]);
@@ -244,17 +245,16 @@ void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
   }
 }
 
-}  // namespace
+// The verdict of one trend kind on its curve.
+using CurveVerdict = ClaimResult (*)(const ClaimSpec& c, const Curve& cv, const std::string& what);
 
-ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
-  const bool ratio = c.type == "ratio_increasing";
-  const RunFilter scope = ratio ? filter_and(c.a, c.where) : c.where;
-  const std::vector<double> xs = along_values(runs, scope, c.along);
-  if (xs.size() < 2)
-    return result(c, Verdict::NotEvaluated,
-                  "not evaluated at this size: the runs matching {" + filter_text(scope) +
-                      "} hold " + (xs.empty() ? "no value" : "one value (" + fmt_num(xs[0]) + ")") +
-                      " of " + c.along + "; the claim needs two or more");
+// A trend claim: its curve, decided by `decide`, unless the runs cannot hold a trend (one
+// value of `along`, or no seed at two values).
+ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells,
+                        CurveVerdict decide) {
+  const bool ratio = is_ratio(c);
+  ClaimResult out;
+  if (!along_values_enough(c, runs, ratio ? filter_and(c.a, c.where) : c.where, &out)) return out;
   const Curve cv = curve_make(c, runs);
   const std::string what =
       ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
@@ -265,9 +265,21 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
                   "no seed has finished runs with " + c.metric + " at two or more values of " +
                       c.along + " (" + what + ")");
   curve_cells(c, cv, cells);
-  if (c.type == "flat") return flat_claim(c, cv, what);
-  if (is_power_law(c)) return power_law_claim(c, cv, slope_interval(cv, c.confidence), what);
-  return monotone_claim(c, cv, what);
+  return decide(c, cv, what);
+}
+
+}  // namespace
+
+ClaimResult monotone_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
+  return trend_claim(c, runs, cells, monotone_verdict);
+}
+
+ClaimResult flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
+  return trend_claim(c, runs, cells, flat_verdict);
+}
+
+ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
+  return trend_claim(c, runs, cells, power_law_verdict);
 }
 
 }  // namespace attn::claims_detail

@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "experiment/figure_data_detail.h"
 
+#pragma GCC diagnostic error "-Wswitch"  // figure_data_make: every PlotKind has its data
+
 namespace attn {
 namespace figure_detail {
 namespace {
@@ -31,7 +33,7 @@ Picked pick(const PlotSpec& plot, const std::vector<StoredRun>& runs) {
     const double v = r.metric(plot.metric);
     if (!std::isfinite(v)) {
       ++missing;
-    } else if (plot.kind == "line" && plot.has_none && v == plot.none) {
+    } else if (plot.kind == PlotKind::line && plot.has_none && v == plot.none) {
       ++p.nones;
     } else {
       p.runs.push_back(&r);
@@ -301,17 +303,21 @@ FigureData figure_data_make(const PlotSpec& plot, const std::vector<std::string>
                       "' is not a metric of any stored run; use one of: " + have);
     }
   }
-  FigureData d = plot.kind == "heatmap"       ? heatmap_data(plot, swept, runs)
-                 : plot.kind == "size_needed" ? size_needed_data(plot, swept, runs)
-                 : plot.kind == "curve"       ? curve_data(plot, swept, runs)
-                 : plot.kind == "matrix"      ? matrix_data(plot, swept, runs)
-                                              : line_data(plot, swept, runs);
+  FigureData d;
+  switch (plot.kind) {  // no default: a new kind without figure data does not compile
+    case PlotKind::line: d = line_data(plot, swept, runs); break;
+    case PlotKind::heatmap: d = heatmap_data(plot, swept, runs); break;
+    case PlotKind::curve: d = curve_data(plot, swept, runs); break;
+    case PlotKind::matrix: d = matrix_data(plot, swept, runs); break;
+    case PlotKind::size_needed: d = size_needed_data(plot, swept, runs); break;
+    case PlotKind::kCount: ATTN_ASSERT(false, "figure_data_make: PlotKind::kCount is not a kind");
+  }
   d.name = plot.name;
   d.kind = plot.kind;
   d.logx = plot.logx;
   d.logy = plot.logy;
   d.where = plot.where;
-  if (d.kind == "line" || d.kind == "curve")
+  if (d.kind == PlotKind::line || d.kind == PlotKind::curve)
     for (const auto& line : d.lines)
       if (std::any_of(line.points.begin(), line.points.end(),
                       [](const FigurePoint& p) { return p.banded && p.band_hi > p.band_lo; })) {

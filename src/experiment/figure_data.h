@@ -52,7 +52,8 @@ struct FigureLine {
 };
 
 struct FigureData {
-  std::string name, kind, title;  // title with each {key} replaced by the runs' values
+  std::string name, title;  // title with each {key} replaced by the runs' values
+  PlotKind kind = PlotKind::line;
   std::string skipped;            // why nothing is drawn ("" = drawn)
   std::string x_label, y_label, value_label, legend_title;
   bool logx = false, logy = false, x_numeric = true;

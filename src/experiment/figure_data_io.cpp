@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/figure_data_detail.h"
+#include "experiment/spec_fields.h"
 #include "io/atomic_file.h"
 
 namespace attn {
@@ -66,10 +67,10 @@ json lines_json(const FigureData& d, bool numeric_x) {
     json points = json::array();
     for (const auto& p : line.points) {
       json pj;
-      if (d.kind == "curve") {
+      if (d.kind == PlotKind::curve) {
         pj = {{"step", p.step}};
         pj.update(stats_json(p));
-      } else if (d.kind == "size_needed") {
+      } else if (d.kind == PlotKind::size_needed) {
         pj = {{"x", value_json(p.x, numeric_x)}, {"size", number_json(p.size)},
               {"may", number_json(p.may)},       {"sure", number_json(p.sure)},
               {"largest_tried", number_json(p.largest)}, {"runs", p.run_ids.size()},
@@ -94,20 +95,12 @@ json values_json(const std::vector<FigureValue>& vs) {
   return out;
 }
 
-ParamValue param_of_json(const json& v) {
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return v.get<double>();
-  if (v.is_array()) return v.get<std::vector<double>>();
-  return v.get<std::string>();
-}
-
 }  // namespace
 
 std::string figure_data_json(const FigureData& d) {
   json j = {{"format", "attnlab figure data 1"},
             {"name", d.name},
-            {"kind", d.kind},
+            {"kind", plot_kinds().name(d.kind)},
             {"title", d.title},
             {"x_label", d.x_label},
             {"y_label", d.y_label},
@@ -117,7 +110,7 @@ std::string figure_data_json(const FigureData& d) {
             {"where", filter_json(d.where)},
             {"runs_used", d.runs_used},
             {"notes", d.notes}};
-  if (d.kind == "matrix") {
+  if (d.kind == PlotKind::matrix) {
     json values = json::array();
     for (const auto& row : d.matrix) {
       json r = json::array();
@@ -137,7 +130,7 @@ std::string figure_data_json(const FigureData& d) {
                           "bound one-sided at the confidence; one seed: its test samples' "
                           "standard error when stored, else none (null)"},
                  {"confidence", kFigureConfidence}};
-  if (d.kind == "heatmap") {
+  if (d.kind == PlotKind::heatmap) {
     const bool nx = all_numeric(d.x_values), ny = all_numeric(d.y_values);
     json cells = json::array();
     for (const auto& p : d.lines.at(0).points) {
@@ -153,12 +146,12 @@ std::string figure_data_json(const FigureData& d) {
                                                                     : json(nullptr)}}
                                        : json(nullptr)}});
   } else {
-    const bool nx = d.kind == "curve" || all_numeric(d.x_values);
-    if (d.kind != "curve") {
+    const bool nx = d.kind == PlotKind::curve || all_numeric(d.x_values);
+    if (d.kind != PlotKind::curve) {
       j["x_numeric"] = nx;
       j["x_values"] = values_json(d.x_values);
     }
-    if (d.kind == "size_needed") {
+    if (d.kind == PlotKind::size_needed) {
       json sizes = json::array();
       for (double s : d.sizes_tried) sizes.push_back(number_json(s));
       j.update(json{{"size_key", d.size_key}, {"goal", d.goal}, {"threshold", number_json(d.threshold)},
@@ -175,30 +168,7 @@ std::vector<PlotSpec> plots_from_spec_json(const std::string& text, std::vector<
              "spec.json: not the JSON of a spec; rerun `attnlab run` (or `attnlab export`) to rewrite it");
   if (swept) *swept = j.value("swept", std::vector<std::string>{});
   std::vector<PlotSpec> plots;
-  for (const auto& p : j.value("plots", json::array())) {
-    PlotSpec s;
-    s.name = p.value("name", "");
-    s.title = p.value("title", "");
-    s.kind = p.value("kind", "line");
-    s.metric = p.value("metric", "");
-    s.x = p.value("x", "");
-    s.y = p.value("y", "");
-    s.series = p.value("series", "");
-    s.line = p.value("line", "");
-    s.logx = p.value("logx", false);
-    s.logy = p.value("logy", false);
-    s.product_boundary = p.value("product_boundary", 0.0);
-    s.size = p.value("size", "");
-    s.threshold = p.value("threshold", 0.0);
-    s.goal = p.value("goal", "below");
-    s.has_none = p.contains("none");
-    s.none = p.value("none", 0.0);
-    s.mark = p.value("mark", "");
-    const json where = p.value("where", json::object());
-    for (const auto& [k, values] : where.items())
-      for (const auto& v : values) s.where[k].push_back(param_of_json(v));
-    plots.push_back(s);
-  }
+  for (const auto& p : j.value("plots", json::array())) plots.push_back(plot_from_json(p));
   return plots;
 }
 

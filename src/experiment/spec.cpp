@@ -10,6 +10,7 @@
 #include "core/params_json.h"
 #include "core/suggest.h"
 #include "experiment/plan.h"
+#include "experiment/spec_fields.h"
 #include "experiment/spec_loader.h"
 #include "experiment/spec_tree.h"
 #include "models/model_registry.h"
@@ -20,9 +21,13 @@ namespace {
 
 using namespace spec_detail;
 
-const std::vector<std::string> kSections = {"experiment", "task", "model", "train", "eval",
-                                            "sweep",      "plot", "claim", "quick"};
-const std::vector<std::string> kRunSections = {"task", "model", "train", "eval"};
+// "a, b and c" (last = " and ").
+std::string names_list(const std::vector<std::string>& names, const std::string& last) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  return out;
+}
 
 // [sweep] task = { N = [...] } is the same as [sweep] "task.N" = [...].
 void sweep_flatten(SpecTree& sweep) {
@@ -52,14 +57,13 @@ void deep_merge(SpecTree& into, const SpecTree& from) {
 }
 
 void quick_apply(const Loader& L, SpecTree& root, const SpecTree& quick) {
+  const std::vector<std::string> sections = spec_section_names();
+  const std::vector<std::string> settable = spec_section_names(false, true);
   for (const auto& [section, value] : quick.entries) {
-    if (section == "plot" || section == "claim" || section == "quick")
-      L.fail(value.line, "[quick] may override experiment, task, model, train, eval and sweep, "
-                         "not '" + section + "'");
-    bool known = false;
-    for (const auto& s : kSections) known = known || s == section;
-    if (!known)
-      L.fail(value.line, "unknown section 'quick." + section + "'" + did_you_mean(section, kSections));
+    if (listed(sections, section) && !listed(settable, section))
+      L.fail(value.line, "[quick] may override " + names_list(settable, " and ") + ", not '" + section + "'");
+    if (!listed(sections, section))
+      L.fail(value.line, "unknown section 'quick." + section + "'" + did_you_mean(section, sections));
     if (value.kind != Kind::Table) L.fail(value.line, "quick." + section + " must be a table");
     SpecTree& target = root.at(section, value.line);
     if (section == "sweep") {
@@ -97,11 +101,10 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
   const std::string& section = item.section;
   const std::string key = section + "." + item.key;
   const SpecTree value = spec_tree_parse_value(item.value, "--set " + key);
-  bool known = false;
-  for (const auto& s : kSections) known = known || s == section;
-  if (!known || section == "plot" || section == "claim" || section == "quick")
+  const std::vector<std::string> settable = spec_section_names(false, true);
+  if (!listed(settable, section))
     throw UserError("--set " + text + ": '" + section + "' cannot be set from the command line" +
-                    did_you_mean(section, {"experiment", "task", "model", "train", "eval", "sweep"}));
+                    did_you_mean(section, settable));
   const std::string& rest = item.key;
   SpecTree& sec = root.at(section);
   if (section == "sweep") {
@@ -144,11 +147,8 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
 
 void experiment_build(const Loader& L, const SpecTree& root, Spec& spec) {
   const SpecTree& e = L.table_of(root, "experiment");
-  L.check_keys(e, "[experiment]", {"name", "description", "seeds"});
   spec.name = std::filesystem::path(spec.path).stem().string();
-  if (const SpecTree* v = e.find("name")) spec.name = L.string_of(*v, "experiment.name");
-  if (const SpecTree* v = e.find("description"))
-    spec.description = L.string_of(*v, "experiment.description");
+  fields_read(L, e, "[experiment]", "experiment.", experiment_fields(), spec);
   spec.seeds = {0};
   if (const SpecTree* v = e.find("seeds")) {
     if (v->kind == Kind::Value && std::holds_alternative<int64_t>(v->value)) {
@@ -176,7 +176,7 @@ void experiment_build(const Loader& L, const SpecTree& root, Spec& spec) {
 }
 
 void run_sections_build(const Loader& L, const SpecTree& root, Spec& spec) {
-  for (const std::string& section : kRunSections) {
+  for (const std::string& section : spec_section_names(true)) {
     const SpecTree& t = L.table_of(root, section);
     for (const auto& [key, value] : t.entries) {
       if (value.kind == Kind::Table) {
@@ -216,12 +216,11 @@ void sweep_build(const Loader& L, SpecTree sweep, Spec& spec) {
   };
   auto check_key = [&](const std::string& key, int line) {
     const auto dot = key.find('.');
-    bool run_section = false;
-    if (dot != std::string::npos && dot + 1 < key.size())
-      for (const auto& s : kRunSections) run_section = run_section || key.substr(0, dot) == s;
-    if (!run_section)
-      L.fail(line, "sweep key '" + key + "' must name a task, model, train or eval key, e.g. "
+    const std::vector<std::string> runs = spec_section_names(true);
+    if (dot == std::string::npos || dot + 1 >= key.size() || !listed(runs, key.substr(0, dot))) {
+      L.fail(line, "sweep key '" + key + "' must name a " + names_list(runs, " or ") + " key, e.g. "
                    "\"task.N\" (seeds are set by experiment.seeds)");
+    }
   };
   for (const auto& [key, value] : sweep.entries) {
     if (key == "zip") {
@@ -263,16 +262,6 @@ void sweep_build(const Loader& L, SpecTree sweep, Spec& spec) {
     }
 }
 
-nlohmann::json filter_json(const RunFilter& f) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, values] : f) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& v : values) list.push_back(param_value_json(v));
-    j[k] = list;
-  }
-  return j;
-}
-
 }  // namespace
 
 Spec spec_load(const std::string& path, const std::vector<std::string>& overrides, bool quick) {
@@ -281,13 +270,11 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
                          "listed by `attnlab list`)");
   Loader L{path};
   SpecTree root = spec_tree_parse_file(path);
-  for (const auto& [section, value] : root.entries) {
-    bool known = false;
-    for (const auto& s : kSections) known = known || s == section;
-    if (!known)
-      L.fail(value.line, "unknown section '" + section + "'" + did_you_mean(section, kSections) +
-                             "; sections: experiment, task, model, train, eval, sweep, plot, claim, quick");
-  }
+  const std::vector<std::string> sections = spec_section_names();
+  for (const auto& [section, value] : root.entries)
+    if (!listed(sections, section))
+      L.fail(value.line, "unknown section '" + section + "'" + did_you_mean(section, sections) +
+                             "; sections: " + join_names(sections));
   if (SpecTree* sweep = root.find("sweep"))
     if (sweep->kind == Kind::Table) sweep_flatten(*sweep);
   if (const SpecTree* q = root.find("quick")) {
@@ -381,32 +368,17 @@ std::vector<std::string> plot_title_keys(const std::string& title) {
 
 std::string spec_to_json(const Spec& spec) {
   nlohmann::json j;
-  j["name"] = spec.name;
-  j["description"] = spec.description;
+  experiment_json(spec, j);
   j["path"] = spec.path;
   nlohmann::json swept = nlohmann::json::array();
   for (const auto& axis : spec.axes)
     for (const auto& k : axis.keys) swept.push_back(k);
   j["swept"] = swept;
   nlohmann::json plots = nlohmann::json::array();
-  for (const auto& p : spec.plots) {
-    plots.push_back({{"name", p.name}, {"title", p.title}, {"kind", p.kind},
-                     {"metric", p.metric}, {"x", p.x}, {"y", p.y}, {"series", p.series},
-                     {"line", p.line}, {"logx", p.logx}, {"logy", p.logy},
-                     {"product_boundary", p.product_boundary}, {"size", p.size},
-                     {"threshold", p.threshold}, {"goal", p.goal}, {"where", filter_json(p.where)}});
-    if (p.has_none) plots.back()["none"] = p.none;
-    if (!p.mark.empty()) plots.back()["mark"] = p.mark;
-  }
+  for (const auto& p : spec.plots) plots.push_back(plot_json(p));
   j["plots"] = plots;
   nlohmann::json claims = nlohmann::json::array();
-  for (const auto& c : spec.claims)
-    claims.push_back({{"id", c.id}, {"text", c.text}, {"type", c.type}, {"metric", c.metric},
-                      {"a", filter_json(c.a)}, {"b", filter_json(c.b)},
-                      {"where", filter_json(c.where)}, {"factor", c.factor},
-                      {"threshold", c.threshold}, {"along", c.along}, {"size", c.size},
-                      {"goal", c.goal}, {"confidence", c.confidence}, {"exponent", c.exponent},
-                      {"margin", c.margin}, {"compare", c.compare}, {"doc", c.doc}});
+  for (const auto& c : spec.claims) claims.push_back(claim_json(c));
   j["claims"] = claims;
   return j.dump(2);
 }

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "core/params.h"
+#include "experiment/claim_kinds.h"
+#include "experiment/plot_kinds.h"
 
 namespace attn {
 
@@ -32,6 +34,9 @@ struct SweepAxis {
 // A filter over runs: dotted key (or "seed") -> accepted values (any of them).
 using RunFilter = std::map<std::string, std::vector<ParamValue>>;
 
+// The keys of each section are listed once, in spec_fields.cpp (parsing, spec.json, docs);
+// the kinds of plot and claim in plot_kinds.cpp and claim_kinds.cpp.
+//
 // kind "line": mean metric vs x, one line per `line` value (results.csv).
 // kind "heatmap": mean metric in each (x, y) cell, both categorical (results.csv).
 // kind "curve": a series vs its step, one line per `line` value (series.csv).
@@ -41,7 +46,7 @@ using RunFilter = std::map<std::string, std::vector<ParamValue>>;
 struct PlotSpec {
   std::string name;    // file stem of the figure
   std::string title;
-  std::string kind = "line";  // line | heatmap | curve | matrix | size_needed
+  PlotKind kind = PlotKind::line;
   std::string metric;  // line: y axis; heatmap: cell colour ("" for curve, matrix)
   std::string x;       // dotted key on the x axis (line, heatmap)
   std::string y;       // dotted key on the y axis (heatmap)
@@ -67,7 +72,8 @@ struct PlotSpec {
 };
 
 struct ClaimSpec {
-  std::string id, text, type;  // type: see experiment/claims.h
+  std::string id, text;
+  ClaimKind type = ClaimKind::below;  // rules in experiment/claims.h; spec.json writes its name
   std::string metric;
   RunFilter a, b, where;       // less_than: mean(a) < factor * mean(b); others use `where`
   double factor = 1.0;         // less_than; size_flat: largest / smallest needed size

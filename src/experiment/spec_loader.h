@@ -1,5 +1,6 @@
 // Private to src/experiment/spec*.cpp: error reporting and value conversion while a spec
-// is read (Loader), and the builders of the [[plot]] and [[claim]] sections.
+// is read (Loader), the reader of a section's keys from its field table (spec_fields.h), and
+// the builders of the [[plot]] and [[claim]] sections.
 #pragma once
 
 #include <string>
@@ -9,11 +10,19 @@
 #include "core/suggest.h"
 #include "experiment/plan.h"
 #include "experiment/spec.h"
+#include "experiment/spec_fields.h"
 #include "experiment/spec_tree.h"
 
 namespace attn::spec_detail {
 
 using Kind = SpecTree::Kind;
+
+// Whether `name` is one of `names`.
+inline bool listed(const std::vector<std::string>& names, const std::string& name) {
+  for (const auto& n : names)
+    if (n == name) return true;
+  return false;
+}
 
 struct Loader {
   std::string path;
@@ -92,6 +101,25 @@ struct Loader {
     return filter;
   }
 };
+
+// The text of a section's Kind key (plot.kind, claim.type), which its builder resolves.
+struct KindText {
+  bool given = false;
+  std::string text;
+  int line = 0;
+};
+
+// Reads the keys of `table` by their rows in `fields` (spec_fields.cpp): unknown keys are
+// refused first ("unknown key 'K' in SECTION (did you mean ...); known keys: ..."), then each
+// key in file order: its type ("PREFIXkey must be a string"), the row's value check, the
+// member. Kind keys are returned, Custom ones left to the caller.
+template <class S>
+KindText fields_read(const Loader& L, const SpecTree& table, const std::string& section,
+                     const std::string& prefix, const std::vector<SpecField<S>>& fields, S& out);
+// Whether `key` was given: a string or filter non-empty, a number or flag present in `table`.
+template <class S>
+bool field_given(const std::vector<SpecField<S>>& fields, const std::string& key, const S& s,
+                 const SpecTree& table);
 
 // [[plot]] and [[claim]] entries (spec_outputs.cpp).
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec);
