@@ -9,11 +9,25 @@
 #include "apps/cli_unknown.h"
 #include "apps/commands.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/version.h"
 #include "io/atomic_file.h"
 #include "ops/isa.h"
 
+namespace {
+
+// How library messages name the options (core/front_option.h): as typed on this command line.
+constexpr attn::FrontOptionSpellings kCliSpellings = {
+    "--out",   "--force-new",   "--retry-failed", "--jobs",
+    "--quick", "--report-only", "--set",          "--shard",
+};
+static_assert(attn::front_option_spellings_complete(kCliSpellings),
+              "a FrontOption has no command-line spelling");
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  attn::front_option_spellings_set(kCliSpellings);
   CLI::App app{
       "attnlab: a fast laboratory for the representational theory of attention.\n"
       "Tasks and models of Fu et al. (2023) and Sanford et al. (2023).",

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/params.h"
 #include "core/params_json.h"
 #include "core/suggest.h"
@@ -128,7 +129,8 @@ TEST(Params, ItemParseSplitsSectionKeyAndValue) {
   EXPECT_EQ(param_item_parse("train.lambdas=", "F").value, "");
   for (const char* bad : {"task.N", "=3", ".N=3", "task.=3", ""})
     EXPECT_EQ(error_of([&] { param_item_parse(bad, "task.KEY=VALUE"); }),
-              "--set '" + std::string(bad) + "' must look like task.KEY=VALUE")
+              std::string(front_option(FrontOption::kSet)) + " '" + bad +
+                  "' must look like task.KEY=VALUE")
         << bad;
 }
 

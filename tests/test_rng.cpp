@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "core/fnv.h"
 #include "core/rng.h"
 #include "stats_helpers.h"
 
@@ -199,6 +200,22 @@ TEST(Rng, SubsetExcludingNeverContainsTheExcludedIndexAndIsUniform) {
   counts.erase(counts.begin() + excluded);
   // Each of the 6 allowed elements is in the subset with probability q / 6.
   EXPECT_LT(chi_square(counts, std::vector<double>(N - 1, n * q / 6.0)), chi_square_critical(5));
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The published FNV-1a 64 test vectors, and chaining: hashing a then b from a's hash is
+// hashing a+b. Stream keys are this hash of the name.
+TEST(Fnv1a, PublishedVectorsAndChaining) {
+  EXPECT_EQ(fnv1a_64("", 0), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a_64("a", 1), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a_64("foobar", 6), 0x85944171f73967e8ull);
+  EXPECT_EQ(fnv1a_64("bar", 3, fnv1a_64("foo", 3)), fnv1a_64("foobar", 6));
+  EXPECT_EQ(rng_stream_key("qsa.z"), fnv1a_64("qsa.z", 5));
 }
 
 }  // namespace

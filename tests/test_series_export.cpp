@@ -11,6 +11,7 @@
 #include "cli_helpers.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/store.h"
+#include "experiment/store_csv.h"
 
 namespace attn {
 namespace {

@@ -61,7 +61,7 @@ def cli_path():
 def set_threads(k):
     """Sets the compute-thread budget of this process: k >= 1, or 0 for ATTNLAB_THREADS
     (default 1). Results never depend on it. Returns the budget now in force."""
-    return _attnlab.set_threads(int(k))
+    return _attnlab.set_threads(k=int(k))
 
 
 def threads():

@@ -28,4 +28,4 @@ def qk_stats(file, layout="auto", heads=0, head_size=0, layers="", query_pattern
     o.heatmap_layers, o.heatmap_heads, o.heatmap_block = str(heatmap_layers), str(heatmap_heads), int(heatmap_block)
     o.out = "" if out is None else os.fspath(out)
     o.seed, o.threads = int(seed), int(threads)
-    return json.loads(_attnlab.qk_stats(o))
+    return json.loads(_attnlab.qk_stats(options=o))

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from . import _attnlab
-from ._feedback import Progress, progress_wanted, python_words, warn_line
+from ._feedback import Progress, progress_wanted, warn_line
 from ._util import toml_text
 
 
@@ -107,7 +107,7 @@ def results(out_dir, as_frame=False):
     Raises:
         OSError: no results.sqlite in out_dir, or not an attnlab store.
     """
-    raw = _attnlab.load_runs(os.fspath(out_dir))
+    raw = _attnlab.load_runs(dir=os.fspath(out_dir))
     runs = raw["runs"]
     swept = json.loads(raw["swept"]) if raw["swept"] else []
     keys = list(swept)
@@ -163,15 +163,17 @@ def _as_frame(res):
     return frame
 
 
-def _call(fn, *args, desc, progress, on_line=None):
-    """Calls a child-process job of the core with warnings.warn and a progress bar as its
-    handlers; its error messages name Python keywords instead of CLI flags."""
+def _call(fn, args, desc, progress, on_line=None):
+    """Calls a child-process job of the core with the keyword arguments `args` (a dict) and
+    warnings.warn and a progress bar as its handlers. Its error messages name Python keywords
+    (force_new=True, out=, ...): the module installs them as the core's option spellings
+    (core/front_option.h)."""
     bar = Progress(desc, progress_wanted(progress))
     try:
-        extra = (on_line,) if on_line is not None else ()
-        return fn(*args, warn_line, bar.update, *extra)
-    except ValueError as e:
-        raise ValueError(python_words(str(e))) from None
+        handlers = dict(on_warning=warn_line, on_progress=bar.update)
+        if on_line is not None:
+            handlers["on_line"] = on_line
+        return fn(**args, **handlers)
     finally:
         bar.close()
 
@@ -223,9 +225,10 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
         overrides = [set]
     else:
         overrides = [str(s) for s in set]
-    summary = _call(_attnlab.run, os.fspath(spec), os.fspath(out), bool(quick), int(jobs), overrides,
-                    bool(force_new), bool(retry_failed), False, int(threads), bool(groups), desc="runs",
-                    progress=progress)
+    args = dict(spec=os.fspath(spec), out=os.fspath(out), quick=bool(quick), jobs=int(jobs),
+                overrides=overrides, force_new=bool(force_new), retry_failed=bool(retry_failed),
+                progress=False, threads=int(threads), groups=bool(groups))
+    summary = _call(_attnlab.run, args, desc="runs", progress=progress)
     res = results(out)
     res.summary = summary
     return res
@@ -293,7 +296,9 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
             another size's) results without force_new=True.
     """
     on_line = print if verbose else (lambda line: None)
-    text = _call(_attnlab.reproduce, str(name), "" if out is None else os.fspath(out), bool(quick),
-                 int(jobs), bool(force_new), bool(report_only), False, int(threads), bool(run_groups),
-                 desc=f"reproduce {name}", progress=progress, on_line=on_line)
+    args = dict(name=str(name), out="" if out is None else os.fspath(out), quick=bool(quick),
+                jobs=int(jobs), force_new=bool(force_new), report_only=bool(report_only),
+                progress=False, threads=int(threads), run_groups=bool(run_groups))
+    text = _call(_attnlab.reproduce, args, desc=f"reproduce {name}", progress=progress,
+                 on_line=on_line)
     return Reproduction(json.loads(text))

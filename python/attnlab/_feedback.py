@@ -69,11 +69,3 @@ class Progress:
             self._bar.close()
             self._bar = None
 
-
-def python_words(message):
-    """A core message in Python's words: the CLI flags it names as keyword arguments."""
-    for flag, keyword in (("add --force-new", "pass force_new=True"), ("--force-new", "force_new=True"),
-                          ("use another --out", "use another out="), ("--report-only", "report_only=True"),
-                          ("(--quick)", "(quick=True)")):
-        message = message.replace(flag, keyword)
-    return message

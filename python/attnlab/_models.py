@@ -77,7 +77,7 @@ class Model:
                 (e.g. "training diverged at step ..."); the CLI's one-line messages.
             KeyboardInterrupt: Ctrl-C during a gradient fit; the model is left unfitted.
         """
-        self._core.fit(X, Y, norm_params("train", train))
+        self._core.fit(X=X, Y=Y, train=norm_params("train", train))
         return self
 
     def fit_task(self, task, task_params=None, eval_first=1_000_000_000, **train):
@@ -96,8 +96,8 @@ class Model:
         Returns:
             self. The task's dataset constants are kept for predict/attention/evaluate.
         """
-        self._core.fit_task(task, norm_params("task", task_params or {}), norm_params("train", train),
-                            int(eval_first))
+        self._core.fit_task(task=task, task_params=norm_params("task", task_params or {}),
+                            train=norm_params("train", train), eval_first=int(eval_first))
         return self
 
     def predict(self, X):
@@ -108,7 +108,7 @@ class Model:
         X may also be a dict returned by attnlab.sample(): its "X" is used together with the
         task's dataset constants (e.g. the Match tasks' modulus, which constructions read)."""
         X, constants = _inputs(X)
-        return self._core.predict(X, constants)
+        return self._core.predict(X=X, constants=constants)
 
     def attention(self, X):
         """Attention probabilities of an attention model for X (n, T, d_in), n >= 1 (or a
@@ -125,7 +125,7 @@ class Model:
             ValueError: the model is not fitted or has no attention (e.g. rfa, mlp).
         """
         X, constants = _inputs(X)
-        return self._core.attention(X, constants)
+        return self._core.attention(X=X, constants=constants)
 
     def evaluate(self, X, Y=None):
         """The model's own diagnostics on a test set, as a sweep records them after the
@@ -144,7 +144,7 @@ class Model:
         if isinstance(X, dict) and Y is None:
             Y = X["Y"]
         X, constants = _inputs(X)
-        return self._core.evaluate(X, Y, constants)
+        return self._core.evaluate(X=X, Y=Y, constants=constants)
 
     def features(self, X):
         """Frozen random features of rfa, brfa or rfmlp for X, like `attnlab features`.
@@ -159,14 +159,14 @@ class Model:
             dict: "W" (M, e, e) for rfa/brfa (e = d_in + 1 with augment) or "w" (width, D)
             for rfmlp, and "Phi" (n, P) float64: rfa/brfa head-major, Phi[:, m*e + k].
         """
-        return self._core.features(X)
+        return self._core.features(X=X)
 
     def save(self, path):
         """Saves the fitted model as safetensors (FILE.safetensors), the layout of
         `attnlab fit --save` (docs/models.md §4); `attnlab predict --model FILE` and
         attnlab.load(FILE) read it. OSError for file problems, ValueError for a model that
         cannot be saved yet."""
-        self._core.save(str(path))
+        self._core.save(path=str(path))
 
 
 def model(name, seed=0, **params):
@@ -188,7 +188,7 @@ def model(name, seed=0, **params):
     Raises:
         ValueError: unknown model or key (with a did-you-mean), wrong type or range.
     """
-    return Model(_attnlab.ModelCore(name, int(seed), norm_params("model", params)))
+    return Model(_attnlab.ModelCore(name=name, seed=int(seed), params=norm_params("model", params)))
 
 
 def load(path):
@@ -200,7 +200,7 @@ def load(path):
     Raises:
         OSError: the file cannot be read; ValueError: not an attnlab model, or altered.
     """
-    return Model(_attnlab.ModelCore.load(str(path)))
+    return Model(_attnlab.ModelCore.load(path=str(path)))
 
 
 # Constructions whose task is not a prefix of their name (docs/constructions.md).
@@ -286,8 +286,9 @@ def construct(name, task=None, shape=None, seed=0, **params):
     if task == "match3_local" and "w" in task_params and "window" not in params:
         model_params["window"] = task_params["w"]
     m = model("construction", seed=seed, **model_params)
-    m._core.fit_empty(task or "", norm_params("task", task_params), norm_params("train", train),
-                      [int(s) for s in shape] if shape is not None else [])
+    m._core.fit_empty(task=task or "", task_params=norm_params("task", task_params),
+                      train=norm_params("train", train),
+                      shape=[int(s) for s in shape] if shape is not None else [])
     return m
 
 

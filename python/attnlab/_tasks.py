@@ -39,7 +39,8 @@ def sample(task, n, seed=0, first=0, **params):
             each dataset constant (e.g. rf_target's "beta", qsa's "success_threshold");
             and "meta": a dict (task, seed, first, n, resolved params), as the .npz `meta`.
     """
-    arrays, meta = _attnlab.sample(task, int(n), int(seed), int(first), norm_params("task", params))
+    arrays, meta = _attnlab.sample(task=task, n=int(n), seed=int(seed), first=int(first),
+                                   params=norm_params("task", params))
     arrays["meta"] = json.loads(meta)
     return arrays
 
@@ -69,8 +70,8 @@ def metrics(pred, Y, success_threshold=None):
         # DISJ hard instances (task.instances = "disj"): disj_accuracy, as `attnlab predict`.
         extra = {k: Y[k] for k in ("disjoint", "query_position", "disj_threshold") if k in Y}
         Y = Y["Y"]
-    return _attnlab.metrics(pred, Y, None if success_threshold is None else float(success_threshold),
-                            extra)
+    return _attnlab.metrics(pred=pred, Y=Y, extra=extra, success_threshold=(
+        None if success_threshold is None else float(success_threshold)))
 
 
 def _sample_doc():

@@ -5,14 +5,29 @@
 
 #include "bindings.h"
 #include "core/error.h"
-#include "core/interrupt.h"
+#include "core/front_option.h"
 #include "core/home.h"
+#include "core/interrupt.h"
 #include "core/log.h"
-#include "experiment/reproduce.h"
 #include "core/threads.h"
 #include "core/version.h"
+#include "experiment/reproduce.h"
+
+namespace {
+
+// How library messages name the options (core/front_option.h): as keyword arguments of
+// attnlab.run / attnlab.reproduce (python/attnlab/_experiments.py).
+constexpr attn::FrontOptionSpellings kPythonSpellings = {
+    "out=", "force_new=True", "retry_failed=True", "jobs=", "quick=True", "report_only=True",
+    "set=", "shard=",
+};
+static_assert(attn::front_option_spellings_complete(kPythonSpellings),
+              "a FrontOption has no Python spelling");
+
+}  // namespace
 
 PYBIND11_MODULE(_attnlab, m) {
+  attn::front_option_spellings_set(kPythonSpellings);
   m.doc() = "attnlab's C++ core (use the attnlab package, not this module)";
   m.attr("__version__") = attn::kVersion;
   m.attr("git_commit") = attn::kGitCommit;

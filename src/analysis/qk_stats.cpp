@@ -6,15 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "core/eigen_rows.h"
 #include "core/error.h"
 #include "core/rng.h"
 
 namespace attn {
 namespace {
-
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-using RowMap = Eigen::Map<RowMatrix>;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

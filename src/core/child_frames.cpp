@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <charconv>
-#include <stdexcept>
+#include <string>
+
+#include "core/error.h"
 
 namespace attn {
 namespace {
@@ -88,8 +90,9 @@ std::vector<int64_t> child_numbers_decode(const std::string& payload, size_t cou
     p = next;
     if (k + 1 == count && p == end) return numbers;
   }
-  throw std::runtime_error("a child process sent \"" + payload + "\" where " + std::to_string(count) +
-                           " whole numbers belong");
+  // Both ends are attnlab: anything else is a bug of the sender.
+  ATTN_ASSERT(false, "a child process sent \"" + payload + "\" where " + std::to_string(count) +
+                         " whole numbers belong");
 }
 
 }  // namespace attn

@@ -53,8 +53,8 @@ class ChildFrames {
 
 // Whole numbers as a frame payload: decimal, separated by one space ("12 96").
 std::string child_numbers_encode(const std::vector<int64_t>& numbers);
-// The `count` numbers of such a payload; std::runtime_error naming the payload if it holds
-// anything else.
+// The `count` numbers of such a payload; ATTN_ASSERT naming the payload if it holds anything
+// else (both ends are attnlab code, so that is a bug).
 std::vector<int64_t> child_numbers_decode(const std::string& payload, size_t count);
 
 }  // namespace attn

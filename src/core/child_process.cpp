@@ -41,7 +41,7 @@ void job_report(int fd, const ChildJob& job) {
   } catch (const UserError& e) {
     kind = kJobUserError, text = e.what();
   } catch (const std::bad_alloc&) {
-    kind = kJobError, text = "out of memory";
+    kind = kJobUserError, text = "out of memory; use a smaller size";  // as the CLI says it
   } catch (const std::exception& e) {
     kind = kJobError, text = e.what();
   }
@@ -155,7 +155,11 @@ std::string child_job_run(const std::string& who, const ChildJob& job, const Chi
       }
       continue;
     }
-    if (r < 0 && errno != EINTR) break;
+    if (r < 0) {
+      const int err = errno;  // EINTR only: the others (EFAULT, EINVAL, ENOMEM) are bugs here
+      ATTN_ASSERT(err == EINTR, "poll of " + who + ": " + std::strerror(err));
+      continue;
+    }
     if (watch.stop && watch.stop()) {
       stopped = true;
       break;
@@ -166,15 +170,19 @@ std::string child_job_run(const std::string& who, const ChildJob& job, const Chi
   const int status = child_wait(child.pid);
   if (error) std::rethrow_exception(error);
   if (stopped) throw Interrupted();
+  // A child that died before it reported (the OOM killer, a kill by hand): not a bug of
+  // this code, so not an assertion; said as a UserError with the signal.
   if (!end)
-    throw std::runtime_error(WIFSIGNALED(status) ? child_status_text(status, who)
-                                                 : who + " ended without a report");
+    throw UserError(WIFSIGNALED(status) ? child_status_text(status, who)
+                                        : who + " ended without a report");
   switch (end->kind) {
     case kJobOk: return end->payload;
     case kJobIoError: throw IoError(end->payload);
     case kJobUserError: throw UserError(end->payload);
-    default: throw std::runtime_error(end->payload);
+    case kJobError: break;
   }
+  // The job threw something other than attnlab's errors (a std::logic_error, ...): a bug.
+  ATTN_ASSERT(false, who + " failed: " + end->payload);
 }
 
 }  // namespace attn

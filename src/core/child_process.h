@@ -67,10 +67,11 @@ struct ChildWatch {
 };
 
 // Runs job in a forked child (child_enter without dying with the parent) while this process
-// watches its frames. Returns the job's result; rethrows the job's error as IoError,
-// UserError or std::runtime_error with its message ("out of memory" for std::bad_alloc);
-// std::runtime_error "WHO was killed by signal ..." or "WHO ended without a report" when
-// the child died before it reported.
+// watches its frames. Returns the job's result; rethrows the job's error as IoError or
+// UserError with its message (UserError "out of memory; ..." for std::bad_alloc); UserError
+// "WHO was killed by signal ..." or "WHO ended without a report" when the child died before
+// it reported (the environment, not a bug). Any other exception of the job is a bug:
+// ATTN_ASSERT with its message, as is a poll failure other than EINTR.
 std::string child_job_run(const std::string& who, const ChildJob& job, const ChildWatch& watch);
 
 }  // namespace attn

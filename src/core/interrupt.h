@@ -5,6 +5,8 @@
 // throws attn::Interrupted when the check returns true. The exception unwinds like any
 // other: no partial result is kept. Without a check (the command line) interrupt_poll()
 // costs one atomic load. Interrupted is not a UserError: nothing records it as a failure.
+// It is not an error tier either (those are UserError, IoError and ATTN_ASSERT, core/error.h)
+// but a control-flow signal: the embedding that asked to stop catches it.
 #pragma once
 
 #include <stdexcept>

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/suggest.h"
 
 namespace attn {
@@ -81,9 +82,10 @@ ParamItem param_item_parse(const std::string& item, const std::string& form) {
   } else if (eq != std::string::npos) {
     out.key = item.substr(0, eq);
   }
-  ATTN_CHECK(eq != std::string::npos && !out.key.empty() &&
-                 (dot == std::string::npos || !out.section.empty()),
-             "--set '" + item + "' must look like " + form);
+  ATTN_CHECK(
+      eq != std::string::npos && !out.key.empty() &&
+          (dot == std::string::npos || !out.section.empty()),
+      std::string(front_option(FrontOption::kSet)) + " '" + item + "' must look like " + form);
   out.value = item.substr(eq + 1);
   return out;
 }

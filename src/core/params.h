@@ -106,9 +106,10 @@ class Params {
   std::vector<ParamValue> values_;
 };
 
-// One command-line item "section.KEY=VALUE" (`--set`), split at the first '=' and the first
-// '.' before it; section is "" when the key has no dot. UserError "--set 'ITEM' must look
-// like FORM" when there is no '=', or the section or key is empty.
+// One override item "section.KEY=VALUE" (`--set`), split at the first '=' and the first
+// '.' before it; section is "" when the key has no dot. UserError "SET 'ITEM' must look
+// like FORM" when there is no '=', or the section or key is empty (SET:
+// front_option(FrontOption::kSet), "--set" on the command line).
 struct ParamItem {
   std::string section, key, value;
 };

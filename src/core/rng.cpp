@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/fnv.h"
 
 namespace attn {
 namespace {
@@ -22,14 +23,7 @@ uint64_t mix64(uint64_t x) {
 
 }  // namespace
 
-uint64_t rng_stream_key(std::string_view name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : name) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t rng_stream_key(std::string_view name) { return fnv1a_64(name.data(), name.size()); }
 
 Rng::Rng(uint64_t seed, std::string_view stream, uint64_t index)
     : Rng(seed, rng_stream_key(stream), index) {}

@@ -33,7 +33,7 @@ int threads_from_env() {
 }  // namespace
 
 int threads_configure(int k) {
-  ATTN_CHECK(k >= 0 && k <= 1024, "--threads " + std::to_string(k) + " must be between 1 and 1024");
+  ATTN_CHECK(k >= 0 && k <= 1024, "threads = " + std::to_string(k) + " must be between 1 and 1024");
   const int n = k == 0 ? threads_from_env() : k;
   g_threads = n;
   openblas_set_num_threads(1);

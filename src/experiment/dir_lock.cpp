@@ -11,8 +11,11 @@
 #include <mutex>
 #include <set>
 
+#include "core/errno_kind.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/log.h"
+#include "experiment/store_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -33,7 +36,8 @@ std::string host_name() {
 std::string in_use_message(const std::string& dir, const std::string& holder) {
   return dir + " is in use by another attnlab runner (" + holder +
          "); wait for it to finish (it stores every run it finishes, the same command then "
-         "resumes), or use another --out";
+         "resumes), or use another output directory (" +
+         front_option(FrontOption::kOut) + ")";
 }
 
 // "pid P on HOST" from the lock file's text, else from the kernel's record of the holder.
@@ -66,11 +70,7 @@ DirLock::DirLock(const std::string& dir) {
   if (fd_ < 0) {
     const int err = errno;
     release_key();
-    if (err == EROFS || err == EACCES || err == EPERM)
-      throw IoError(dir + " is not writable (" + std::strerror(err) +
-                    "): a run stores its results there; choose a writable --out, or copy the "
-                    "directory somewhere writable (export, plot and sqlite3 read results.sqlite "
-                    "without running)");
+    if (errno_kind(err) == ErrnoKind::kNotWritable) throw IoError(store_dir_not_writable(dir, err));
     throw IoError("cannot create " + path + ": " + std::strerror(err) +
                   "; check the output directory " + dir);
   }

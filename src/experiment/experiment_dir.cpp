@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/home.h"
 #include "core/log.h"
 #include "core/process.h"
@@ -24,6 +25,7 @@
 #include "experiment/runner.h"
 #include "experiment/sweep_mpi.h"
 #include "experiment/store.h"
+#include "experiment/store_csv.h"
 #include "io/atomic_file.h"
 
 namespace attn {
@@ -79,11 +81,16 @@ std::string different_spec_message(const RunRequest& rq, const ResultsStore& exi
     other_size = hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
   } catch (const UserError&) {
   }
-  const std::string aside = "; use another --out, or add --force-new to move the old results aside and start again";
+  const std::string aside = std::string("; use another output directory (") +
+                            front_option(FrontOption::kOut) + "), or add " +
+                            front_option(FrontOption::kForceNew) +
+                            " to move the old results aside and start again";
+  const std::string quick_size =
+      std::string("quick-size (") + front_option(FrontOption::kQuick) + ")";
   if (other_size)
-    return rq.out_dir + " holds the " + (rq.quick ? "full-size" : "quick-size (--quick)") + " results of " +
+    return rq.out_dir + " holds the " + (rq.quick ? "full-size" : quick_size) + " results of " +
            existing.meta("experiment") + " (" + existing.meta("spec_path") + ") and this run is " +
-           (rq.quick ? "quick-size (--quick)" : "full-size") + aside;
+           (rq.quick ? quick_size : "full-size") + aside;
   return rq.out_dir + " holds results of a different spec (" + existing.meta("experiment") + ", " +
          existing.meta("spec_path") + ")" + aside;
 }
@@ -111,8 +118,9 @@ std::vector<std::string> json_string_list(const std::string& text) {
 }  // namespace
 
 void shard_parse(const std::string& text, int* index, int* count) {
-  const std::string usage = "; give i/k with 0 <= i < k, e.g. --shard 0/4 (Slurm: --shard "
-                            "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(k-1))";
+  const std::string shard = front_option(FrontOption::kShard);
+  const std::string usage = "; give i/k with 0 <= i < k, e.g. " + shard + " 0/4 (Slurm: " + shard +
+                            " $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(k-1))";
   // Decimal digits only (an optional '-' is parsed to be refused as negative); 64-bit, so
   // an out-of-range value is refused instead of wrapping.
   auto parse = [](const std::string& part, int64_t* v) {
@@ -124,11 +132,12 @@ void shard_parse(const std::string& text, int* index, int* count) {
   int64_t i = 0, k = 0;
   ATTN_CHECK(slash != std::string::npos && parse(text.substr(0, slash), &i) &&
                  parse(text.substr(slash + 1), &k),
-             "--shard " + text + " is not two integers i/k" + usage);
-  ATTN_CHECK(k >= 1 && k <= kShardCountMax,
-             "--shard " + text + ": the shard count k must be between 1 and " +
-                 std::to_string(kShardCountMax) + usage);
-  ATTN_CHECK(i >= 0 && i < k, "--shard " + text + ": the shard index i must be between 0 and k-1 = " +
+             shard + " " + text + " is not two integers i/k" + usage);
+  ATTN_CHECK(k >= 1 && k <= kShardCountMax, shard + " " + text +
+                                                ": the shard count k must be between 1 and " +
+                                                std::to_string(kShardCountMax) + usage);
+  ATTN_CHECK(i >= 0 && i < k, shard + " " + text +
+                                  ": the shard index i must be between 0 and k-1 = " +
                                   std::to_string(k - 1) + usage);
   *index = static_cast<int>(i);
   *count = static_cast<int>(k);
@@ -148,14 +157,17 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
   const std::string runs_json = spec_runs_json(spec);
   const std::string fingerprint = hash_hex(runs_json);
 
-  ATTN_CHECK(rq.jobs >= 1, "--jobs " + std::to_string(rq.jobs) + " must be at least 1");
+  ATTN_CHECK(rq.jobs >= 1, "jobs = " + std::to_string(rq.jobs) + " must be at least 1");
   ATTN_CHECK(rq.shard_count >= 1 && rq.shard_index >= 0 && rq.shard_index < rq.shard_count,
              "shard " + std::to_string(rq.shard_index) + "/" + std::to_string(rq.shard_count) +
                  " must be i/k with 0 <= i < k");
   // Only now touch the output directory.
-  ATTN_CHECK(!rq.out_dir.empty(), "--out DIR is required: the directory for results.sqlite");
+  ATTN_CHECK(!rq.out_dir.empty(), std::string("the output directory (") +
+                                      front_option(FrontOption::kOut) +
+                                      ") is required: the directory for results.sqlite");
   if (fs::exists(rq.out_dir) && !fs::is_directory(rq.out_dir))
-    throw IoError(rq.out_dir + " exists and is not a directory; choose another --out");
+    throw IoError(rq.out_dir + " exists and is not a directory; choose another output directory (" +
+                  front_option(FrontOption::kOut) + ")");
   std::error_code ec;
   fs::create_directories(rq.out_dir, ec);
   if (ec) throw IoError(rq.out_dir + ": cannot create the output directory (" + ec.message() + ")");
@@ -312,7 +324,7 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   std::vector<std::unique_ptr<ResultsStore>> shards;
   for (const auto& dir : shard_dirs) {
     if (!fs::exists(store_path(dir)))
-      throw IoError(dir + ": no results.sqlite here; is this a shard's --out directory?");
+      throw IoError(dir + ": no results.sqlite here; is this a shard's output directory?");
     shards.push_back(std::make_unique<ResultsStore>(store_path(dir), StoreAccess::kRead));
     const std::string h = shards.back()->meta("spec_hash");
     if (fingerprint.empty()) {
@@ -320,7 +332,8 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
       first_dir = dir;
     } else if (h != fingerprint) {
       throw UserError(dir + " holds results of a different spec than " + first_dir +
-                      " (or a different --quick/--set); merge only shards of one spec");
+                      " (or with a different " + front_option(FrontOption::kQuick) + "/" +
+                      front_option(FrontOption::kSet) + "); merge only shards of one spec");
     }
   }
   fs::create_directories(out_dir);

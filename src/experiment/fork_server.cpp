@@ -21,6 +21,7 @@
 
 #include "core/child_process.h"
 #include "core/error.h"
+#include "core/front_option.h"
 
 namespace attn {
 namespace {
@@ -198,7 +199,7 @@ pid_t ForkServer::start(const std::string& request, int result_fd) {
   while (started_ == 0) receive_one();
   if (started_ < 0)
     throw UserError(std::string("cannot start a worker process: ") + std::strerror(-started_) +
-                    "; lower --jobs");
+                    "; lower " + front_option(FrontOption::kJobs));
   return started_;
 }
 

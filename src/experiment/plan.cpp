@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/fnv.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "models/model_registry.h"
@@ -176,11 +177,7 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
 }
 
 std::string hash_hex(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char ch : text) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
+  uint64_t h = fnv1a_64(text.data(), text.size());
   // SplitMix64 finaliser: nearby texts get unrelated-looking ids.
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
   h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;

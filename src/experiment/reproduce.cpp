@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/home.h"
 #include "core/log.h"
 #include "core/suggest.h"
@@ -107,7 +108,8 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
   const bool partial = o.report_only && s.skipped < s.planned;
   if (partial)
     section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
-                   " runs are stored (--report-only ran nothing); claims and figures use those";
+                   " runs are stored (" + front_option(FrontOption::kReportOnly) +
+                   " ran nothing); claims and figures use those";
   if (!section.note.empty()) say(o, "attnlab: " + section.name + ": " + section.note);
   if (s.stale > 0)  // (the export below prints the same on the terminal)
     section.note += (section.note.empty() ? "" : "; ") + experiment_stale_note(s.stale);

@@ -61,7 +61,7 @@ SweepSummary sweep_execute(const std::vector<const RunPoint*>& points, ResultsSt
 
 std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& parts,
                                               const SweepOptions& options) {
-  ATTN_CHECK(options.jobs >= 1, "--jobs " + std::to_string(options.jobs) + " must be at least 1");
+  ATTN_CHECK(options.jobs >= 1, "jobs = " + std::to_string(options.jobs) + " must be at least 1");
   std::vector<SweepSummary> summaries(parts.size());
   int64_t total = 0;
   for (const auto& part : parts) total += static_cast<int64_t>(part.points.size());
@@ -156,8 +156,9 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
       pids.push_back(pid);
     }
     if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      throw UserError(std::string("poll failed: ") + std::strerror(errno));
+      const int err = errno;  // EINTR only: the others (EFAULT, EINVAL, ENOMEM) are bugs here
+      ATTN_ASSERT(err == EINTR, std::string("poll of the run workers: ") + std::strerror(err));
+      continue;
     }
     for (size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;

@@ -1,4 +1,4 @@
-// SQLite results store and CSV export.
+// SQLite results store (the CSV export is store_csv.cpp).
 #include "experiment/store.h"
 
 #include <sqlite3.h>
@@ -15,8 +15,11 @@
 #include <filesystem>
 #include <map>
 
+#include "core/errno_kind.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/version.h"
+#include "experiment/store_errors.h"
 #include "io/atomic_file.h"
 
 namespace attn {
@@ -76,20 +79,6 @@ std::string now_utc() {
   return buf;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string number_text(double v) {
-  if (std::isnan(v)) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 }  // namespace
 
 std::string StoredRun::param(const std::string& key) const {
@@ -125,19 +114,6 @@ const char* const kSchema[] = {
 std::string dir_of(const std::string& path) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
-}
-
-// The line for a store whose directory cannot be written.
-std::string not_writable(const std::string& path, int err) {
-  return dir_of(path) + " is not writable (" + std::strerror(err) + "): a run stores " +
-         std::filesystem::path(path).filename().string() + " there; choose a writable --out, "
-         "or copy the directory somewhere writable (export, plot and sqlite3 read the store "
-         "without running)";
-}
-
-std::string no_space(const std::string& path) {
-  return "cannot write " + path + ": no space left on device; free space on the filesystem of " +
-         dir_of(path) + " or choose another --out, then run the same command again";
 }
 
 // Runs sql on db; "" on success, else SQLite's message.
@@ -177,10 +153,9 @@ void store_create(const std::string& path) {
     std::remove(temp.c_str());
     std::remove((temp + "-journal").c_str());
     const int err = rename_errno ? rename_errno : sys_errno;
-    if (err == EROFS || err == EACCES || err == EPERM) throw IoError(not_writable(path, err));
-    if (code == SQLITE_FULL || err == ENOSPC || err == EDQUOT) throw IoError(no_space(path));
-    throw IoError("cannot create " + path + " (" + error + "); check the output directory " +
-                  dir_of(path));
+    throw IoError(store_failure(
+        path, err, code == SQLITE_FULL,
+        "cannot create " + path + " (" + error + "); check the output directory " + dir_of(path)));
   }
   const int dfd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
@@ -196,8 +171,11 @@ ResultsStore::ResultsStore(const std::string& path, StoreAccess access)
   namespace fs = std::filesystem;
   std::error_code ec;
   if (writer_) {
-    if (::access(dir_of(path).c_str(), W_OK | X_OK) != 0 && (errno == EROFS || errno == EACCES))
-      throw IoError(not_writable(path, errno));
+    if (::access(dir_of(path).c_str(), W_OK | X_OK) != 0) {
+      const int err = errno;
+      if (errno_kind(err) == ErrnoKind::kNotWritable)
+        throw IoError(store_dir_not_writable(dir_of(path), err));
+    }
     // Absent, or empty (0 bytes: left by an attnlab from before stores were created whole).
     const bool exists = fs::exists(path, ec);
     if (!exists || (fs::file_size(path, ec) == 0 && !ec && !fs::exists(path + "-wal", ec))) {
@@ -227,10 +205,10 @@ ResultsStore::ResultsStore(const std::string& path, StoreAccess access)
     const int err = sqlite3_system_errno(db_), code = sqlite3_errcode(db_);
     sqlite3_close(db_);
     db_ = nullptr;
-    if (err == EROFS || err == EACCES || err == EPERM) throw IoError(not_writable(path, err));
-    if (code == SQLITE_FULL || err == ENOSPC || err == EDQUOT) throw IoError(no_space(path));
-    throw IoError(path + ": not a usable attnlab results store (" + e.what() +
-                  "); use another --out directory");
+    throw IoError(store_failure(path, err, code == SQLITE_FULL,
+                                path + ": not a usable attnlab results store (" + e.what() +
+                                    "); use another output directory (" +
+                                    front_option(FrontOption::kOut) + ")"));
   }
 }
 
@@ -385,57 +363,6 @@ std::vector<StoredRun> ResultsStore::load_runs() const {
       runs[it->second].series.push_back({ser.col_text(1), ser.col_int(2), ser.col_real(3)});
   }
   return runs;
-}
-
-void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
-                        const std::string& path) {
-  std::vector<std::string> metric_names;
-  for (const auto& r : runs)
-    for (const auto& [name, value] : r.metrics) {
-      bool known = false;
-      for (const auto& m : metric_names) known = known || m == name;
-      if (!known) metric_names.push_back(name);
-    }
-  std::string out = "run_id,seed,status";
-  for (const auto& k : swept) out += "," + csv_field(k);
-  for (const auto& m : metric_names) out += "," + csv_field(m);
-  out += ",wall_seconds,peak_rss_mb,error\n";
-  for (const auto& r : runs) {
-    out += r.run_id + "," + std::to_string(r.seed) + "," + r.status;
-    for (const auto& k : swept) out += "," + csv_field(r.param(k));
-    for (const auto& m : metric_names) out += "," + number_text(r.metric(m));
-    out += "," + number_text(r.wall_seconds) + "," +
-           number_text(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0)) + "," +
-           csv_field(r.error) + "\n";
-  }
-  atomic_file_write(path, out);
-  series_export_csv(runs, swept, (std::filesystem::path(path).parent_path() / "series.csv").string());
-}
-
-void series_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
-                       const std::string& path) {
-  // Streamed in chunks: the series of a sweep (attention matrices) can be large.
-  output_path_check(path, 0);
-  AtomicFile file(path);
-  std::string out = "run_id,seed,status";
-  for (const auto& k : swept) out += "," + csv_field(k);
-  out += ",series,step,value\n";
-  for (const auto& r : runs) {
-    if (r.series.empty()) continue;
-    std::string prefix = r.run_id + "," + std::to_string(r.seed) + "," + r.status;
-    for (const auto& k : swept) prefix += "," + csv_field(r.param(k));
-    prefix += ",";
-    for (const auto& p : r.series) {
-      out += prefix + csv_field(p.series) + "," + std::to_string(p.step) + "," +
-             number_text(std::isfinite(p.value) ? p.value : NAN) + "\n";
-      if (out.size() >= (1u << 20)) {
-        file.write(out.data(), out.size());
-        out.clear();
-      }
-    }
-  }
-  file.write(out.data(), out.size());
-  file.commit();
 }
 
 }  // namespace attn

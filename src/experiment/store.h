@@ -12,6 +12,7 @@
 // metrics(run_id, name, value); series(run_id, name, step, value).
 // Each finished run is written in one transaction, so a crash leaves either the whole
 // run or nothing. Re-inserting a run id replaces it (a retried failure).
+// The CSV export of stored runs is store_csv.h.
 #pragma once
 
 #include <cstdint>
@@ -77,18 +78,5 @@ class ResultsStore {
   sqlite3* db_ = nullptr;
   bool writer_ = false;
 };
-
-// Writes results.csv (atomically): run_id, seed, status, one column per swept key (in the
-// order given), one per metric (first-seen order), wall_seconds, peak_rss_mb, error.
-// Then writes series.csv in the same directory (series_export_csv).
-void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
-                        const std::string& path);
-
-// Writes series.csv (atomically): one row per logged point, runs in the given order (by
-// point), points in the order logged: run_id, seed, status, one column per swept key (the
-// same as results.csv), then series, step, value (empty when not finite). A header only
-// when no run logged a series.
-void series_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
-                       const std::string& path);
 
 }  // namespace attn

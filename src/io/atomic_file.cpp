@@ -17,6 +17,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/errno_kind.h"
 #include "core/error.h"
 #include "core/memory.h"
 
@@ -85,25 +86,22 @@ std::string errno_text(int err) { return std::strerror(err); }
 // One line for an errno met while writing PATH (open, write, fsync, close).
 std::string write_failure(const std::string& path, const char* what, int err, uint64_t written) {
   const std::string dir = dir_of(path);
-  if (err == ENOSPC || err == EDQUOT) {
-    return "cannot " + std::string(what) + " " + path + ": no space left on device (after " +
-           format_bytes(written) + "); free space on the filesystem of " + dir +
-           " or write the output elsewhere";
+  const std::string head = "cannot " + std::string(what) + " " + path + ": ";
+  switch (errno_kind(err)) {
+    case ErrnoKind::kNoSpace:
+      return head + "no space left on device (after " + format_bytes(written) +
+             "); free space on the filesystem of " + dir + " or write the output elsewhere";
+    case ErrnoKind::kNoDirectory:
+      return head + "directory " + dir + " does not exist; create it first (mkdir -p " + dir + ")";
+    case ErrnoKind::kNotWritable:
+      return head + errno_text(err) + " in " + dir +
+             "; choose a writable output directory or fix its permissions";
+    case ErrnoKind::kTooLarge:
+      return head + "file too large for this filesystem; write the output to another filesystem";
+    case ErrnoKind::kOther:
+      return head + errno_text(err) + "; check the disk and the output directory " + dir;
   }
-  if (err == ENOENT || err == ENOTDIR) {
-    return "cannot " + std::string(what) + " " + path + ": directory " + dir +
-           " does not exist; create it first (mkdir -p " + dir + ")";
-  }
-  if (err == EACCES || err == EPERM || err == EROFS) {
-    return "cannot " + std::string(what) + " " + path + ": " + errno_text(err) + " in " + dir +
-           "; choose a writable output directory or fix its permissions";
-  }
-  if (err == EFBIG) {
-    return "cannot " + std::string(what) + " " + path +
-           ": file too large for this filesystem; write the output to another filesystem";
-  }
-  return "cannot " + std::string(what) + " " + path + ": " + errno_text(err) +
-         "; check the disk and the output directory " + dir;
+  ATTN_ASSERT(false, "unhandled ErrnoKind");
 }
 
 }  // namespace
@@ -255,7 +253,7 @@ void output_path_check(const std::string& path, uint64_t bytes_needed) {
   }
   if (::stat(dir.c_str(), &st) != 0) {
     const int err = errno;
-    if (err == ENOENT || err == ENOTDIR) {
+    if (errno_kind(err) == ErrnoKind::kNoDirectory) {
       throw IoError("cannot write " + path + ": directory " + dir +
                     " does not exist; create it first (mkdir -p " + dir + ")");
     }

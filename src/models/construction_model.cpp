@@ -21,6 +21,7 @@
 
 #include "constructions/construction.h"
 #include "core/error.h"
+#include "core/fnv.h"
 #include "core/threads.h"
 #include "ops/quantize.h"
 #include "train/metrics.h"
@@ -36,12 +37,11 @@ SequenceContext sequence_context(const Batch& data) {
   return ctx;
 }
 
-// FNV-1a over n and the bytes of X: which inputs a prediction's diagnostics belong to.
+// FNV-1a over n and the bytes of X: which inputs a prediction's diagnostics belong to
+// (compared within one process only, never stored).
 uint64_t inputs_fingerprint(const Batch& data) {
-  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(data.n);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(data.X.data());
-  for (size_t k = 0; k < data.X.size() * sizeof(double); ++k) h = (h ^ bytes[k]) * 1099511628211ull;
-  return h;
+  return fnv1a_64(data.X.data(), data.X.size() * sizeof(double),
+                  kFnv1aOffset ^ static_cast<uint64_t>(data.n));
 }
 
 // The task's success threshold 1/(2q) (qsa), or 0 if it has none.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/eigen_rows.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "models/baselines.h"
@@ -16,10 +17,6 @@
 
 namespace attn {
 namespace {
-
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-using RowMap = Eigen::Map<RowMatrix>;
 
 bool ridge_uses_dual(RidgeForm form, int64_t n, int64_t P) {
   return form == RidgeForm::dual || (form == RidgeForm::automatic && P > n);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/params_json.h"
 #include "core/version.h"
 #include "io/safetensors.h"
@@ -91,15 +92,16 @@ ModelRecord model_record_make(const std::string& model, uint64_t seed, const Tas
 
 std::string model_set_apply(const std::string& item, Params& model, Params* train) {
   const std::string sections = train ? "model.KEY=VALUE or train.KEY=VALUE" : "model.KEY=VALUE";
-  const std::string form = sections + ", e.g. --set model.heads=64";
+  const std::string set = front_option(FrontOption::kSet);
+  const std::string form = sections + ", e.g. " + set + " model.heads=64";
   const ParamItem p = param_item_parse(item, form);
-  ATTN_CHECK(!p.section.empty(), "--set '" + item + "' must look like " + form);
+  ATTN_CHECK(!p.section.empty(), set + " '" + item + "' must look like " + form);
   if (p.section == "model") {
     model.set_text(p.key, p.value);
   } else if (p.section == "train" && train) {
     train->set_text(p.key, p.value);
   } else {
-    throw UserError("--set " + item + ": only " + sections + " items are accepted here, not " +
+    throw UserError(set + " " + item + ": only " + sections + " items are accepted here, not " +
                     p.section + ".*");
   }
   return p.section + "." + p.key;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/eigen_rows.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/threads.h"
@@ -26,9 +27,6 @@
 namespace attn {
 namespace {
 
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-using RowMap = Eigen::Map<RowMatrix>;
 using detail::GaussKey;
 
 enum class RfaMode { ReluZeroMean, ReluCdf, ReluQuadrature, Exp };

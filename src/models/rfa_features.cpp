@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/eigen_rows.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/rng.h"
@@ -17,10 +18,6 @@
 
 namespace attn {
 namespace {
-
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMap = Eigen::Map<RowMatrix>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
 
 void rfa_check(const RfaConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(c.heads >= 1, "rfa: heads = " + std::to_string(c.heads) + " must be at least 1");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/eigen_rows.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/rng.h"
@@ -19,9 +20,6 @@
 namespace attn {
 namespace {
 
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMap = Eigen::Map<RowMatrix>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
 using ConstStridedRowMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 
 void rfmlp_check(const RfmlpConfig& c, int64_t T, int64_t d) {

@@ -7,12 +7,16 @@
 // differentiable input compares the analytic gradient with
 //   (f(x + h) − f(x − h)) / 2h  of  L = <dout, forward(x)>.
 // Error of a probe: |analytic − numeric| / max(|analytic|, |numeric|, 1e-3 · the largest
-// |analytic| entry of that tensor, 1e-12). A row passes when every tensor's largest probe
-// error is ≤ the row's tolerance (1e-6 unless the row says otherwise).
+// |analytic| entry of that tensor, 1e-12). Each differentiable tensor gets its own result,
+// which passes when its largest probe error is ≤ the row's tolerance (1e-6 unless the row
+// says otherwise).
 // Non-smooth points (relu at 0, ties): rows draw inputs away from them; as a guard, a probe
 // whose difference quotients at h and h/2 disagree by more than the tolerance straddles a
-// kink and is skipped and counted; more than 5 % skipped fails the row.
-// A new op or model is not done until it has rows here (gradcheck.cpp).
+// kink and is skipped and counted; more than 5 % of a tensor's probes skipped fails it.
+// A new op or model is not done until it has rows in the table: an op's rows next to its
+// code (gradcheck_rows_<group>.cpp, declared below), a model's in
+// models/gradcheck_rows_models.cpp; models/gradcheck_table.h assembles them. This file and
+// gradcheck.cpp hold only the harness.
 #pragma once
 
 #include <cstdint>
