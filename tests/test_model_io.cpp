@@ -187,6 +187,69 @@ TEST_F(ModelIo, FileLayoutOfAFeatureModel) {
   EXPECT_NE(md.at("shape").find("\"T\": 5"), std::string::npos);
 }
 
+// Rewrites a safetensors file with tensor `from_tensor` renamed to `to_tensor` and set to
+// `value` (e.g. to write a model the way the previous release did).
+void rewrite_tensor(const std::string& from, const std::string& to, const std::string& from_tensor,
+                    const std::string& to_tensor, double value) {
+  SafetensorsFile f(from);
+  std::vector<std::vector<double>> data;
+  std::vector<std::string> names;
+  for (const auto& e : f.entries()) {
+    data.push_back(e.name == from_tensor ? std::vector<double>{value} : f.read_f64(e.name));
+    names.push_back(e.name == from_tensor ? to_tensor : e.name);
+  }
+  std::vector<SafetensorsView> views;
+  for (size_t k = 0; k < f.entries().size(); ++k)
+    views.push_back({names[k], SafetensorsDType::F64, f.entries()[k].shape, data[k].data()});
+  safetensors_write(to, views, f.metadata());
+}
+
+// A neural model records its loss by name ("meta.loss.<name>"); a file written the previous
+// release's way ("meta.loss_bce" = 1 or 0) loads with the same loss.
+TEST_F(ModelIo, NeuralModelsRecordTheLossByNameAndReadThePreviousReleasesFiles) {
+  Params match = task_default_params("match2");
+  match.set_text("N", "5");
+  const auto match_task = task_make("match2", match);
+  struct Case {
+    std::string loss;
+    Batch train, test;
+  };
+  const Case cases[] = {
+      {"bce", task_generate(*match_task, 1, 0, 120), task_generate(*match_task, 1, 5000, 20)},
+      {"mse", rf_data(0, 120), rf_data(5000, 20)}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.loss);
+    ModelRecord r = small_record("mlp", c.train.shape);
+    r.train_params.set_text("steps", "5");
+    auto model = model_make(r);
+    FitLog log;
+    model->fit(c.train, log);  // the record's shape declares no kind: inferred from the targets
+    const std::vector<double> expected = model->predict(c.test);
+    model_save(path("new.safetensors"), r, *model);
+    SafetensorsFile f(path("new.safetensors"));
+    ASSERT_NE(f.find("meta.loss." + c.loss), nullptr);
+    EXPECT_EQ(f.find("meta.loss_bce"), nullptr);
+    EXPECT_TRUE(same_bits(model_load(path("new.safetensors")).model->predict(c.test), expected));
+
+    rewrite_tensor(path("new.safetensors"), path("old.safetensors"), "meta.loss." + c.loss,
+                   "meta.loss_bce", c.loss == "bce" ? 1.0 : 0.0);
+    SafetensorsFile old(path("old.safetensors"));
+    ASSERT_NE(old.find("meta.loss_bce"), nullptr);
+    EXPECT_TRUE(same_bits(model_load(path("old.safetensors")).model->predict(c.test), expected));
+    if (c.loss == "bce") {
+      for (double p : expected) ASSERT_TRUE(p > 0 && p < 1) << "bce predicts probabilities";
+    }
+  }
+  rewrite_tensor(path("new.safetensors"), path("bad.safetensors"), "meta.loss.mse",
+                 "meta.loss.hinge", 1.0);
+  try {
+    model_load(path("bad.safetensors"));
+    FAIL() << "no error for an unknown loss";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown loss 'hinge'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ModelIo, AlteredFilesAreRefused) {
   const Batch train = rf_data(0, 120);
   for (const std::string model : {"rfa", "rfmlp"}) {

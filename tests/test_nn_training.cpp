@@ -1,6 +1,8 @@
 // The gradient-training stack: optimisers against their closed-form steps, schedules, the
 // training loop on a planted regression, the neural models end to end (loss falls,
-// determinism, divergence is a clear error, save/load), and the model gradient-check rows.
+// determinism, divergence is a clear error, save/load), categorical targets (cross-entropy
+// chosen by the task's kind, softmax predictions, the loss as a mean over labelled positions
+// whatever the chunking), and the model gradient-check rows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "tasks/task.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer.h"
+#include "train/metrics.h"
 #include "train/trainer.h"
 
 namespace attn {
@@ -596,6 +599,118 @@ TEST(NeuralModel, MatchTasksTrainWithCrossEntropyAndPredictProbabilities) {
     for (int64_t j = 0; j < 6; ++j) s += maps[0].data[row * 6 + j];
     EXPECT_NEAR(s, 1.0, 1e-5);
   }
+}
+
+// A categorical toy for these tests: tokens over A symbols, X one-hot (N × A); the target at
+// position t is token t − 1 (one-hot over A classes) and position 0 is ignored (all-zero row).
+class ShiftTask final : public Task {
+ public:
+  ShiftTask(int64_t N, int64_t A) : A_(A) {
+    shape_.T = shape_.T_out = N;
+    shape_.d_in = shape_.d_out = A;
+    shape_.target = TargetKind::categorical;
+    shape_.raw.push_back({"tokens", {N}, true});
+  }
+  const TaskShape& shape() const override { return shape_; }
+  void sample_range(uint64_t seed, int64_t first, int64_t count, Batch& out,
+                    int64_t row) const override {
+    for (int64_t s = 0; s < count; ++s) {
+      Rng rng(seed, "test.shift", static_cast<uint64_t>(first + s));
+      int64_t* tokens = out.raw_i64(0, row + s);
+      for (int64_t t = 0; t < shape_.T; ++t) {
+        tokens[t] = static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(A_)));
+        out.x(row + s)[t * A_ + tokens[t]] = 1.0;
+        if (t > 0) out.y(row + s)[t * A_ + tokens[t - 1]] = 1.0;
+      }
+    }
+  }
+
+ private:
+  int64_t A_;
+  TaskShape shape_;
+};
+
+TEST(NeuralModel, CategoricalTargetsTrainWithCrossEntropyAndPredictSoftmax) {
+  const ShiftTask task(5, 3);
+  const Params model_params = [] {
+    Params p("model", model_find("mlp").schema());
+    p.set_text("hidden", "[32]");
+    return p;
+  }();
+  std::vector<ParamSpec> train = {param_int("n", 0, "", 0, 1e12)};
+  for (auto& p : model_find("mlp").train_schema()) train.push_back(p);
+  Params train_params("train", train);
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"steps", "300"}, {"batch", "32"}, {"lr", "0.01"}, {"val_n", "64"}, {"dtype", "float64"}})
+    train_params.set_text(k, v);
+  auto make = [&] {
+    return model_find("mlp").make(
+        ModelContext{model_params, train_params, task.shape(), 5, &task, 1000000000});
+  };
+  auto model = make();
+  FitLog log;
+  model->fit(Batch{}, log);
+  std::map<std::string, double> scalars(log.scalars.begin(), log.scalars.end());
+  EXPECT_EQ(scalars.at("loss_is_bce"), 0.0);
+  std::vector<double> val_loss;
+  for (const auto& p : log.points)
+    if (p.series == "val_loss") val_loss.push_back(p.value);
+  ASSERT_GE(val_loss.size(), 1u);
+  // An untrained network's cross-entropy over 3 classes is about log 3 ≈ 1.1.
+  EXPECT_LT(val_loss.back(), 0.1) << "cross-entropy did not fall";
+
+  const Batch test = task_generate(task, 5, 1000000000, 200);
+  const std::vector<double> pred = model->predict(test);
+  for (int64_t r = 0; r < test.n * 5; ++r) {  // a probability row per position
+    double sum = 0;
+    for (int64_t k = 0; k < 3; ++k) {
+      EXPECT_GT(pred[r * 3 + k], 0.0);
+      sum += pred[r * 3 + k];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+  std::vector<std::pair<std::string, double>> se;
+  const auto metrics = metrics_compute(test, pred, &se);
+  const std::map<std::string, double> m(metrics.begin(), metrics.end());
+  EXPECT_GT(m.at("token_accuracy"), 0.95);
+  EXPECT_DOUBLE_EQ(m.at("token_error"), 1.0 - m.at("token_accuracy"));
+  EXPECT_GT(m.at("exact_match"), 0.8);
+
+  // Saved and loaded: the loss by name, the same probabilities.
+  ModelTensors saved;
+  saved.model = "mlp";
+  model->save(saved);
+  EXPECT_NE(saved.find("meta.loss.cross_entropy"), nullptr);
+  auto loaded = make();
+  loaded->load(saved);
+  EXPECT_EQ(loaded->predict(test), pred);
+}
+
+TEST(Trainer, CrossEntropyIsAMeanOverLabelledPositionsWhateverTheChunks) {
+  // Positions ignored unevenly across samples: weighting chunks by rows would change the mean.
+  TaskShape shape;
+  shape.T = shape.T_out = 3;
+  shape.d_in = shape.d_out = 4;
+  auto net = neural_net_make<double>("mlp", neural_default_params("mlp"), shape);
+  net->init(2);
+  TrainSet<double> data;
+  data.n = 9;
+  data.x_size = data.y_size = 12;
+  Rng rng(4, "test.ce_chunks", 0);
+  for (int64_t j = 0; j < data.n; ++j)
+    for (int64_t t = 0; t < 3; ++t) {
+      const auto c = static_cast<int64_t>(rng.uniform_int(4));
+      for (int64_t k = 0; k < 4; ++k) {
+        data.X.push_back(rng.uniform());
+        data.Y.push_back(k == c && (j % 3 == 0 || t == 0) ? 1.0 : 0.0);  // 1 or 3 labelled
+      }
+    }
+  const LossSpec ce{Loss::cross_entropy, 4};
+  std::vector<double> pred(static_cast<size_t>(data.n * 12));
+  net->forward(data.X.data(), data.n, pred.data());
+  const double whole = loss_forward(ce, pred.data(), data.Y.data(), data.n * 12);
+  for (int64_t eval_batch : {1, 2, 4, 9, 100})
+    EXPECT_NEAR(trainer_loss(*net, ce, data, eval_batch), whole, 1e-14) << eval_batch;
 }
 
 TEST(NeuralModel, SaveThenLoadPredictsTheSame) {

@@ -1,6 +1,7 @@
 // Basic ops, part 2: layernorm (against its reference, normalised rows, shift invariance,
 // accumulation, zero-sum input gradient), losses (values and gradients against the naive
-// formulas, stability at huge logits, names) and embedding (lookup, accumulating backward,
+// formulas and closed forms, ignored positions, stability at huge logits, names, the loss of
+// each target kind) and embedding (lookup, accumulating backward,
 // index errors). Part 1 and the gradient-check rows are in test_ops_basic.cpp.
 #include <gtest/gtest.h>
 
@@ -131,7 +132,9 @@ TEST(OpsBasicLayernorm, BadSizesAreUserErrors) {
 TEST(OpsBasicLoss, ParseNames) {
   EXPECT_EQ(loss_parse("mse"), Loss::mse);
   EXPECT_EQ(loss_parse("bce"), Loss::bce_logits);
-  for (Loss l : {Loss::mse, Loss::bce_logits}) EXPECT_EQ(loss_parse(loss_name(l)), l);
+  EXPECT_EQ(loss_parse("cross_entropy"), Loss::cross_entropy);
+  for (Loss l : {Loss::mse, Loss::bce_logits, Loss::cross_entropy})
+    EXPECT_EQ(loss_parse(loss_name(l)), l);
   try {
     loss_parse("bec");
     FAIL() << "no error for an unknown loss";
@@ -176,6 +179,80 @@ TEST(OpsBasicLoss, BceMatchesNaiveFormulaAndIsStableAtExtremes) {
   EXPECT_EQ(de, (std::vector<double>{0.25, -0.25, 0.0, 0.0}));
   const std::vector<float> zef{100.f, -100.f}, yef{0.f, 1.f};
   EXPECT_NEAR(loss_forward<float>(Loss::bce_logits, zef.data(), yef.data(), 2), 100.0, 1e-5);
+}
+
+TEST(OpsBasicLoss, EachTargetKindSelectsItsLoss) {
+  EXPECT_EQ(loss_of_target(TargetKind::real), Loss::mse);
+  EXPECT_EQ(loss_of_target(TargetKind::binary), Loss::bce_logits);
+  EXPECT_EQ(loss_of_target(TargetKind::categorical), Loss::cross_entropy);
+  // Undeclared data: binary iff every target is 0 or 1, never categorical.
+  EXPECT_EQ(target_kind_of(std::nullopt, {0, 1, 1}), TargetKind::binary);
+  EXPECT_EQ(target_kind_of(std::nullopt, {0, 0.5}), TargetKind::real);
+  EXPECT_EQ(target_kind_of(TargetKind::categorical, {0, 1}), TargetKind::categorical);
+  EXPECT_EQ(target_kind_of(TargetKind::real, {0, 1}), TargetKind::real);
+}
+
+TEST(OpsBasicLoss, CrossEntropyClosedForms) {
+  // Zero logits over C classes: ℓ = log C at every labelled position, ∂L/∂z = (1/C − t)/terms.
+  // Positions: class 1, ignored, class 3 (C = 4): two terms.
+  const int64_t C = 4;
+  const std::vector<double> z(12, 0.0),
+      t = {0, 1, 0, 0, /**/ 0, 0, 0, 0, /**/ 0, 0, 0, 1};
+  const LossSpec ce{Loss::cross_entropy, C};
+  EXPECT_EQ(loss_terms(ce, t.data(), 12), 2);
+  EXPECT_EQ(loss_weight(ce, t.data(), 3, 4), 2.0);
+  EXPECT_EQ(loss_weight(LossSpec(Loss::mse), t.data(), 3, 4), 3.0);  // rows
+  EXPECT_NEAR(loss_forward(ce, z.data(), t.data(), 12), std::log(4.0), 1e-15);
+  std::vector<double> d(12, 0.0);
+  loss_backward(ce, d.data(), z.data(), t.data(), 12, 1.0);
+  for (int64_t k = 0; k < 12; ++k) {
+    const bool ignored = k >= 4 && k < 8;
+    EXPECT_NEAR(d[k], ignored ? 0.0 : (0.25 - t[k]) / 2, 1e-15) << k;
+  }
+  // Two classes: cross-entropy on logits (0, x) with target class y is bce on x.
+  const auto x = random_vec(9, 4, "ce.x", -5, 5);
+  std::vector<double> pair_z, pair_t, bce_t;
+  for (int64_t k = 0; k < 9; ++k) {
+    const double y = k % 3 == 0 ? 1.0 : 0.0;
+    pair_z.insert(pair_z.end(), {0.0, x[k]});
+    pair_t.insert(pair_t.end(), {1 - y, y});
+    bce_t.push_back(y);
+  }
+  EXPECT_NEAR(loss_forward(LossSpec(Loss::cross_entropy, 2), pair_z.data(), pair_t.data(), 18),
+              loss_forward<double>(Loss::bce_logits, x.data(), bce_t.data(), 9), 1e-14);
+  std::vector<double> dpair(18, 0.0), dbce(9, 0.0);
+  loss_backward(LossSpec(Loss::cross_entropy, 2), dpair.data(), pair_z.data(), pair_t.data(), 18, 1.0);
+  loss_backward<double>(Loss::bce_logits, dbce.data(), x.data(), bce_t.data(), 9, 1.0);
+  for (int64_t k = 0; k < 9; ++k) {
+    EXPECT_NEAR(dpair[2 * k + 1], dbce[k], 1e-15);
+    EXPECT_NEAR(dpair[2 * k], -dbce[k], 1e-15);
+  }
+}
+
+TEST(OpsBasicLoss, CrossEntropyMatchesTheNaiveReferenceAndIsStable) {
+  const int64_t P = 7, C = 5, count = P * C;
+  const auto z = random_vec(count, 12, "ce.z", -4, 4);
+  std::vector<double> t(count, 0.0);
+  for (int64_t p = 0; p < P; ++p)
+    if (p != 3) t[p * C + (p * 2) % C] = 1.0;  // position 3 ignored
+  std::vector<double> ref_grad(count);
+  const double want = loss_cross_entropy_naive(z.data(), t.data(), count, C, ref_grad.data());
+  const LossSpec ce{Loss::cross_entropy, C};
+  EXPECT_NEAR(loss_forward(ce, z.data(), t.data(), count), want, 1e-14 * want);
+  std::vector<double> d(count, 0.5);
+  loss_backward(ce, d.data(), z.data(), t.data(), count, 2.0);
+  for (int64_t k = 0; k < count; ++k) EXPECT_NEAR(d[k], 0.5 + 2.0 * ref_grad[k], 1e-15) << k;
+  const auto zf = cast<float>(z), tf = cast<float>(t);
+  EXPECT_NEAR(loss_forward(ce, zf.data(), tf.data(), count), want, 1e-6 * want);
+  // Huge logits: the max shift keeps both directions finite and exact.
+  const std::vector<double> zh{1000, -1000, /**/ -1000, 1000}, th{0, 1, /**/ 0, 1};
+  EXPECT_DOUBLE_EQ(loss_forward(LossSpec(Loss::cross_entropy, 2), zh.data(), th.data(), 4), 1000.0);
+  std::vector<double> dh(4, 0.0);
+  loss_backward(LossSpec(Loss::cross_entropy, 2), dh.data(), zh.data(), th.data(), 4, 1.0);
+  EXPECT_EQ(dh, (std::vector<double>{0.5, -0.5, 0.0, 0.0}));
+  // Every position ignored: nothing to average over.
+  const std::vector<double> none(4, 0.0);
+  EXPECT_THROW(loss_forward(LossSpec(Loss::cross_entropy, 2), zh.data(), none.data(), 4), UserError);
 }
 
 TEST(OpsBasicLoss, EmptyBatchIsUserError) {

@@ -1,5 +1,7 @@
-// Every task against its brute-force reference, encodings against the raw variables,
-// distribution sanity checks, and determinism across threads, chunks and index ranges.
+// Every task against its brute-force reference (the registry's reference slot, looped over
+// the registry), its declared target kind and named arrays, encodings against the raw
+// variables, distribution sanity checks, and determinism across threads, chunks and index
+// ranges.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "core/threads.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
+#include "tasks/named_arrays.h"
 #include "tasks/qsa.h"
 #include "tasks/rf_target.h"
 #include "tasks/task.h"
@@ -31,6 +34,69 @@ Batch generate(const std::string& task, const Params& p, int64_t n, uint64_t see
   return task_generate(*task_make(task, p), seed, first, n, chunk);
 }
 
+// Compares every sample's targets with the registry's reference of `task`; real targets to
+// 1e-12 relative (the reference sums in another order), labels exactly. Returns the number
+// of non-zero target entries (so callers can check both labels occur).
+int64_t check_against_reference(const std::string& task, const Params& p, const Batch& b) {
+  const TaskInfo& info = task_find(task);
+  EXPECT_NE(info.reference, nullptr) << "task " << task << " has no reference in task_registry()";
+  if (!info.reference) return 0;
+  const bool real = b.shape.target == TargetKind::real;
+  std::vector<double> ref(static_cast<size_t>(b.shape.y_size()));
+  int64_t nonzero = 0;
+  for (int64_t j = 0; j < b.n; ++j) {
+    info.reference(p, b, j, ref.data());
+    for (int64_t k = 0; k < b.shape.y_size(); ++k) {
+      const double tol = real ? 1e-12 * std::max(1.0, std::abs(ref[k])) : 0.0;
+      EXPECT_NEAR(b.y(j)[k], ref[k], tol) << task << " sample " << j << " entry " << k;
+      if (b.y(j)[k] != ref[k] && !real) return nonzero;  // one message per batch is enough
+      nonzero += ref[k] != 0;
+    }
+  }
+  return nonzero;
+}
+
+// ---------------------------------------------------------------- the registry
+
+TEST(TaskRegistry, EveryTaskMatchesItsReferenceDeclaresItsKindAndKeepsTheArrayContract) {
+  for (const auto& info : task_registry()) {
+    SCOPED_TRACE(info.name);
+    const Params p = task_default_params(info.name);
+    const Batch b = generate(info.name, p, 60);
+    ASSERT_TRUE(b.shape.target.has_value()) << "task " << info.name << " declares no target kind";
+    named_arrays_check(b.shape);
+    switch (*b.shape.target) {
+      case TargetKind::real: break;
+      case TargetKind::binary:
+        for (double y : b.Y) ASSERT_TRUE(y == 0.0 || y == 1.0) << y;
+        break;
+      case TargetKind::categorical:
+        ASSERT_GE(b.shape.d_out, 2);
+        for (int64_t r = 0; r < b.n * b.shape.T_out; ++r) {
+          const double* row = b.Y.data() + r * b.shape.d_out;
+          double ones = 0;
+          for (int64_t k = 0; k < b.shape.d_out; ++k) {
+            ASSERT_TRUE(row[k] == 0.0 || row[k] == 1.0);
+            ones += row[k];
+          }
+          ASSERT_LE(ones, 1.0);
+        }
+        break;
+    }
+    const int64_t nonzero = check_against_reference(info.name, p, b);
+    EXPECT_GT(nonzero, 0) << "a vacuous comparison: every reference target is 0";
+  }
+}
+
+TEST(TaskRegistry, TheArrayContractHasARowPerNameInEnumOrder) {
+  const auto& table = named_array_table();
+  for (size_t k = 0; k < table.size(); ++k) {
+    EXPECT_EQ(static_cast<size_t>(table[k].id), k) << table[k].name;
+    EXPECT_EQ(&named_array_info(table[k].id), &table[k]);
+  }
+  EXPECT_EQ(table.size(), static_cast<size_t>(NamedArray::window) + 1);
+}
+
 // ---------------------------------------------------------------- rf_target
 
 TEST(RfTarget, LabelsMatchTheReferenceForEveryTarget) {
@@ -42,12 +108,8 @@ TEST(RfTarget, LabelsMatchTheReferenceForEveryTarget) {
                                                   {"self_key", self_key}, {"p", "3"}, {"d", "5"},
                                                   {"N", "4"}, {"gamma", "0.7"}});
         const Batch b = generate("rf_target", p, 50);
-        const double* beta = b.find("beta").f64.data();
-        for (int64_t j = 0; j < b.n; ++j) {
-          const double ref = rf_target_reference(p, b.x(j), beta);
-          ASSERT_NEAR(b.y(j)[0], ref, 1e-12 * std::max(1.0, std::abs(ref)))
-              << target << " " << tokens << " self_key=" << self_key << " sample " << j;
-        }
+        SCOPED_TRACE(std::string(target) + " " + tokens + " self_key=" + self_key);
+        check_against_reference("rf_target", p, b);
       }
     }
   }
@@ -112,12 +174,10 @@ TEST(Qsa, TargetsMatchTheReferenceAndEncodingsMatchTheRawVariables) {
         const Batch b = generate("qsa", p, 40);
         const int64_t d_in = b.shape.d_in;
         EXPECT_EQ(d_in, std::string(encoding) == "multi_hot" ? d + 2 * N : d + q + 1);
-        std::vector<double> ref(N * d);
+        check_against_reference("qsa", p, b);
         for (int64_t j = 0; j < b.n; ++j) {
           const double* z = b.raw_f64(0, j);
           const int64_t* sets = b.raw_i64(1, j);
-          qsa_reference(N, q, d, z, sets, ref.data());
-          for (int64_t k = 0; k < N * d; ++k) ASSERT_NEAR(b.y(j)[k], ref[k], 1e-15);
           for (int64_t i = 0; i < N; ++i) {
             const int64_t* set = sets + i * q;
             ASSERT_TRUE(std::is_sorted(set, set + q));
@@ -169,28 +229,7 @@ TEST(Qsa, RejectsQNotBelowN) {
 // Fast labels (Y) against the brute-force reference for one variant; returns the number
 // of positive positions (so callers can check that both classes were exercised).
 int64_t check_match_labels(const std::string& task, const Params& p, int64_t n) {
-  const Batch b = generate(task, p, n);
-  const auto task_obj = task_make(task, p);
-  const auto& c = dynamic_cast<const MatchTask&>(*task_obj).config();
-  std::vector<int64_t> ref(c.N);
-  int64_t positives = 0;
-  for (int64_t j = 0; j < b.n; ++j) {
-    const int64_t* tokens = b.raw_i64(0, j);
-    if (task == "match2") match2_reference(tokens, c.N, c.M, c.distinct, ref.data());
-    if (task == "match3") match3_reference(tokens, c.N, c.M, c.distinct, ref.data());
-    if (task == "match3_local")
-      match3_local_reference(tokens, c.N, c.M, c.distinct, p.get_int("w"), ref.data());
-    if (task == "match3_adjacent") match3_adjacent_reference(tokens, c.N, c.M, c.distinct, ref.data());
-    if (task == "match3_pointer")
-      match3_pointer_reference(tokens, b.raw_i64(1, j), c.N, c.M, c.distinct, p.get_int("s"),
-                               ref.data());
-    if (task == "match_s") match_s_reference(tokens, c.N, c.M, c.distinct, p.get_int("s"), ref.data());
-    for (int64_t i = 0; i < c.N; ++i) {
-      EXPECT_EQ(b.y(j)[i], double(ref[i])) << task << " sample " << j << " position " << i;
-      positives += ref[i];
-    }
-  }
-  return positives;
+  return check_against_reference(task, p, generate(task, p, n));
 }
 
 TEST(Match, EveryVariantMatchesBruteForce) {

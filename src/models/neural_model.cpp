@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "models/neural_models.h"
+#include "tasks/named_arrays.h"
 #include "tasks/shared_batches.h"
 #include "tasks/task.h"
 #include "train/trainer.h"
@@ -36,8 +37,37 @@ TrainSet<T> train_set(const Batch& b, int64_t first, int64_t n) {
   return s;
 }
 
-bool all_binary(const std::vector<double>& y) {
-  return std::all_of(y.begin(), y.end(), [](double v) { return v == 0.0 || v == 1.0; });
+// The tensor that records the loss a model was trained with: "meta.loss.<loss_name>" (a
+// scalar 1). Files of the previous release have "meta.loss_bce" instead (1: bce, 0: mse).
+constexpr const char* kLossTensorPrefix = "meta.loss.";
+constexpr const char* kLegacyLossTensor = "meta.loss_bce";
+
+Loss loss_tensor_read(const ModelTensors& in) {
+  const std::string prefix = kLossTensorPrefix;
+  for (const ModelTensor& t : in.tensors)
+    if (t.name.rfind(prefix, 0) == 0) return loss_parse(t.name.substr(prefix.size()));
+  return in.get(kLegacyLossTensor, {})[0] != 0 ? Loss::bce_logits : Loss::mse;
+}
+
+// Network outputs z (rows of d_out values) as predictions: mse → z, bce → sigmoid(z),
+// cross_entropy → softmax over each row of d_out logits.
+void loss_outputs_to_predictions(Loss loss, double* z, int64_t count, int64_t d_out) {
+  switch (loss) {
+    case Loss::mse: return;
+    case Loss::bce_logits:
+      for (int64_t i = 0; i < count; ++i) z[i] = 1.0 / (1.0 + std::exp(-z[i]));
+      return;
+    case Loss::cross_entropy:
+      for (int64_t r = 0; r < count / d_out; ++r) {
+        double* row = z + r * d_out;
+        const double m = *std::max_element(row, row + d_out);
+        double sum = 0;
+        for (int64_t k = 0; k < d_out; ++k) sum += (row[k] = std::exp(row[k] - m));
+        for (int64_t k = 0; k < d_out; ++k) row[k] /= sum;
+      }
+      return;
+  }
+  ATTN_ASSERT(false, "loss_outputs_to_predictions: unknown loss");
 }
 
 // The network and what fitting decided, for one scalar type.
@@ -101,22 +131,19 @@ class NeuralModel : public Model {
           for (int64_t h = 0; h < H; ++h) v += a.data[(h * N + i) * N + j];
           log.point("attention_sample0", i * N + j, v / static_cast<double>(H));
         }
-    size_t sets = test.raw.size();
-    for (size_t k = 0; k < test.raw.size(); ++k)
-      if (test.raw[k].spec.name == "sets" && test.raw[k].spec.integer &&
-          test.raw[k].spec.sample_shape.size() == 2 && test.raw[k].spec.sample_shape[0] == N)
-        sets = k;
-    if (sets == test.raw.size()) return;
-    const int64_t q = test.raw[sets].spec.sample_shape[1];
+    const RawArray* sets = named_array_find(test, NamedArray::sets);  // (n, T, q)
+    if (!sets || sets->spec.sample_shape[0] != N) return;
+    const int64_t q = sets->spec.sample_shape[1];
+    auto sample_sets = [&](int64_t b) { return sets->i64.data() + b * N * q; };
     if (N <= 64) {  // series target_sample0: 1 where j ∈ y_i of the first test sample, else 0
-      const int64_t* y = test.raw_i64(sets, 0);
+      const int64_t* y = sample_sets(0);
       for (int64_t i = 0; i < N; ++i)
         for (int64_t j = 0; j < N; ++j)
           log.point("target_sample0", i * N + j, std::count(y + i * q, y + (i + 1) * q, j) > 0 ? 1.0 : 0.0);
     }
     long double on = 0, kl = 0;
     for (int64_t b = 0; b < test.n; ++b) {
-      const int64_t* y = test.raw_i64(sets, b);
+      const int64_t* y = sample_sets(b);
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < N; ++i) {
           const double* row = a.data.data() + ((b * H + h) * N + i) * N;
@@ -143,7 +170,7 @@ class NeuralModel : public Model {
     } else {
       save_typed<float>(out, *net32_);
     }
-    out.add("meta.loss_bce", {}, {loss_ && *loss_ == Loss::bce_logits ? 1.0 : 0.0});
+    out.add(std::string(kLossTensorPrefix) + loss_name(loss_.value_or(Loss::mse)), {}, {1.0});
   }
 
   void load(const ModelTensors& in) override {
@@ -152,7 +179,7 @@ class NeuralModel : public Model {
     } else {
       load_typed<float>(in, *net32_);
     }
-    loss_ = in.get("meta.loss_bce", {})[0] != 0 ? Loss::bce_logits : Loss::mse;
+    loss_ = loss_tensor_read(in);
   }
 
  private:
@@ -226,11 +253,20 @@ class NeuralModel : public Model {
       };
     }
     if (!loss_) {
-      std::vector<double> targets(val.Y.begin(), val.Y.end());
-      if (n > 0) targets = train.Y;
-      loss_ = all_binary(targets) ? Loss::bce_logits : Loss::mse;
+      // train.loss = auto: the task's target kind; data no task declared (arrays, files):
+      // binary when the training targets are all 0 or 1, else real (tasks/target_kind.h).
+      std::vector<double> targets;
+      if (!shape_.target) targets = n > 0 ? train.Y : std::vector<double>(val.Y.begin(), val.Y.end());
+      loss_ = loss_of_target(target_kind_of(shape_.target, targets));
     }
     c.loss = *loss_;
+    if (c.loss == Loss::cross_entropy) {
+      ATTN_CHECK(shape_.d_out >= 2, "model " + name_ + ": train.loss = cross_entropy needs at "
+                                    "least 2 classes (d_out logits per position), but d_out = " +
+                                        std::to_string(shape_.d_out) +
+                                        "; use train.loss = bce for one 0/1 label per position");
+      c.loss_classes = shape_.d_out;
+    }
 
     std::vector<double> lrs = train_params_.get_real_list("lrs");
     if (lrs.empty()) lrs.push_back(c.lr);
@@ -296,18 +332,16 @@ class NeuralModel : public Model {
     const int64_t chunk = train_params_.get_int("eval_batch");
     std::vector<double> out(static_cast<size_t>(data.n * y_size));
     std::vector<T> x, y;
-    const bool bce = loss_ && *loss_ == Loss::bce_logits;
     for (int64_t first = 0; first < data.n; first += chunk) {
       const int64_t b = std::min(chunk, data.n - first);
       to_scalar(x, data.X, first * x_size, b * x_size);
       y.resize(b * y_size);
       net.forward(x.data(), b, y.data());
-      for (int64_t i = 0; i < b * y_size; ++i) {
-        const double z = static_cast<double>(y[i]);
-        // Trained on binary cross-entropy: report probabilities sigmoid(z).
-        out[first * y_size + i] = bce ? 1.0 / (1.0 + std::exp(-z)) : z;
-      }
+      for (int64_t i = 0; i < b * y_size; ++i) out[first * y_size + i] = static_cast<double>(y[i]);
     }
+    // Trained on a cross-entropy: probabilities (sigmoid, or softmax per position).
+    loss_outputs_to_predictions(loss_.value_or(Loss::mse), out.data(),
+                                static_cast<int64_t>(out.size()), shape_.d_out);
     return out;
   }
 

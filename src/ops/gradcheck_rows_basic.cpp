@@ -1,5 +1,5 @@
 // Gradient-check rows for the basic ops: linear (with and without bias), every activation,
-// layernorm, both losses, embedding. Each row runs the fast op in double on small shapes.
+// layernorm, every loss, embedding. Each row runs the fast op in double on small shapes.
 //
 // Rows and inputs (shapes):
 //   linear, linear/no_bias      inp (3, 5), weight (5, 4), bias (4)     → out (3, 4)
@@ -7,6 +7,8 @@
 //   layernorm                   inp (3, 6), gamma (6), beta (6)          → out (3, 6)
 //   layernorm/no_affine         inp (3, 6), null gamma / beta (1 / 0)   → out (3, 6)
 //   loss/mse, loss/bce          pred (2, 5), target (2, 5) not probed   → L (1), dpred scaled by dout
+//   loss/cross_entropy          logits (3, 4) (3 positions of 4 classes), target (3, 4) not
+//                               probed: a one-hot row, a soft row, an ignored (all-zero) row
 //   embedding                   table (5, 3), index (6) with repeats, not probed → out (6, 3)
 // All rows use the harness's default tolerance 1e-6 and step h = 1e-5 (kGradcheckStep)
 // instead of the default 1e-6: the central difference's truncation error is O(h²) ≈ 1e-10
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/gradcheck.h"
@@ -131,17 +134,38 @@ GradcheckRow layernorm_row(bool affine) {
   return row;
 }
 
+// The target of a loss row: real values (mse), probabilities (bce), or rows of a one-hot, a
+// soft and an ignored position (cross_entropy).
+GradTensor loss_row_target(Loss loss, uint64_t seed) {
+  switch (loss) {
+    case Loss::mse: return gradcheck_uniform("target", {2, 5}, seed, -1, 1);
+    case Loss::bce_logits: return gradcheck_uniform("target", {2, 5}, seed, 0, 1);
+    case Loss::cross_entropy: {
+      GradTensor t = gradcheck_uniform("target", {3, 4}, seed, 0.1, 1);
+      double mass = 0;
+      for (int64_t k = 4; k < 8; ++k) mass += t.data[k];
+      for (int64_t k = 0; k < 4; ++k) {
+        t.data[k] = k == 2 ? 1.0 : 0.0;  // one-hot, class 2
+        t.data[4 + k] /= mass;           // soft, sums to 1
+        t.data[8 + k] = 0.0;             // ignored
+      }
+      return t;
+    }
+  }
+  ATTN_ASSERT(false, "loss_row_target: unknown loss");
+}
+
 GradcheckRow loss_row(Loss loss) {
   GradcheckRow row;
   row.name = std::string("loss/") + loss_name(loss);
   row.group = "op";
   row.step = kGradcheckStep;
-  row.make = [loss](uint64_t seed) {
-    const int64_t n = 10;
+  row.make = [base = loss](uint64_t seed) {
+    const LossSpec loss{base, base == Loss::cross_entropy ? 4 : 0};
     GradcheckProblem p;
-    p.inputs.push_back(gradcheck_uniform("pred", {2, 5}, seed, -3, 3));
-    GradTensor target = loss == Loss::mse ? gradcheck_uniform("target", {2, 5}, seed, -1, 1)
-                                          : gradcheck_uniform("target", {2, 5}, seed, 0, 1);
+    GradTensor target = loss_row_target(base, seed);
+    const int64_t n = static_cast<int64_t>(target.data.size());
+    p.inputs.push_back(gradcheck_uniform("pred", target.shape, seed, -3, 3));
     target.differentiable = false;
     p.inputs.push_back(target);
     p.forward = [=](const GradInputs& in) {
@@ -195,6 +219,7 @@ void gradcheck_rows_basic(std::vector<GradcheckRow>& table) {
   table.push_back(layernorm_row(false));
   table.push_back(loss_row(Loss::mse));
   table.push_back(loss_row(Loss::bce_logits));
+  table.push_back(loss_row(Loss::cross_entropy));
   table.push_back(embedding_row());
 }
 

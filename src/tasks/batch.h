@@ -2,7 +2,7 @@
 //
 // Shapes (row-major, float64):
 //   X   n × T × d_in        inputs, one row per token
-//   Y   n × T_out × d_out   targets
+//   Y   n × T_out × d_out   targets, of the kind shape.target (tasks/target_kind.h)
 //   raw per-sample task variables, each n × (sample_shape...), int64 or float64
 //   constants: dataset-level arrays that do not depend on the sample (e.g. rf_target's β)
 #pragma once
@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "tasks/target_kind.h"
 
 namespace attn {
 
@@ -24,6 +26,9 @@ struct TaskShape {
   int64_t T = 0, d_in = 0, T_out = 0, d_out = 0;
   std::vector<RawArraySpec> raw;
   std::vector<RawArraySpec> constants;  // sample_shape is the whole array's shape
+  // What Y holds; every task declares it (categorical: d_out = the class count C >= 2).
+  // Unset for data no task produced: target_kind_of infers it from Y.
+  std::optional<TargetKind> target = std::nullopt;
   int64_t x_size() const { return T * d_in; }
   int64_t y_size() const { return T_out * d_out; }
 };

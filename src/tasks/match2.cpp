@@ -68,4 +68,10 @@ void match2_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct
                          labels);
 }
 
+void match2_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+  MatchReferenceInputs r = match_reference_inputs(params, batch, row);
+  match2_reference(r.tokens, r.N, r.M, r.distinct, r.labels.data());
+  r.write(y);
+}
+
 }  // namespace attn

@@ -3,6 +3,7 @@
 
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
+#include "tasks/named_arrays.h"
 
 namespace attn {
 namespace {
@@ -11,7 +12,7 @@ class Match3LocalTask final : public MatchTask {
  public:
   Match3LocalTask(MatchConfig config, int64_t w) : MatchTask(std::move(config)), w_(w) {
     // The window as a dataset constant, so that a model built for another w can refuse it.
-    shape_.constants.push_back({"window", {}, true});
+    shape_.constants.push_back(named_array_spec(NamedArray::window, {}, c_.N));
   }
   void fill_constants(uint64_t seed, Batch& out) const override {
     MatchTask::fill_constants(seed, out);
@@ -89,6 +90,12 @@ void match3_local_reference(const int64_t* tokens, int64_t N, int64_t M, bool di
                            return near && (!distinct || match_all_distinct(i, j, 2));
                          },
                          labels);
+}
+
+void match3_local_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+  MatchReferenceInputs r = match_reference_inputs(params, batch, row);
+  match3_local_reference(r.tokens, r.N, r.M, r.distinct, params.get_int("w"), r.labels.data());
+  r.write(y);
 }
 
 }  // namespace attn

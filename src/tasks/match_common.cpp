@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "tasks/named_arrays.h"
 
 namespace attn {
 
@@ -97,8 +98,10 @@ MatchTask::MatchTask(MatchConfig config) : c_(std::move(config)) {
   shape_.d_in = token_dim_;
   shape_.T_out = c_.N;
   shape_.d_out = 1;
+  shape_.target = TargetKind::binary;
   shape_.raw.push_back({"tokens", {c_.N}, true});
-  shape_.constants.push_back({"modulus", {}, true});  // the M in use (resolved when M = 0)
+  // The M in use (resolved when M = 0).
+  shape_.constants.push_back(named_array_spec(NamedArray::modulus, {}, c_.N));
 }
 
 void MatchTask::fill_constants(uint64_t /*seed*/, Batch& out) const {
@@ -196,6 +199,19 @@ void match_reference_labels(const int64_t* tokens, int64_t N, int64_t M, int64_t
       if (a == k) break;
     }
   }
+}
+
+MatchReferenceInputs match_reference_inputs(const Params& params, const Batch& batch, int64_t row) {
+  const RawArray* modulus = named_array_find(batch, NamedArray::modulus);
+  const RawArray& tokens = batch.find("tokens");
+  ATTN_ASSERT(modulus != nullptr);
+  const int64_t N = tokens.spec.sample_shape[0];
+  return {tokens.i64.data() + row * N, N, modulus->i64[0], params.get_bool("distinct"),
+          std::vector<int64_t>(static_cast<size_t>(N), 0)};
+}
+
+void MatchReferenceInputs::write(double* y) const {
+  for (int64_t i = 0; i < N; ++i) y[i] = static_cast<double>(labels[i]);
 }
 
 }  // namespace attn

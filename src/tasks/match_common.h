@@ -129,6 +129,17 @@ class MatchTask : public Task {
 void match_reference_labels(const int64_t* tokens, int64_t N, int64_t M, int64_t k,
                             const std::function<bool(int64_t, const int64_t*)>& allowed,
                             int64_t* labels);
+// A sample's inputs to a brute-force reference: its tokens, N, the M in use (the batch's
+// modulus constant) and task.distinct; labels() writes the 0/1 labels into targets y.
+struct MatchReferenceInputs {
+  const int64_t* tokens;
+  int64_t N, M;
+  bool distinct;
+  std::vector<int64_t> labels;  // N, filled by the caller's reference
+  void write(double* y) const;
+};
+MatchReferenceInputs match_reference_inputs(const Params& params, const Batch& batch, int64_t row);
+
 // Whether i, j_1..j_k are pairwise different.
 bool match_all_distinct(int64_t i, const int64_t* j, int64_t k);
 

@@ -89,4 +89,10 @@ void match_s_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinc
       labels);
 }
 
+void match_s_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+  MatchReferenceInputs r = match_reference_inputs(params, batch, row);
+  match_s_reference(r.tokens, r.N, r.M, r.distinct, params.get_int("s"), r.labels.data());
+  r.write(y);
+}
+
 }  // namespace attn

@@ -9,7 +9,9 @@
 //   match_s          ∃ j_1..j_{s-1}: x_i + Σ x_j ≡ 0                        (param s >= 2)
 // With distinct = true, witnesses differ from i and from each other. match2 and match3 also
 // have auto_modulus (match_common.h): the rule by which M = 0 is resolved.
-// Each variant also has a brute-force reference (all tuples enumerated) used by tests.
+// Each variant also has a brute-force reference (all tuples enumerated) used by tests, and
+// its registry form NAME_batch_reference (TaskReference: tokens from the raw arrays, M from
+// the batch's modulus constant, the variant's parameters from params).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ namespace attn {
 
 std::vector<ParamSpec> match2_schema();
 std::unique_ptr<Task> match2_make(const Params& params);
+void match2_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match2_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t* labels);
 
 // Under uniform tokens (sampling = uniform): the probability that a position is positive
@@ -32,6 +35,7 @@ int64_t match2_half_positive_modulus(int64_t N, bool distinct);
 
 std::vector<ParamSpec> match3_schema();
 std::unique_ptr<Task> match3_make(const Params& params);
+void match3_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match3_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t* labels);
 // The same for match3: the rate is the Poisson approximation 1 − exp(−pairs/M).
 double match3_uniform_positive_rate(int64_t N, int64_t M, bool distinct);
@@ -39,21 +43,25 @@ int64_t match3_half_positive_modulus(int64_t N, bool distinct);
 
 std::vector<ParamSpec> match3_local_schema();
 std::unique_ptr<Task> match3_local_make(const Params& params);
+void match3_local_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match3_local_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t w,
                             int64_t* labels);
 
 std::vector<ParamSpec> match3_adjacent_schema();
 std::unique_ptr<Task> match3_adjacent_make(const Params& params);
+void match3_adjacent_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match3_adjacent_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct,
                                int64_t* labels);
 
 std::vector<ParamSpec> match3_pointer_schema();
 std::unique_ptr<Task> match3_pointer_make(const Params& params);
+void match3_pointer_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match3_pointer_reference(const int64_t* tokens, const int64_t* pointers, int64_t N,
                               int64_t M, bool distinct, int64_t s, int64_t* labels);
 
 std::vector<ParamSpec> match_s_schema();
 std::unique_ptr<Task> match_s_make(const Params& params);
+void match_s_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 void match_s_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct, int64_t s,
                        int64_t* labels);
 

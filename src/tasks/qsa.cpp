@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "tasks/named_arrays.h"
 #include "tasks/qsa_instances.h"
 
 namespace attn {
@@ -29,15 +30,16 @@ class QsaTask final : public Task {
     shape_.d_in = multi_hot_ ? d_out + 2 * N : d_out + q + 1;
     shape_.T_out = N;
     shape_.d_out = d_out;
+    shape_.target = TargetKind::real;
     shape_.raw.push_back({"z", {N, d_out}, false});
-    shape_.raw.push_back({"sets", {N, q}, true});
+    shape_.raw.push_back(named_array_spec(NamedArray::sets, {N, q}, N));
     // The ε of a 1/(2q)-approximation (spec §2.1): metrics report success_rate against it.
-    shape_.constants.push_back({"success_threshold", {}, false});
+    shape_.constants.push_back(named_array_spec(NamedArray::success_threshold, {}, N));
     if (c_.instances == QsaInstances::disj) {
       // Per sample: 1 iff a ∧ b = 0. The metric disj_accuracy reads these three.
-      shape_.raw.push_back({"disjoint", {}, true});
-      shape_.constants.push_back({"query_position", {}, true});   // 2q
-      shape_.constants.push_back({"disj_threshold", {}, false});  // −1 + 1/q
+      shape_.raw.push_back(named_array_spec(NamedArray::disjoint, {}, N));
+      shape_.constants.push_back(named_array_spec(NamedArray::query_position, {}, N));  // 2q
+      shape_.constants.push_back(named_array_spec(NamedArray::disj_threshold, {}, N));  // −1 + 1/q
     }
   }
 
@@ -143,6 +145,14 @@ void qsa_reference(int64_t N, int64_t q, int64_t d_out, const double* z, const i
       y[i * d_out + k] = acc;
     }
   }
+}
+
+void qsa_batch_reference(const Params& /*params*/, const Batch& batch, int64_t row, double* y) {
+  const RawArray* sets = named_array_find(batch, NamedArray::sets);
+  const RawArray& z = batch.find("z");
+  ATTN_ASSERT(sets != nullptr);
+  const int64_t N = batch.shape.T, q = sets->spec.sample_shape[1], d_out = batch.shape.d_out;
+  qsa_reference(N, q, d_out, z.f64.data() + row * N * d_out, sets->i64.data() + row * N * q, y);
 }
 
 }  // namespace attn

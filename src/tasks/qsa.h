@@ -32,5 +32,7 @@ void qsa_targets(int64_t N, int64_t q, int64_t d_out, const double* z, const int
 // Brute-force reference for tests: targets y (N × d') from z (N × d') and sets (N × q).
 void qsa_reference(int64_t N, int64_t q, int64_t d_out, const double* z, const int64_t* sets,
                    double* y);
+// The registry's reference (TaskReference): qsa_reference on the sample's raw z and sets.
+void qsa_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 
 }  // namespace attn

@@ -95,6 +95,7 @@ class RfTargetTask final : public Task {
     shape_.d_in = c_.d;
     shape_.T_out = 1;
     shape_.d_out = 1;
+    shape_.target = TargetKind::real;
     if (c_.noise_std > 0) shape_.raw.push_back({"f_star", {}, false});
     shape_.constants.push_back({"beta", {c_.d}, false});
   }
@@ -204,6 +205,10 @@ double rf_target_reference(const Params& params, const double* x, const double* 
     total += term;
   }
   return total / static_cast<double>(keys);
+}
+
+void rf_target_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+  y[0] = rf_target_reference(params, batch.x(row), batch.find("beta").f64.data());
 }
 
 }  // namespace attn

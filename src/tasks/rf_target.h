@@ -25,5 +25,8 @@ std::unique_ptr<Task> rf_target_make(const Params& params);
 // Brute-force reference for tests: the target of one sample from its tokens, written
 // from the definition above (x rows as in X), independent of the fast path.
 double rf_target_reference(const Params& params, const double* x, const double* beta);
+// The registry's reference (TaskReference): rf_target_reference on the sample's tokens and
+// the dataset's β (the clean target: label noise excluded).
+void rf_target_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
 
 }  // namespace attn

@@ -18,21 +18,21 @@ void Task::fill_constants(uint64_t /*seed*/, Batch& /*out*/) const {}
 const std::vector<TaskInfo>& task_registry() {
   static const std::vector<TaskInfo> registry = {
       {"rf_target", "Fu et al.: a query and N keys, scalar target = mean over keys of F(x_0, x_i)",
-       rf_target_schema, rf_target_make},
+       rf_target_schema, rf_target_make, rf_target_batch_reference},
       {"qsa", "Sanford et al.: q-sparse averaging, y_i = mean of z_j over a q-subset of positions",
-       qsa_schema, qsa_make},
+       qsa_schema, qsa_make, qsa_batch_reference},
       {"match2", "Sanford et al.: bit i = exists j with x_i + x_j = 0 mod M", match2_schema,
-       match2_make},
+       match2_make, match2_batch_reference},
       {"match3", "Sanford et al.: bit i = exists j1, j2 with x_i + x_j1 + x_j2 = 0 mod M",
-       match3_schema, match3_make},
+       match3_schema, match3_make, match3_batch_reference},
       {"match3_local", "match3 with both witnesses within distance w of i", match3_local_schema,
-       match3_local_make},
+       match3_local_make, match3_local_batch_reference},
       {"match3_adjacent", "bit i = exists j with x_i + x_j + x_(j+1) = 0 mod M",
-       match3_adjacent_schema, match3_adjacent_make},
+       match3_adjacent_schema, match3_adjacent_make, match3_adjacent_batch_reference},
       {"match3_pointer", "match3 with witnesses in a pointer set S_i carried by token i",
-       match3_pointer_schema, match3_pointer_make},
+       match3_pointer_schema, match3_pointer_make, match3_pointer_batch_reference},
       {"match_s", "bit i = exists s-1 witnesses with x_i + their sum = 0 mod M (order-s target)",
-       match_s_schema, match_s_make},
+       match_s_schema, match_s_make, match_s_batch_reference},
   };
   return registry;
 }

@@ -2,7 +2,10 @@
 //
 // Sample i of the dataset `seed` is a pure function of (task parameters, seed, i): it is
 // the same whichever thread, batch or shard produces it. A task declares its parameters
-// (schema), the shapes of its samples, and fills rows of a Batch.
+// (schema), the shapes of its samples and the kind of its targets (TaskShape::target), fills
+// rows of a Batch, and has a brute-force reference of its targets (TaskInfo::reference).
+// Adding a task: its file(s) here, its row in task_registry() (task.cpp), docs/tasks.md; the
+// registry loop in tests/test_tasks.cpp then checks its targets, kind and named arrays.
 //
 // Train and test sets of one experiment share the seed (so dataset constants such as
 // rf_target's β agree) and use disjoint index ranges.
@@ -32,11 +35,17 @@ class Task {
                             int64_t row) const = 0;
 };
 
+// A task's brute-force reference: the targets of sample `row` of `batch` (y_size values into
+// y), recomputed from the definition out of the sample's inputs and raw arrays, independently
+// of the task's fast path. Label noise is not part of it (rf_target: the clean target).
+using TaskReference = void (*)(const Params& params, const Batch& batch, int64_t row, double* y);
+
 struct TaskInfo {
   std::string name;
   std::string description;  // one line
   std::vector<ParamSpec> (*schema)();
   std::unique_ptr<Task> (*make)(const Params& params);  // validates cross-parameter rules
+  TaskReference reference;  // tests/test_tasks.cpp compares every task's targets with it
 };
 
 // Every task, in the order `attnlab list` shows them.

@@ -1,54 +1,100 @@
-// Metrics of a prediction against a batch's targets (definitions in metrics.h).
+// Metrics of a prediction against a batch's targets (definitions in metrics.h): the metric
+// table (train/metric_table.h) and the pass that checks the inputs and runs its rows.
 //
-// Shapes: Y and prediction n × T_out × d_out, row-major. Two passes over the entries:
-// the first for the target mean, the second for everything else.
+// Shapes: Y and prediction n × T_out × d_out, row-major.
 #include "train/metrics.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "core/error.h"
+#include "train/metric_table.h"
 
 namespace attn {
 namespace {
 
-bool has_array(const Batch& data, const std::string& name) {
-  for (const auto& r : data.raw)
-    if (r.spec.name == name) return true;
-  for (const auto& c : data.constants)
-    if (c.spec.name == name) return true;
-  return false;
+constexpr unsigned kBinary = metric_kind_bit(TargetKind::binary);
+constexpr unsigned kCategorical = metric_kind_bit(TargetKind::categorical);
+
+// Finite predictions and targets, and targets valid for their kind (UserError otherwise).
+void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
+  const int64_t total = static_cast<int64_t>(data.Y.size()), d_out = data.shape.d_out;
+  const double* y = data.Y.data();
+  for (int64_t e = 0; e < total; ++e) {
+    if (!std::isfinite(f[e]))
+      throw UserError("the model produced NaN/inf predictions (entry " + std::to_string(e) +
+                      " of " + std::to_string(total) +
+                      "); the fit diverged or is ill-posed: try a larger model.lambda, a smaller "
+                      "learning rate or more training samples");
+    ATTN_CHECK(std::isfinite(y[e]), "metrics: the batch has a NaN/inf target (entry " +
+                                        std::to_string(e) + ")");
+  }
+  switch (kind) {
+    case TargetKind::real: return;
+    case TargetKind::binary:
+      for (int64_t e = 0; e < total; ++e)
+        ATTN_CHECK(y[e] == 0.0 || y[e] == 1.0,
+                   "metrics: the task declares binary targets but target entry " +
+                       std::to_string(e) + " is " + std::to_string(y[e]) + ", not 0 or 1");
+      return;
+    case TargetKind::categorical:
+      ATTN_CHECK(d_out >= 2, "metrics: categorical targets need d_out >= 2 classes, got " +
+                                 std::to_string(d_out));
+      for (int64_t p = 0; p < total / d_out; ++p) {
+        int64_t ones = 0;
+        for (int64_t k = 0; k < d_out; ++k) {
+          const double v = y[p * d_out + k];
+          ATTN_CHECK(v == 0.0 || v == 1.0, "metrics: categorical target row " + std::to_string(p) +
+                                               " has an entry " + std::to_string(v) +
+                                               "; each position must be one-hot or all zero");
+          ones += v == 1.0;
+        }
+        ATTN_CHECK(ones <= 1, "metrics: categorical target row " + std::to_string(p) +
+                                  " has several ones; each position must be one-hot or all zero");
+      }
+      return;
+  }
+  ATTN_ASSERT(false, "metrics: unknown target kind");
 }
 
-// qsa's DISJ instances: the fraction of samples where ⟨f_{2q}, e₁⟩ < −1 + 1/q (the output
-// is nearer −e₁ than −e₁ + (2/q)e₁) says "disjoint" exactly when a ∧ b = 0.
-double disj_accuracy(const Batch& data, const double* f) {
-  ATTN_CHECK(has_array(data, "query_position") && has_array(data, "disj_threshold"),
-             "metrics: a batch with the raw array 'disjoint' needs the constants "
-             "query_position and disj_threshold (qsa with task.instances = disj)");
-  const RawArray& disjoint = data.find("disjoint");
-  const RawArray& query_array = data.find("query_position");
-  const RawArray& threshold_array = data.find("disj_threshold");
-  ATTN_CHECK(static_cast<int64_t>(disjoint.i64.size()) == data.n && query_array.i64.size() == 1 &&
-                 threshold_array.f64.size() == 1,
-             "metrics: 'disjoint' must be n int64 values, query_position one int64 and "
-             "disj_threshold one float64 (qsa with task.instances = disj)");
-  const int64_t query = query_array.i64[0];
-  const double threshold = threshold_array.f64[0];
-  const int64_t K = data.shape.T_out * data.shape.d_out;
-  ATTN_CHECK(query >= 0 && query < data.shape.T_out,
-             "metrics: query_position " + std::to_string(query) + " is not an output position");
-  int64_t right = 0;
-  for (int64_t j = 0; j < data.n; ++j) {
-    const bool says_disjoint = f[j * K + query * data.shape.d_out] < threshold;
-    right += says_disjoint == (disjoint.i64[static_cast<size_t>(j)] == 1);
-  }
-  return static_cast<double>(right) / static_cast<double>(data.n);
+// Whether `row` applies to the batch: its kind, and its first needed array present (the rest
+// are then required).
+bool metric_applies(const MetricRow& row, const Batch& data, TargetKind kind) {
+  if ((row.kinds & metric_kind_bit(kind)) == 0) return false;
+  if (row.needs.empty()) return true;
+  if (!named_array_find(data, row.needs[0])) return false;
+  for (size_t k = 1; k < row.needs.size(); ++k)
+    ATTN_CHECK(named_array_find(data, row.needs[k]) != nullptr,
+               std::string("metrics: a batch with the array '") +
+                   named_array_info(row.needs[0]).name + "' needs the array '" +
+                   named_array_info(row.needs[k]).name + "' for metric " + row.name + " (" +
+                   named_array_info(row.needs[k]).meaning + ")");
+  return true;
 }
 
 }  // namespace
+
+const std::vector<MetricRow>& metric_table() {
+  static const std::vector<MetricRow> table = {
+      {"mse", kMetricAllKinds, {}, MetricSe::sample_mean, metric_mse},
+      {"nmse", kMetricAllKinds, {}, MetricSe::sample_mean, metric_nmse},
+      {"max_abs_err", kMetricAllKinds, {}, MetricSe::none, metric_max_abs_err},
+      {"mean_max_pos_err", kMetricAllKinds, {}, MetricSe::sample_mean, metric_mean_max_pos_err},
+      {"max_pos_err", kMetricAllKinds, {}, MetricSe::none, metric_max_pos_err},
+      {"success_rate", kMetricAllKinds, {NamedArray::success_threshold}, MetricSe::sample_fraction,
+       metric_success_rate},
+      {"accuracy", kBinary, {}, MetricSe::sample_mean, metric_accuracy},
+      {"balanced_accuracy", kBinary, {}, MetricSe::none, metric_balanced_accuracy},
+      {"exact_match", kBinary, {}, MetricSe::sample_fraction, metric_exact_match_binary},
+      {"token_accuracy", kCategorical, {}, MetricSe::position_fraction, metric_token_accuracy},
+      {"token_error", kCategorical, {}, MetricSe::position_fraction, metric_token_error},
+      {"exact_match", kCategorical, {}, MetricSe::sample_fraction, metric_exact_match_categorical},
+      {"disj_accuracy", kMetricAllKinds,
+       {NamedArray::disjoint, NamedArray::query_position, NamedArray::disj_threshold},
+       MetricSe::none, metric_disj_accuracy},
+  };
+  return table;
+}
 
 std::vector<std::pair<std::string, double>> metrics_compute(
     const Batch& data, const std::vector<double>& prediction,
@@ -62,127 +108,32 @@ std::vector<std::pair<std::string, double>> metrics_compute(
              "metrics: the prediction has " + std::to_string(prediction.size()) +
                  " values but the batch has n × T_out × d_out = " + std::to_string(total) +
                  " targets");
-  const double* y = data.Y.data();
-  const double* f = prediction.data();
-
-  bool binary = true;
-  long double y_sum = 0;
-  for (int64_t e = 0; e < total; ++e) {
-    if (!std::isfinite(f[e]))
-      throw UserError("the model produced NaN/inf predictions (entry " + std::to_string(e) +
-                      " of " + std::to_string(total) +
-                      "); the fit diverged or is ill-posed: try a larger model.lambda, a smaller "
-                      "learning rate or more training samples");
-    ATTN_CHECK(std::isfinite(y[e]), "metrics: the batch has a NaN/inf target (entry " +
-                                        std::to_string(e) + ")");
-    binary = binary && (y[e] == 0.0 || y[e] == 1.0);
-    y_sum += y[e];
-  }
-  const long double y_mean = y_sum / static_cast<long double>(total);
-
-  double threshold = -1;  // success_threshold constant, if the task defines one
-  for (const auto& c : data.constants)
-    if (c.spec.name == "success_threshold" && !c.f64.empty()) threshold = c.f64[0];
-
-  long double se_sum = 0, var_sum = 0, pos_err_sum = 0;
-  double max_abs = 0, max_pos = 0;
-  int64_t correct = 0, positives = 0, true_pos = 0, true_neg = 0, exact = 0, successes = 0;
-  // Sums of squares of the per-sample values, for the standard errors.
-  long double sample_se_sq = 0, pos_err_sq = 0, correct_sq = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    double sample_max = 0;  // max over positions of the ℓ2 error of the d_out-vector
-    bool sample_exact = true;
-    long double sample_se = 0;
-    int64_t sample_correct = 0;
-    for (int64_t i = 0; i < T_out; ++i) {
-      long double pos_se = 0;
-      for (int64_t k = 0; k < d_out; ++k) {
-        const int64_t e = j * K + i * d_out + k;
-        const long double diff = static_cast<long double>(f[e]) - y[e];
-        pos_se += diff * diff;
-        max_abs = std::max(max_abs, static_cast<double>(std::fabs(diff)));
-        const long double centred = y[e] - y_mean;
-        var_sum += centred * centred;
-        if (binary) {
-          const bool right = (f[e] >= 0.5) == (y[e] == 1.0);
-          correct += right;
-          sample_correct += right;
-          sample_exact = sample_exact && right;
-          positives += y[e] == 1.0;
-          true_pos += right && y[e] == 1.0;
-          true_neg += right && y[e] == 0.0;
-        }
-      }
-      se_sum += pos_se;
-      sample_se += pos_se;
-      sample_max = std::max(sample_max, static_cast<double>(std::sqrt(pos_se)));
-    }
-    pos_err_sum += sample_max;
-    max_pos = std::max(max_pos, sample_max);
-    exact += sample_exact;
-    successes += sample_max <= threshold;
-    const long double sample_mse = sample_se / K, sample_acc = static_cast<long double>(sample_correct) / K;
-    sample_se_sq += sample_mse * sample_mse;
-    pos_err_sq += static_cast<long double>(sample_max) * sample_max;
-    correct_sq += sample_acc * sample_acc;
-  }
-
-  const double mse = static_cast<double>(se_sum / total);
-  const double var = static_cast<double>(var_sum / total);
-  double nmse = mse;
-  if (var > 0) {
-    const double ratio = mse / var;
-    if (std::isfinite(ratio)) nmse = ratio;
-  }
-  std::vector<std::pair<std::string, double>> out = {
-      {"mse", mse},
-      {"nmse", nmse},
-      {"max_abs_err", max_abs},
-      {"mean_max_pos_err", static_cast<double>(pos_err_sum / n)},
-      {"max_pos_err", max_pos},
-  };
-  if (threshold >= 0)
-    out.emplace_back("success_rate", static_cast<double>(successes) / static_cast<double>(n));
-  if (binary) {
-    const double accuracy = static_cast<double>(correct) / static_cast<double>(total);
-    out.emplace_back("accuracy", accuracy);
-    const int64_t negatives = total - positives;
-    out.emplace_back("balanced_accuracy",
-                     positives == 0 || negatives == 0
-                         ? accuracy
-                         : 0.5 * (static_cast<double>(true_pos) / static_cast<double>(positives) +
-                                  static_cast<double>(true_neg) / static_cast<double>(negatives)));
-    out.emplace_back("exact_match", static_cast<double>(exact) / static_cast<double>(n));
-  }
-  if (has_array(data, "disjoint")) out.emplace_back("disj_accuracy", disj_accuracy(data, f));
-  if (standard_errors) {
-    // sd / sqrt(n) of per-sample values with mean `mean` and sum of squares `sq`.
-    auto se = [n](long double mean, long double sq) {
-      if (n < 2) return 0.0;
-      const long double var = std::max(0.0L, (sq - n * mean * mean) / (n - 1));
-      return static_cast<double>(std::sqrt(var / n));
-    };
-    auto rate_se = [&](int64_t count) {  // a 0/1 per-sample value
-      const long double p = static_cast<long double>(count) / n;
-      return se(p, static_cast<long double>(count));
-    };
-    const double mse_se = se(se_sum / total, sample_se_sq);
-    standard_errors->clear();
-    standard_errors->emplace_back("mse_se", mse_se);
-    standard_errors->emplace_back("nmse_se", nmse == mse ? mse_se : mse_se / var);
-    standard_errors->emplace_back("mean_max_pos_err_se", se(pos_err_sum / n, pos_err_sq));
-    if (threshold >= 0) standard_errors->emplace_back("success_rate_se", rate_se(successes));
-    if (binary) {
-      standard_errors->emplace_back("accuracy_se",
-                                    se(static_cast<long double>(correct) / total, correct_sq));
-      standard_errors->emplace_back("exact_match_se", rate_se(exact));
-    }
+  const TargetKind kind = target_kind_of(data.shape.target, data.Y);
+  metrics_check_values(data, prediction.data(), kind);
+  const MetricInput in{data, prediction.data(), kind, n, T_out, d_out, K, total};
+  std::vector<std::pair<std::string, double>> out;
+  if (standard_errors) standard_errors->clear();
+  for (const MetricRow& row : metric_table()) {
+    if (!metric_applies(row, data, kind)) continue;
+    const MetricValue v = row.formula(in);
+    out.emplace_back(row.name, v.value);
+    if (standard_errors && row.se != MetricSe::none)
+      standard_errors->emplace_back(std::string(row.name) + "_se", v.se);
   }
   return out;
 }
 
 bool metric_is_sample_fraction(const std::string& name) {
-  return name == "success_rate" || name == "exact_match";
+  for (const MetricRow& row : metric_table()) {
+    if (name != row.name) continue;
+    switch (row.se) {
+      case MetricSe::sample_fraction:
+      case MetricSe::position_fraction: return true;
+      case MetricSe::none:
+      case MetricSe::sample_mean: return false;
+    }
+  }
+  return false;
 }
 
 }  // namespace attn

@@ -1,34 +1,47 @@
 // Metrics: how far a model's predictions are from a batch's targets.
 //
 // Shapes: data.Y n × T_out × d_out; prediction the same n·T_out·d_out values, same layout.
-// Returned in this order (every value finite for finite inputs):
-//   mse               mean over all n·T_out·d_out entries of (prediction − target)²
-//   nmse              mse / Var(targets), the population variance of all entries of data.Y;
-//                     when that variance is 0 (constant targets, or so small the ratio would
-//                     overflow) nmse = mse, so it stays finite and is 0 iff the fit is exact
-//   max_abs_err       max over entries of |prediction − target|
-//   mean_max_pos_err  mean over samples of max over positions i of ‖f(X)_i − Y_i‖₂ (the
-//                     d_out-vector error at output position i; Sanford et al.'s qSA error)
-//   max_pos_err       max over samples of the same per-sample maximum
-//   success_rate      only when the task defines the constant success_threshold (qsa:
-//                     1/(2q), spec §2.1): the fraction of samples whose max-position error
-//                     is at most that threshold
-//   accuracy          only when every target is exactly 0 or 1: the fraction of entries
-//                     where (prediction >= 0.5) equals the target
+// Which metrics a batch gets follows its target kind (tasks/target_kind.h: declared by the
+// task, else inferred from Y) and the named arrays it carries (tasks/named_arrays.h); each is
+// a row of the metric table (train/metric_table.h), returned in this order (every value finite
+// for finite inputs):
+//   mse               (every kind) mean over all n·T_out·d_out entries of (prediction − target)²
+//   nmse              (every kind) mse / Var(targets), the population variance of all entries
+//                     of data.Y; when that variance is 0 (constant targets, or so small the
+//                     ratio would overflow) nmse = mse, so it stays finite and is 0 iff the fit
+//                     is exact
+//   max_abs_err       (every kind) max over entries of |prediction − target|
+//   mean_max_pos_err  (every kind) mean over samples of max over positions i of
+//                     ‖f(X)_i − Y_i‖₂ (the d_out-vector error at output position i; Sanford et
+//                     al.'s qSA error)
+//   max_pos_err       (every kind) max over samples of the same per-sample maximum
+//   success_rate      when the batch has the constant success_threshold (qsa: 1/(2q), spec
+//                     §2.1): the fraction of samples whose max-position error is at most it
+//   accuracy          (binary) the fraction of entries where (prediction >= 0.5) equals the
+//                     target
 //   balanced_accuracy (binary) the mean of the accuracies on positive and on negative
 //                     targets (accuracy itself when one class is absent)
 //   exact_match       (binary) the fraction of samples with every entry right
-//   disj_accuracy     only when the batch has the raw array `disjoint` (qsa DISJ instances,
+//   token_accuracy    (categorical) over the labelled positions (target row not all zero) of
+//                     all samples: the fraction whose prediction row's first argmax is the
+//                     target class (UserError when no position is labelled)
+//   token_error       (categorical) 1 − token_accuracy, counted as wrong / labelled
+//   exact_match       (categorical) the fraction of samples with every labelled position right
+//   disj_accuracy     when the batch has the raw array `disjoint` (qsa DISJ instances,
 //                     task.instances = disj): the fraction of samples where the prediction
 //                     at the query position 2q decides disjointness right, i.e. says
 //                     "disjoint" (⟨f_2q, e₁⟩ < −1 + 1/q, the constant disj_threshold) iff
 //                     disjoint = 1
-// With standard_errors given, it also receives, for each metric above that is a mean over
-// samples (mse, nmse, mean_max_pos_err, success_rate, accuracy, exact_match), NAME_se: the
-// standard error of that mean, sd(per-sample values) / sqrt(n) (0 when n = 1); nmse's is
-// mse's divided by Var(targets), like nmse itself. Claims use them to judge a single seed.
+// With standard_errors given, it also receives NAME_se for each metric that has one, in the
+// same order: for means over samples (mse, nmse, mean_max_pos_err, success_rate, accuracy,
+// exact_match) sd(per-sample values) / sqrt(n) (0 when n = 1), nmse's being mse's divided by
+// Var(targets) like nmse itself; for token_accuracy and token_error the ratio estimator's
+// with samples as clusters, sqrt(Σ_j (a_j − r m_j)² / (n (n − 1))) / mean(m_j) (a_j right or
+// wrong, m_j labelled positions of sample j; sd / sqrt(n) of the per-sample fractions when
+// every m_j is equal). Claims use them to judge a single seed.
 // Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
-// recorded as failed), or the batch is empty or has non-finite targets.
+// recorded as failed), or the batch is empty, has non-finite targets, or targets that break
+// its declared kind (binary not 0/1; categorical rows not one-hot or all zero).
 #pragma once
 
 #include <string>
@@ -39,8 +52,11 @@
 
 namespace attn {
 
-// Whether the metric NAME (as above, without a test_/val_ prefix) is the fraction of samples
-// with a 0/1 outcome: success_rate and exact_match (accuracy counts entries, not samples).
+// Whether the metric NAME (as above, without a test_/val_ prefix) is a fraction whose
+// per-sample outcomes can all agree, so that claims floor its standard error with the samples'
+// count (claim_stats.h): success_rate and exact_match (0/1 per sample), token_accuracy and
+// token_error (pooled over positions; the floor counting samples is conservative). accuracy
+// counts entries and is not one.
 bool metric_is_sample_fraction(const std::string& name);
 
 std::vector<std::pair<std::string, double>> metrics_compute(

@@ -15,17 +15,23 @@ namespace attn {
 int64_t trainer_chunks(int64_t batch) { return std::clamp<int64_t>(batch / 32, 1, 8); }
 
 template <class T>
-double trainer_loss(Net<T>& net, Loss loss, const TrainSet<T>& data, int64_t eval_batch) {
+double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data, int64_t eval_batch) {
   std::vector<T> pred;
-  double total = 0;
+  double total = 0, weight = 0;
   for (int64_t first = 0; first < data.n; first += eval_batch) {
     const int64_t b = std::min(eval_batch, data.n - first);
+    const T* y = data.Y.data() + first * data.y_size;
+    // mse, bce: the weight is b (rows); cross_entropy: the chunk's labelled positions.
+    const double w = loss_weight(loss, y, b, data.y_size);
+    weight += w;
+    if (w == 0) continue;  // every position of the chunk ignored: nothing to add
     pred.resize(b * data.y_size);
     net.forward(data.X.data() + first * data.x_size, b, pred.data());
-    total += loss_forward(loss, pred.data(), data.Y.data() + first * data.y_size, b * data.y_size) *
-             static_cast<double>(b);
+    total += loss_forward(loss, pred.data(), y, b * data.y_size) * w;
   }
-  return total / static_cast<double>(data.n);
+  ATTN_CHECK(weight > 0, "the validation set has no labelled position (every target row is "
+                         "ignored); use more validation samples (train.val_n or train.val_fraction)");
+  return total / weight;
 }
 
 namespace {
@@ -47,10 +53,15 @@ struct TrainingMode {
 // chunk order (total = g₀, then total += g₁, ...), which is then swapped into net's.
 template <class T>
 double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replicas,
-                      std::vector<T>& total, Loss loss, int64_t batch, int64_t x_size,
+                      std::vector<T>& total, const LossSpec& loss, int64_t batch, int64_t x_size,
                       int64_t y_size, const T* x, const T* y, T* pred, T* dpred) {
   ParamSet<T>& ps = net.params();
   const int64_t count = batch * y_size, chunks = trainer_chunks(batch);
+  // The loss is a mean over the batch's terms: chunk c's mean and gradient count
+  // weight(c) / weight(batch) (for mse and bce rows / batch, i.e. m / count).
+  const double batch_weight = loss_weight(loss, y, batch, y_size);
+  ATTN_CHECK(batch_weight > 0, "a training batch has no labelled position (every target row is "
+                               "ignored); raise train.batch");
   std::fill(dpred, dpred + count, T(0));
   const int workers = std::min(parallel_workers(chunks), static_cast<int>(replicas.size()) + 1);
   std::vector<double> chunk_loss(chunks, 0.0);
@@ -66,12 +77,13 @@ double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replica
     n.params().zero_grad();
     const int64_t r0 = batch * c / chunks, r1 = batch * (c + 1) / chunks, rows = r1 - r0;
     const int64_t m = rows * y_size;
-    // The loss is a mean over the whole batch: the chunk's mean and its gradient count m / count.
-    const double share = static_cast<double>(m) / static_cast<double>(count);
+    const double share = loss_weight(loss, y + r0 * y_size, rows, y_size) / batch_weight;
     n.forward(x + r0 * x_size, rows, pred + r0 * y_size);
-    chunk_loss[c] = loss_forward(loss, pred + r0 * y_size, y + r0 * y_size, m) * share;
-    loss_backward(loss, dpred + r0 * y_size, pred + r0 * y_size, y + r0 * y_size, m,
-                  static_cast<T>(share));
+    if (share > 0) {  // else every position of the chunk is ignored: no loss, zero gradient
+      chunk_loss[c] = loss_forward(loss, pred + r0 * y_size, y + r0 * y_size, m) * share;
+      loss_backward(loss, dpred + r0 * y_size, pred + r0 * y_size, y + r0 * y_size, m,
+                    static_cast<T>(share));
+    }
     n.backward(dpred + r0 * y_size);
   };
   auto reduce = [&](int w, int64_t c) {
@@ -116,7 +128,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   for (int64_t step = 1; step <= c.steps; ++step) {
     interrupt_poll();  // e.g. Ctrl-C in Python (core/interrupt.h)
     source(step, c.batch, x.data(), y.data());
-    const double loss = step_gradients(net, replicas, total, c.loss, c.batch, val.x_size,
+    const double loss = step_gradients(net, replicas, total, trainer_loss_spec(c), c.batch, val.x_size,
                                        val.y_size, x.data(), y.data(), pred.data(), dpred.data());
     if (!std::isfinite(loss)) {
       std::ostringstream msg;
@@ -140,7 +152,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
     r.steps_run = step;
     r.last_train_loss = loss;
     if (step % c.eval_every == 0 || step == c.steps) {
-      const double val_loss = trainer_loss(net, c.loss, val, c.eval_batch);
+      const double val_loss = trainer_loss(net, trainer_loss_spec(c), val, c.eval_batch);
       if (!std::isfinite(val_loss))
         throw TrainingDiverged("training diverged at step " + std::to_string(step) +
                                ": the validation loss is not finite; lower train.lr");
@@ -166,8 +178,8 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   return r;
 }
 
-template double trainer_loss<float>(Net<float>&, Loss, const TrainSet<float>&, int64_t);
-template double trainer_loss<double>(Net<double>&, Loss, const TrainSet<double>&, int64_t);
+template double trainer_loss<float>(Net<float>&, const LossSpec&, const TrainSet<float>&, int64_t);
+template double trainer_loss<double>(Net<double>&, const LossSpec&, const TrainSet<double>&, int64_t);
 template TrainReport trainer_run<float>(Net<float>&, const TrainerConfig&, const BatchSource<float>&,
                                         const TrainSet<float>&, FitLog&, const NetFactory<float>&);
 template TrainReport trainer_run<double>(Net<double>&, const TrainerConfig&,

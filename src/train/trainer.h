@@ -3,8 +3,9 @@
 // held-out set every `eval_every` steps, early stopping, and keeping the best parameters.
 //
 // Shapes: a source fills x (batch, x_size) and y (batch, y_size) for each step; the
-// validation set holds n rows of the same sizes. Losses are means over all batch·y_size
-// outputs (ops/loss.h). Learning curves go to the FitLog as series "train_loss" (mean over
+// validation set holds n rows of the same sizes. Losses are means over the loss's terms of
+// the batch (ops/loss.h: every batch·y_size output for mse and bce, every labelled position for
+// cross_entropy, whose grouping is loss_classes logits per position). Learning curves go to the FitLog as series "train_loss" (mean over
 // the steps since the last evaluation) and "val_loss". A loss that is NaN or infinite stops
 // the run with a UserError naming the step (the run is then recorded as failed).
 // Training steps run the net in training mode (Net::set_training(true)), validation and
@@ -42,7 +43,11 @@ struct TrainerConfig {
   bool restore_best = true;  // end with the parameters of the best validation loss
   Loss loss = Loss::mse;
   int64_t eval_batch = 1024;
+  int64_t loss_classes = 0;  // cross_entropy: logits per output position (the task's d_out)
 };
+
+// The loss of a config with its grouping.
+inline LossSpec trainer_loss_spec(const TrainerConfig& c) { return {c.loss, c.loss_classes}; }
 
 template <class T>
 struct TrainSet {
@@ -87,8 +92,9 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& config, const BatchSou
 // [batch·c/C, batch·(c+1)/C).
 int64_t trainer_chunks(int64_t batch);
 
-// Mean loss of the network on a whole set (no gradients), in chunks of eval_batch.
+// Mean loss of the network on a whole set (no gradients), in chunks of eval_batch: the
+// chunks' losses weighted by loss_weight (ops/loss.h), so it is the mean over the set's terms.
 template <class T>
-double trainer_loss(Net<T>& net, Loss loss, const TrainSet<T>& data, int64_t eval_batch);
+double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data, int64_t eval_batch);
 
 }  // namespace attn

@@ -276,8 +276,10 @@ def torch_predict(path, X):
         raise ValueError(f"no torch forward for {name}")
     if y.shape[1] != shape["T_out"]:     # one output per sequence: token 0's
         y = y[:, :shape["T_out"]]
-    if float(t["meta.loss_bce"]) == 1.0:  # trained with bce: probabilities
+    if "meta.loss.bce" in t:  # trained with bce: probabilities
         y = torch.sigmoid(y)
+    elif "meta.loss.cross_entropy" in t:  # softmax over each position's d_out logits
+        y = torch.softmax(y, dim=-1)
     return y.numpy(), {k: v.numpy() for k, v in maps.items()}
 
 
