@@ -24,6 +24,7 @@
 #include "core/fnv.h"
 #include "core/threads.h"
 #include "ops/quantize.h"
+#include "tasks/named_arrays.h"
 #include "train/metrics.h"
 
 namespace attn {
@@ -31,9 +32,8 @@ namespace {
 
 SequenceContext sequence_context(const Batch& data) {
   SequenceContext ctx;
-  for (const auto& c : data.constants)
-    if (c.spec.name == "modulus" && c.spec.integer && !c.i64.empty()) ctx.M = c.i64[0];
-    else if (c.spec.name == "window" && c.spec.integer && !c.i64.empty()) ctx.window = c.i64[0];
+  if (const RawArray* m = named_array_find(data, NamedArray::modulus)) ctx.M = m->i64[0];
+  if (const RawArray* w = named_array_find(data, NamedArray::window)) ctx.window = w->i64[0];
   return ctx;
 }
 
@@ -46,9 +46,8 @@ uint64_t inputs_fingerprint(const Batch& data) {
 
 // The task's success threshold 1/(2q) (qsa), or 0 if it has none.
 double success_threshold(const Batch& data) {
-  for (const auto& c : data.constants)
-    if (c.spec.name == "success_threshold" && !c.f64.empty()) return c.f64[0];
-  return 0;
+  const RawArray* t = named_array_find(data, NamedArray::success_threshold);
+  return t ? t->f64[0] : 0;
 }
 
 // The first k samples of `data` (X, Y and constants; raw arrays are not needed).

@@ -43,8 +43,10 @@ std::vector<ParamSpec> neural_train_schema() {
       param_bool("restore_best", c.restore_best, "end with the parameters of the best validation loss"),
       param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out", 0, 0.9),
       param_int("val_n", 1024, "fresh samples (n = 0): validation samples 0 .. val_n-1", 1, 1e9),
-      param_choice("loss", "auto", {"auto", "mse", "bce"},
-                   "training loss; auto = bce (with logits) when every target is 0 or 1, else mse"),
+      param_choice("loss", "auto", {"auto", "mse", "bce", "cross_entropy"},
+                   "training loss; auto = the task's target kind (real: mse, binary: bce with "
+                   "logits, categorical: cross_entropy); data no task declared: bce when every "
+                   "target is 0 or 1, else mse"),
       param_choice("dtype", choice_name(NetDtype::float32, kNetDtypes), choice_names(kNetDtypes),
                    "arithmetic of the network"),
       param_int("eval_batch", c.eval_batch, "samples per forward pass when evaluating", 1, 1 << 24),
