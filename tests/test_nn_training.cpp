@@ -714,7 +714,8 @@ TEST(Trainer, CrossEntropyIsAMeanOverLabelledPositionsWhateverTheChunks) {
 }
 
 TEST(NeuralModel, SaveThenLoadPredictsTheSame) {
-  for (const std::string model : {"attention", "third_order", "transformer", "mlp", "lstm"}) {
+  for (const NeuralKindInfo& kind : neural_kinds()) {  // every gradient-trained model
+    const std::string model = kind.name;
     const std::vector<std::pair<std::string, std::string>> sets = {
         {"task.N", "4"}, {"task.q", "1"}, {"task.d_out", "2"}, {"train.steps", "3"},
         {"train.batch", "8"}, {"train.val_n", "8"}};
@@ -742,8 +743,8 @@ TEST(NeuralModel, BadSettingsAreUserErrors) {
 TEST(GradcheckTable, EveryNeuralModelHasRows) {
   std::set<std::string> names;
   for (const auto& row : gradcheck_table()) names.insert(row.name.substr(0, row.name.find('/', 6)));
-  for (const std::string model : {"attention", "third_order", "transformer", "mlp", "lstm"})
-    EXPECT_TRUE(names.count("model/" + model)) << model;
+  for (const NeuralKindInfo& kind : neural_kinds())
+    EXPECT_TRUE(names.count(std::string("model/") + kind.name)) << kind.name;
   for (const auto& info : model_registry())
     if (info.fresh_samples && !info.no_training) {  // every gradient-trained model
       EXPECT_TRUE(names.count("model/" + info.name)) << info.name;
