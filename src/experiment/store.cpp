@@ -81,19 +81,6 @@ std::string now_utc() {
 
 }  // namespace
 
-std::string StoredRun::param(const std::string& key) const {
-  if (key == "seed") return std::to_string(seed);
-  for (const auto& [k, v] : params)
-    if (k == key) return v;
-  return "";
-}
-
-double StoredRun::metric(const std::string& name) const {
-  for (const auto& [k, v] : metrics)
-    if (k == name) return v;
-  return NAN;
-}
-
 namespace {
 
 const char* const kSchema[] = {
