@@ -8,7 +8,8 @@ namespace attn {
 namespace {
 
 std::string whole_number_problem(const std::string& text, uint64_t lo, uint64_t hi) {
-  const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  const std::string range =
+      "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
   bool digits = !text.empty();
   for (char c : text) digits = digits && c >= '0' && c <= '9';
   if (!digits) return "'" + text + "' is not " + range + " (decimal digits only)";

@@ -38,8 +38,9 @@ struct DataOptions {
 void apply_sets(Params& params, const std::vector<std::string>& sets) {
   for (const auto& item : sets) {
     const ParamItem p = param_item_parse(item, "task.KEY=VALUE, e.g. --set task.N=16");
-    ATTN_CHECK(p.section.empty() || p.section == "task",
-               "--set " + item + ": `attnlab data` only takes task.* keys, not " + p.section + ".*");
+    ATTN_CHECK(
+        p.section.empty() || p.section == "task",
+        "--set " + item + ": `attnlab data` only takes task.* keys, not " + p.section + ".*");
     params.set_text(p.key, p.value);
   }
 }
@@ -62,9 +63,12 @@ void print_summary(const std::string& path, const std::string& task, const Batch
   for (double y : b.Y) var += (y - mean) * (y - mean);
   var /= static_cast<double>(b.Y.size());
   fmt::print("wrote {}: {} n={}  X {}  Y {}", path, task, b.n,
-             shape_text(b.n, {b.shape.T, b.shape.d_in}), shape_text(b.n, {b.shape.T_out, b.shape.d_out}));
-  for (const auto& r : b.raw) fmt::print("  {} {}", r.spec.name, shape_text(b.n, r.spec.sample_shape));
-  fmt::print("\n  Y: mean {:.4g}  std {:.4g}  min {:.4g}  max {:.4g}\n", mean, std::sqrt(var), lo, hi);
+             shape_text(b.n, {b.shape.T, b.shape.d_in}),
+             shape_text(b.n, {b.shape.T_out, b.shape.d_out}));
+  for (const auto& r : b.raw)
+    fmt::print("  {} {}", r.spec.name, shape_text(b.n, r.spec.sample_shape));
+  fmt::print("\n  Y: mean {:.4g}  std {:.4g}  min {:.4g}  max {:.4g}\n", mean, std::sqrt(var), lo,
+             hi);
 }
 
 void data_run(const DataOptions& o) {

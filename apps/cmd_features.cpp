@@ -99,9 +99,10 @@ void features_run(const FeaturesOptions& o) {
                  checked_mul(static_cast<uint64_t>(data.n), P, &phi) && phi < (uint64_t{1} << 60),
              "the features of " + std::to_string(data.n) + " samples are too large to address; "
              "lower model.heads / model.width or use fewer samples");
-  memory_check(8 * (phi + weights),
-               "Phi (" + std::to_string(data.n) + " × " + std::to_string(P) + ") of model " + o.model,
-               "lower model.heads / model.width, or split DATA into smaller files");
+  memory_check(
+      8 * (phi + weights),
+      "Phi (" + std::to_string(data.n) + " × " + std::to_string(P) + ") of model " + o.model,
+      "lower model.heads / model.width, or split DATA into smaller files");
   output_path_check(o.out, 8 * (phi + weights / 2) + 64 * 1024);
 
   const auto map = rf_feature_map_make(o.model, params, s, o.seed);

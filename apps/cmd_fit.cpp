@@ -36,12 +36,14 @@ struct FitOptions {
 
 void fit_run(const FitOptions& o) {
   ATTN_CHECK(ends_with(o.save, ".safetensors"),
-             "--save " + o.save + ": the model file must end in .safetensors, e.g. --save rfa.safetensors");
+             "--save " + o.save +
+                 ": the model file must end in .safetensors, e.g. --save rfa.safetensors");
   threads_configure(o.threads);
   ModelRecord record = model_record_make(o.model, o.seed, TaskShape{});
   bool n_given = false;
   for (const auto& item : o.sets)
-    n_given = model_set_apply(item, record.model_params, &record.train_params) == "train.n" || n_given;
+    n_given =
+        model_set_apply(item, record.model_params, &record.train_params) == "train.n" || n_given;
 
   // brfa with a list of mean scales is a selection among models (SelectByValidation),
   // which has no saved form: refuse before the fit rather than after it.
@@ -71,7 +73,8 @@ void fit_command_register(CLI::App& app) {
   auto o = std::make_shared<FitOptions>();
   auto* cmd = app.add_subcommand("fit", "Fit a model on a dataset file and save it as safetensors");
   cmd->add_option("model", o->model, "Model name (see `attnlab list models`)")->required();
-  cmd->add_option("--in", o->in, "Training dataset .npz (as written by `attnlab data`)")->required();
+  cmd->add_option("--in", o->in, "Training dataset .npz (as written by `attnlab data`)")
+      ->required();
   cmd->add_option("--set", o->sets,
                   "Parameter, model.KEY=VALUE or train.KEY=VALUE (repeatable); train.n "
                   "defaults to every sample of --in (a smaller n takes the first n)");

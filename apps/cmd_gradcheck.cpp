@@ -49,7 +49,9 @@ void gradcheck_command_register(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "gradcheck", "Check every op's and model's gradients against finite differences");
   cmd->add_option("--filter", o->filter, "Only rows whose name starts with this (e.g. model/)");
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(whole_number(0))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")
+      ->check(whole_number(0))
+      ->capture_default_str();
   cmd->footer("Central differences in double; a row passes when every probed entry's relative\n"
               "error is within the row's tolerance. Exit code 1 when any row fails.");
   cmd->callback([o, exit_code] { *exit_code = gradcheck_command_run(*o); });

@@ -52,15 +52,18 @@ void list_models(const std::string& only) {
   }
   if (only.empty()) {
     fmt::print("\nEvery model: ");
-    for (const auto& p : train_common_schema()) fmt::print("train.{} = {}  ", p.name, param_value_text(p.default_value));
-    for (const auto& p : eval_schema()) fmt::print("eval.{} = {}  ", p.name, param_value_text(p.default_value));
+    for (const auto& p : train_common_schema())
+      fmt::print("train.{} = {}  ", p.name, param_value_text(p.default_value));
+    for (const auto& p : eval_schema())
+      fmt::print("eval.{} = {}  ", p.name, param_value_text(p.default_value));
     fmt::print("\n");
   }
 }
 
 void list_experiments() {
   namespace fs = std::filesystem;
-  fmt::print("\nShipped experiments (attnlab reproduce GROUP; attnlab run experiments/GROUP/SPEC.toml)\n");
+  fmt::print(
+      "\nShipped experiments (attnlab reproduce GROUP; attnlab run experiments/GROUP/SPEC.toml)\n");
   const fs::path root = fs::path(attnlab_home()) / "experiments";
   for (const auto& group : shipped_experiment_groups()) {
     std::vector<std::string> specs;
@@ -96,7 +99,8 @@ void list_run(const std::string& what) {
 }  // namespace
 
 void list_command_register(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List tasks, models (with parameters and defaults) and shipped experiments");
+  auto* cmd = app.add_subcommand(
+      "list", "List tasks, models (with parameters and defaults) and shipped experiments");
   auto what = std::make_shared<std::string>();
   cmd->add_option("what", *what, "tasks, models, experiments, or one task or model name");
   cmd->callback([what] { list_run(*what); });

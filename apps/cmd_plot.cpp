@@ -11,7 +11,8 @@ namespace attn {
 
 void plot_command_register(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
-  auto* plot = app.add_subcommand("plot", "Draw an experiment's figures (PNG and SVG in DIR/figures)");
+  auto* plot =
+      app.add_subcommand("plot", "Draw an experiment's figures (PNG and SVG in DIR/figures)");
   plot->add_option("dir", *dir, "Output directory of `attnlab run`")->required();
   plot->callback([dir] { experiment_plot(*dir); });
 }

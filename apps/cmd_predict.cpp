@@ -44,9 +44,10 @@ Batch predict_inputs(const std::string& path, const ModelRecord& r, bool* has_y)
                  r.model + " was fitted on inputs (n, " + std::to_string(r.shape.T) + ", " +
                  std::to_string(r.shape.d_in) + "); use data of the same task and parameters");
   ATTN_CHECK(!*has_y || (b.shape.T_out == r.shape.T_out && b.shape.d_out == r.shape.d_out),
-             path + ": Y has shape " + shape_text({b.n, b.shape.T_out, b.shape.d_out}) + " but model " +
-                 r.model + " predicts (" + std::to_string(b.n) + ", " + std::to_string(r.shape.T_out) +
-                 ", " + std::to_string(r.shape.d_out) + "); use data of the same task");
+             path + ": Y has shape " + shape_text({b.n, b.shape.T_out, b.shape.d_out}) +
+                 " but model " + r.model + " predicts (" + std::to_string(b.n) + ", " +
+                 std::to_string(r.shape.T_out) + ", " + std::to_string(r.shape.d_out) +
+                 "); use data of the same task");
   b.shape.T_out = r.shape.T_out;
   b.shape.d_out = r.shape.d_out;
   return b;
@@ -61,7 +62,8 @@ void predict_run(const PredictOptions& o) {
   bool has_y = false;
   const Batch data = predict_inputs(o.in, r, &has_y);
   ATTN_CHECK(data.n >= 1, o.in + ": the dataset has no samples");
-  const uint64_t bytes = 8 * static_cast<uint64_t>(data.n) * static_cast<uint64_t>(r.shape.y_size());
+  const uint64_t bytes =
+      8 * static_cast<uint64_t>(data.n) * static_cast<uint64_t>(r.shape.y_size());
   memory_check(bytes, "predictions for " + std::to_string(data.n) + " samples",
                "split DATA into smaller files");
   output_path_check(o.out, bytes + 64 * 1024);
@@ -78,7 +80,8 @@ void predict_run(const PredictOptions& o) {
   // Attention models also give their attention matrices ("attention.layer0" (n, H, T, T)).
   const std::vector<ModelTensor> maps = loaded.model->attention(data);
   std::vector<NpyView> arrays{{"Y_pred", DType::F64, shape, pred.data()}};
-  for (const auto& m : maps) arrays.push_back({"attention." + m.name, DType::F64, m.shape, m.data.data()});
+  for (const auto& m : maps)
+    arrays.push_back({"attention." + m.name, DType::F64, m.shape, m.data.data()});
   arrays.push_back(npy_text("meta", meta32));
   npz_write(o.out, arrays);
   if (o.quiet) return;

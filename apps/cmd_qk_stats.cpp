@@ -43,26 +43,32 @@ void qk_stats_print(const QkStatsCliOptions& o) {
 void qk_stats_command_register(CLI::App& app) {
   auto o = std::make_shared<QkStatsCliOptions>();
   auto* cmd = app.add_subcommand(
-      "qk-stats", "How close a model's query-key products W_q^T W_k are to c*I (per layer and head)");
+      "qk-stats",
+      "How close a model's query-key products W_q^T W_k are to c*I (per layer and head)");
   cmd->add_option("file", o->file, "Model weights, a .safetensors file")->required();
-  cmd->add_option("--layout", o->layout,
-                  "Where the weights are: bert (encoder.layer.{l}.attention.self.query/key.weight), "
-                  "gpt2 (fused h.{l}.attn.c_attn.weight), custom (--query-pattern/--key-pattern), "
-                  "or auto (bert or gpt2)")
+  cmd->add_option(
+         "--layout", o->layout,
+         "Where the weights are: bert (encoder.layer.{l}.attention.self.query/key.weight), "
+         "gpt2 (fused h.{l}.attn.c_attn.weight), custom (--query-pattern/--key-pattern), "
+         "or auto (bert or gpt2)")
       ->check(CLI::IsMember({"auto", "bert", "gpt2", "custom"}))
       ->capture_default_str();
-  cmd->add_option("--query-pattern", o->query_pattern,
-                  "Query weight name with {l} for the layer, stored (out, in) (gpt2: the fused weight)");
-  cmd->add_option("--key-pattern", o->key_pattern, "Key weight name with {l} for the layer, stored (out, in)");
+  cmd->add_option(
+      "--query-pattern", o->query_pattern,
+      "Query weight name with {l} for the layer, stored (out, in) (gpt2: the fused weight)");
+  cmd->add_option("--key-pattern", o->key_pattern,
+                  "Key weight name with {l} for the layer, stored (out, in)");
   cmd->add_option("--heads", o->heads,
-                  "Attention heads per layer (needed unless the file's __metadata__ has num_attention_heads)")
+                  "Attention heads per layer (needed unless the file's __metadata__ has "
+                  "num_attention_heads)")
       ->check(whole_number(1, INT64_MAX));
   cmd->add_option("--head-size", o->head_size, "Head size (instead of --heads)")
       ->check(whole_number(1, INT64_MAX));
   cmd->add_option("--layers", o->layers, "Layers to analyse, e.g. 0,3,8-11 (default: all)");
   cmd->add_option("--heatmap-layers", o->heatmap_layers,
                   "Layers to draw heat maps of (default with --out: all analysed layers)");
-  cmd->add_option("--heatmap-heads", o->heatmap_heads, "Heads whose A_{l,h} is drawn too")->capture_default_str();
+  cmd->add_option("--heatmap-heads", o->heatmap_heads, "Heads whose A_{l,h} is drawn too")
+      ->capture_default_str();
   cmd->add_option("--heatmap-block", o->heatmap_block, "Size of the top-left block drawn")
       ->check(whole_number(1, INT64_MAX))
       ->capture_default_str();
@@ -71,14 +77,17 @@ void qk_stats_command_register(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "Seed of the Gaussian null model")
       ->check(whole_number(0))
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads,
-                  "Compute threads for the products (0: ATTNLAB_THREADS or 1); results do not depend on it")
+  cmd->add_option(
+         "--threads", o->threads,
+         "Compute threads for the products (0: ATTNLAB_THREADS or 1); results do not depend on it")
       ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->footer(
-      "A_l = W_q^T W_k (D x D, summed over heads) and A_{l,h} = (W_q^h)^T W_k^h. Statistics: c* = tr(A)/D,\n"
+      "A_l = W_q^T W_k (D x D, summed over heads) and A_{l,h} = (W_q^h)^T W_k^h. Statistics: c* = "
+      "tr(A)/D,\n"
       "cos(A,I) = tr(A)/(sqrt(D) |A|_F), diagonal ratio, positive diagonal fraction, residual\n"
-      "|A - c*I|_F/|A|_F, and the same for Gaussian weights of matching norms. See docs/qk-analysis.md.\n"
+      "|A - c*I|_F/|A|_F, and the same for Gaussian weights of matching norms. See "
+      "docs/qk-analysis.md.\n"
       "Example: attnlab qk-stats bert-base-uncased/model.safetensors --heads 12 --out qk_bert");
   cmd->callback([o] { qk_stats_print(*o); });
 }

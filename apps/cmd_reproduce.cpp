@@ -28,7 +28,9 @@ void reproduce_command_register(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quick", o->quick, "Use each spec's [quick] overrides (CI-sized)");
   cmd->add_option("-o,--out", o->out,
                   "Output directory (default results/reproduce/NAME, or NAME-quick)");
-  cmd->add_option("-j,--jobs", o->jobs, "Runs at once")->check(whole_number(1, INT32_MAX))->capture_default_str();
+  cmd->add_option("-j,--jobs", o->jobs, "Runs at once")
+      ->check(whole_number(1, INT32_MAX))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", *quiet, "No progress bar");
   cmd->add_flag("--no-groups{false}", o->groups,
                 "Run every point in its own worker, as `attnlab run --no-groups` does (the same "

@@ -31,7 +31,8 @@ RunSummary run_under_mpi(RunOptions& o, const Comm& world) {
   RunSummary s;
   try {
     ATTN_CHECK(!o.jobs_given || world.size() == 1,
-               "--jobs does not combine with --mpi: every rank but 0 runs one run (or run group) at a time; "
+               "--jobs does not combine with --mpi: every rank but 0 runs one run (or run group) "
+               "at a time; "
                "start more ranks instead (mpirun -np K+1 for K runs at once)");
     o.request.comm = &world;
     s = experiment_run(o.request);
@@ -56,19 +57,20 @@ void run_command(RunOptions& o) {
     }
   }
   const RunSummary s = session ? run_under_mpi(o, session->world()) : experiment_run(o.request);
-  fmt::print("{}: {} runs{}{}: {} ran ({} ok, {} failed{}), {} already done; results in {}/results.csv\n",
-             s.spec.name, s.planned,
-             o.request.shard_count > 1
-                 ? fmt::format(" in shard {}/{}", o.request.shard_index, o.request.shard_count)
-                 : std::string(),
-             !session                        ? std::string()
-             : session->world().size() == 1 ? std::string(" on 1 MPI rank")
-                                            : fmt::format(" on {} MPI ranks", session->world().size()),
-             s.ok + s.failed, s.ok, s.failed,
-             s.groups == 0 ? std::string()
-                           : fmt::format("; {} in {} run group{}", s.grouped, s.groups,
-                                         s.groups > 1 ? "s" : ""),
-             s.skipped, o.request.out_dir);
+  fmt::print(
+      "{}: {} runs{}{}: {} ran ({} ok, {} failed{}), {} already done; results in {}/results.csv\n",
+      s.spec.name, s.planned,
+      o.request.shard_count > 1
+          ? fmt::format(" in shard {}/{}", o.request.shard_index, o.request.shard_count)
+          : std::string(),
+      !session                       ? std::string()
+      : session->world().size() == 1 ? std::string(" on 1 MPI rank")
+                                     : fmt::format(" on {} MPI ranks", session->world().size()),
+      s.ok + s.failed, s.ok, s.failed,
+      s.groups == 0
+          ? std::string()
+          : fmt::format("; {} in {} run group{}", s.grouped, s.groups, s.groups > 1 ? "s" : ""),
+      s.skipped, o.request.out_dir);
   if (s.stale > 0) fmt::print(stderr, "attnlab: {}\n", experiment_stale_note(s.stale));
   if (s.failed > 0)
     fmt::print(stderr, "attnlab: {} runs failed; their errors are in results.csv (column error). "
@@ -81,22 +83,27 @@ void run_command_register(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   o->request.jobs = cpus_available();  // affinity mask, SLURM_CPUS_PER_TASK
   auto* cmd = app.add_subcommand("run", "Run an experiment spec (TOML); resumable");
-  cmd->add_option("spec", o->request.spec_path, "Spec file (.toml); see docs/spec-format.md")->required();
+  cmd->add_option("spec", o->request.spec_path, "Spec file (.toml); see docs/spec-format.md")
+      ->required();
   cmd->add_option("-o,--out", o->request.out_dir, "Output directory (results.sqlite, results.csv)")
       ->required();
   cmd->add_option("--set", o->request.overrides,
                   "Override a spec key, section.key=value (repeatable), e.g. --set task.N=16, "
                   "--set 'sweep.train.n=[256, 512]'");
   cmd->add_flag("--quick", o->request.quick, "Apply the spec's [quick] overrides (small grid)");
-  auto* jobs = cmd->add_option("-j,--jobs", o->request.jobs, "Runs at once, each in its own process")
-                   ->check(whole_number(1, INT32_MAX))
-                   ->capture_default_str();
-  cmd->add_option("--threads", o->threads,
-                  "Compute threads per run (0: ATTNLAB_THREADS or 1)")->check(whole_number(0, 1024))->capture_default_str();
-  cmd->add_option("--shard", o->shard,
-                  "Run only shard i of k (0-based), e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
-  cmd->add_flag("--force-new", o->request.force_new,
-                "If DIR holds another spec's results, move them to DIR/old-<time>/ and start again");
+  auto* jobs =
+      cmd->add_option("-j,--jobs", o->request.jobs, "Runs at once, each in its own process")
+          ->check(whole_number(1, INT32_MAX))
+          ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Compute threads per run (0: ATTNLAB_THREADS or 1)")
+      ->check(whole_number(0, 1024))
+      ->capture_default_str();
+  cmd->add_option(
+      "--shard", o->shard,
+      "Run only shard i of k (0-based), e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
+  cmd->add_flag(
+      "--force-new", o->request.force_new,
+      "If DIR holds another spec's results, move them to DIR/old-<time>/ and start again");
   cmd->add_flag("--retry-failed", o->request.retry_failed, "Run failed runs again");
   cmd->add_flag("--no-groups{false}", o->request.groups,
                 "Run every point in its own worker: no run groups (ridge runs with the same "

@@ -202,8 +202,9 @@ double shrink(double eig, double lambda, double floor) {  // ridge_shrink (src/t
 // U·X or Uᵀ·X (dormtr) for the reflectors of dsytrd in R.
 void apply_u(const Mat& R, const Vec& tau, char trans, Mat& X) {
   const lapack_int n = static_cast<lapack_int>(X.rows()), m = static_cast<lapack_int>(X.cols());
-  check(LAPACKE_dormtr(LAPACK_COL_MAJOR, 'L', 'L', trans, n, m, R.data(), n, tau.data(), X.data(), n),
-        "dormtr");
+  check(
+      LAPACKE_dormtr(LAPACK_COL_MAJOR, 'L', 'L', trans, n, m, R.data(), n, tau.data(), X.data(), n),
+      "dormtr");
 }
 
 // The eigen-basis path, per target: the 2L + 2 columns as ridge computes them.
@@ -214,7 +215,8 @@ Mat eig_target(const Vec& eig, double floor, const std::vector<double>& lambdas,
   auto coefs = [&](const std::vector<double>& ls) {
     Mat G(eig.size(), static_cast<int64_t>(ls.size()));
     for (size_t l = 0; l < ls.size(); ++l)
-      for (int64_t i = 0; i < eig.size(); ++i) G(i, static_cast<int64_t>(l)) = shrink(eig[i], ls[l], floor) * C(i, 0);
+      for (int64_t i = 0; i < eig.size(); ++i)
+        G(i, static_cast<int64_t>(l)) = shrink(eig[i], ls[l], floor) * C(i, 0);
     return q(G);
   };
   std::vector<double> with_zero = lambdas;
@@ -224,7 +226,8 @@ Mat eig_target(const Vec& eig, double floor, const std::vector<double>& lambdas,
   return coefs(with_zero);          // evaluate()
 }
 
-Outcome run_eig(const System& sys, const std::vector<double>& lambdas, int k, const std::string& how) {
+Outcome run_eig(const System& sys, const std::vector<double>& lambdas, int k,
+                const std::string& how) {
   Outcome o;
   const lapack_int n = static_cast<lapack_int>(sys.D);
   Mat R = sys.A;
@@ -235,7 +238,8 @@ Outcome run_eig(const System& sys, const std::vector<double>& lambdas, int k, co
     w.resize(n);
     check(LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', n, R.data(), n, w.data()), "dsyevd");
   } else {
-    check(LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, R.data(), n, d.data(), e.data(), tau.data()), "dsytrd");
+    check(LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, R.data(), n, d.data(), e.data(), tau.data()),
+          "dsytrd");
     Z.resize(n, n);
     if (how == "eig") {
       check(LAPACKE_dstedc(LAPACK_COL_MAJOR, 'I', n, d.data(), e.data(), Z.data(), n), "dstedc");
@@ -259,7 +263,11 @@ Outcome run_eig(const System& sys, const std::vector<double>& lambdas, int k, co
     qt = [&](const Mat& B) -> Mat { return R.transpose() * B; };
     q = [&](const Mat& G) -> Mat { return R * G; };
   } else {
-    qt = [&](const Mat& B) -> Mat { Mat ub = B; apply_u(R, tau, 'T', ub); return Z.transpose() * ub; };
+    qt = [&](const Mat& B) -> Mat {
+      Mat ub = B;
+      apply_u(R, tau, 'T', ub);
+      return Z.transpose() * ub;
+    };
     q = [&](const Mat& G) -> Mat { Mat out = Z * G; apply_u(R, tau, 'N', out); return out; };
   }
   Timer tt;
@@ -307,7 +315,8 @@ Outcome run_tri(const System& sys, const std::vector<double>& lambdas, int k) {
   Mat R = sys.A;
   Vec d(n), e(std::max<lapack_int>(1, n - 1)), tau(std::max<lapack_int>(1, n - 1));
   Timer ts;
-  check(LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, R.data(), n, d.data(), e.data(), tau.data()), "dsytrd");
+  check(LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, R.data(), n, d.data(), e.data(), tau.data()),
+        "dsytrd");
   const Vec eh = e.head(std::max<lapack_int>(0, n - 1));
   // The largest eigenvalue by bisection (dstebz, one eigenvalue), then the floor and the count.
   lapack_int m = 0, nsplit = 0;
@@ -368,7 +377,8 @@ struct Band {
     Mat F = AB;
     F.row(0).array() += s;
     if (LAPACKE_dpbtrf(LAPACK_COL_MAJOR, 'L', n, kd, F.data(), kd + 1) != 0) return false;
-    if (c) check(LAPACKE_dpbtrs(LAPACK_COL_MAJOR, 'L', n, kd, m, F.data(), kd + 1, c, ld), "dpbtrs");
+    if (c)
+      check(LAPACKE_dpbtrs(LAPACK_COL_MAJOR, 'L', n, kd, m, F.data(), kd + 1, c, ld), "dpbtrs");
     return true;
   }
   void apply_q(char trans, Mat& X) const {
@@ -392,10 +402,12 @@ Outcome run_band(const System& sys, const std::vector<double>& lambdas, int k, i
   {
     int lwork = -1, info = 0, ldab = b.kd + 1;
     double q = 0;
-    dsytrd_sy2sb_("L", &b.n, &b.kd, b.R.data(), &b.n, b.AB.data(), &ldab, b.tau.data(), &q, &lwork, &info, 1);
+    dsytrd_sy2sb_("L", &b.n, &b.kd, b.R.data(), &b.n, b.AB.data(), &ldab, b.tau.data(), &q, &lwork,
+                  &info, 1);
     lwork = static_cast<int>(q);
     std::vector<double> work(static_cast<size_t>(std::max(1, lwork)));
-    dsytrd_sy2sb_("L", &b.n, &b.kd, b.R.data(), &b.n, b.AB.data(), &ldab, b.tau.data(), work.data(), &lwork, &info, 1);
+    dsytrd_sy2sb_("L", &b.n, &b.kd, b.R.data(), &b.n, b.AB.data(), &ldab, b.tau.data(), work.data(),
+                  &lwork, &info, 1);
     check(info, "dsytrd_sy2sb");
   }
   const Time t_reduce = ts.stop();
@@ -403,7 +415,8 @@ Outcome run_band(const System& sys, const std::vector<double>& lambdas, int k, i
   double hi = 0;
   for (lapack_int j = 0; j < b.n; ++j) {
     double row = 0;
-    for (lapack_int i = std::max<lapack_int>(0, j - b.kd); i <= std::min<lapack_int>(b.n - 1, j + b.kd); ++i)
+    for (lapack_int i = std::max<lapack_int>(0, j - b.kd);
+         i <= std::min<lapack_int>(b.n - 1, j + b.kd); ++i)
       row += std::abs(i >= j ? b.AB(i - j, j) : b.AB(j - i, i));
     hi = std::max(hi, row);
   }
@@ -422,8 +435,10 @@ Outcome run_band(const System& sys, const std::vector<double>& lambdas, int k, i
   const bool valid = b.solve(-2 * floor, nullptr, 0, 1);
   o.shared = ts.stop();
   char buf[200];
-  std::snprintf(buf, sizeof buf, "kd %d: sy2sb %.3f s cpu, eig_max %.6g (%d bisection steps), B − 2·floor·I %s",
-                (int)b.kd, t_reduce.cpu, eig_max, steps, valid ? "positive definite" : "NOT positive definite (band NOT valid)");
+  std::snprintf(buf, sizeof buf,
+                "kd %d: sy2sb %.3f s cpu, eig_max %.6g (%d bisection steps), B − 2·floor·I %s",
+                (int)b.kd, t_reduce.cpu, eig_max, steps,
+                valid ? "positive definite" : "NOT positive definite (band NOT valid)");
   o.note = buf;
   // The band Cholesky factor of every shift (the grid's λ above the floor, and 0), shared.
   std::map<double, Mat> factors;
@@ -476,7 +491,8 @@ Outcome run_chol(const System& sys, const std::vector<double>& lambdas) {
     F.diagonal().array() += lambdas[static_cast<size_t>(l)];
     check(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, F.data(), n), "dpotrf");
     o.X0.col(l) = sys.B.col(0);
-    check(LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', n, 1, F.data(), n, o.X0.col(l).data(), n), "dpotrs");
+    check(LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', n, 1, F.data(), n, o.X0.col(l).data(), n),
+          "dpotrs");
   }
   o.per_target = tt.stop();
   o.targets_run = 1;
@@ -548,7 +564,8 @@ Outcome run_cg(const System& sys, const std::vector<double>& lambdas, int64_t ma
     worst = std::max(worst, res.norm() / bnorm);
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%lld iterations, %lld of %lld λ converged to 1e-10, worst true residual %.2g",
+  std::snprintf(buf, sizeof buf,
+                "%lld iterations, %lld of %lld λ converged to 1e-10, worst true residual %.2g",
                 (long long)it, (long long)converged, (long long)L, worst);
   o.note = buf;
   o.X0.resize(n, L + 1);
@@ -563,7 +580,8 @@ Outcome run_2stage(const System& sys) {
   Mat R = sys.A;
   Vec w(n);
   Timer ts;
-  check(LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'L', n, R.data(), n, w.data()), "dsyevd_2stage");
+  check(LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'L', n, R.data(), n, w.data()),
+        "dsyevd_2stage");
   o.shared = ts.stop();
   o.note = "eigenvalues only";
   return o;
@@ -579,7 +597,8 @@ std::string difference(const Outcome& m, const Outcome& ref, int64_t L) {
     if (r > worst) { worst = r; at = l; }
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, "vs eig: grid max rel diff %.2e (at λ index %lld)", worst, (long long)at);
+  std::snprintf(buf, sizeof buf, "vs eig: grid max rel diff %.2e (at λ index %lld)", worst,
+                (long long)at);
   std::string s = buf;
   if (m.has_zero && m.X0.cols() > L) {
     std::snprintf(buf, sizeof buf, ", λ→0⁺ %.2e",
@@ -603,7 +622,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? NAN : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return v.empty()      ? NAN
+         : v.size() % 2 ? v[v.size() / 2]
+                        : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 
@@ -639,13 +660,16 @@ FitRun run_fits(const Shape& s, int k, int64_t n_test, const std::string& path,
     std::unique_ptr<attn::RidgeSolver> model;
     if (s.model == "rfa_kernel") {
       model = std::make_unique<attn::RidgeSolver>(
-          std::make_unique<attn::RfaKernel>(attn::RfaKernelConfig{}, train.shape.T, train.shape.d_in), o);
+          std::make_unique<attn::RfaKernel>(attn::RfaKernelConfig{}, train.shape.T,
+                                            train.shape.d_in),
+          o);
     } else {
       attn::Params mp("model", s.model == "rfmlp" ? attn::rfmlp_schema()
                                : s.model == "brfa" ? attn::brfa_schema()
                                                    : attn::rfa_schema());
       mp.set_text("heads", std::to_string(s.heads));
-      model = std::make_unique<attn::RidgeSolver>(attn::rf_feature_map_make(s.model, mp, train.shape, 0), o);
+      model = std::make_unique<attn::RidgeSolver>(
+          attn::rf_feature_map_make(s.model, mp, train.shape, 0), o);
     }
     attn::FitLog log;
     model->fit(train, log);
@@ -694,7 +718,8 @@ std::string fit_difference(const FitRun& a, const FitRun& b) {
     worst_pred = std::max(worst_pred, diff / scale);
   }
   char buf[240];
-  std::snprintf(buf, sizeof buf, "chosen λ %s; logged values max rel diff %.2e (%s); test predictions %.2e",
+  std::snprintf(buf, sizeof buf,
+                "chosen λ %s; logged values max rel diff %.2e (%s); test predictions %.2e",
                 same_lambda ? "equal for every target" : "DIFFERS", worst, at.c_str(), worst_pred);
   return buf;
 }
@@ -710,16 +735,21 @@ int fit_main(const std::vector<Shape>& shapes, int k, int rounds, int64_t n_test
         runs[path] = run_fits(s, k, n_test, path, lambdas);
         cpu[s.name][path].push_back(runs[path].time.cpu);
       }
-      std::printf("fit round %d %-16s %d targets: eigen %7.2f s (cpu %7.2f), auto %7.2f s (cpu %7.2f) | %s\n",
-                  r + 1, s.name.c_str(), k, runs["eigen"].time.wall, runs["eigen"].time.cpu,
-                  runs["auto"].time.wall, runs["auto"].time.cpu,
-                  fit_difference(runs["eigen"], runs["auto"]).c_str());
+      std::printf(
+          "fit round %d %-16s %d targets: eigen %7.2f s (cpu %7.2f), auto %7.2f s (cpu %7.2f) | "
+          "%s\n",
+          r + 1, s.name.c_str(), k, runs["eigen"].time.wall, runs["eigen"].time.cpu,
+          runs["auto"].time.wall, runs["auto"].time.cpu,
+          fit_difference(runs["eigen"], runs["auto"]).c_str());
       std::fflush(stdout);
     }
-  std::printf("\nfit summary (medians over %d rounds, CPU seconds of %d fits + predict + evaluate)\n", rounds, k);
+  std::printf(
+      "\nfit summary (medians over %d rounds, CPU seconds of %d fits + predict + evaluate)\n",
+      rounds, k);
   for (const Shape& s : shapes)
-    std::printf("%-16s eigen %8.2f auto %8.2f ratio %.2f\n", s.name.c_str(), median(cpu[s.name]["eigen"]),
-                median(cpu[s.name]["auto"]), median(cpu[s.name]["auto"]) / median(cpu[s.name]["eigen"]));
+    std::printf("%-16s eigen %8.2f auto %8.2f ratio %.2f\n", s.name.c_str(),
+                median(cpu[s.name]["eigen"]), median(cpu[s.name]["auto"]),
+                median(cpu[s.name]["auto"]) / median(cpu[s.name]["eigen"]));
   return 0;
 }
 
@@ -758,9 +788,11 @@ int bench_main(int argc, char** argv) {
   const std::vector<double> lambdas = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1,
                                        1.0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7};
   const int64_t L = static_cast<int64_t>(lambdas.size());
-  std::printf("bench_lambda_path: openblas_core=%s OPENBLAS_CORETYPE=%s rounds=%d targets=%d L=%lld\n",
-              openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)",
-              rounds, k, (long long)L);
+  std::printf(
+      "bench_lambda_path: openblas_core=%s OPENBLAS_CORETYPE=%s rounds=%d targets=%d L=%lld\n",
+      openblas_get_corename(),
+      std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)", rounds, k,
+      (long long)L);
   std::vector<Shape> shape_list;
   for (const std::string& item : split(shapes, ',')) {
     const auto eq = split(item, '=');
@@ -783,10 +815,12 @@ int bench_main(int argc, char** argv) {
     Timer t;
     systems[s.name] = build_system(s, k);
     const System& sys = systems[s.name];
-    std::printf("shape %s: %s d=%lld N=%lld heads=%lld n=%lld: %s D=%lld (P=%lld, n_fit=%lld), built in %.1f s\n",
-                s.name.c_str(), s.model.c_str(), (long long)s.d, (long long)s.N, (long long)s.heads,
-                (long long)s.n, sys.primal ? "primal" : "dual", (long long)sys.D, (long long)sys.P,
-                (long long)sys.n_fit, t.stop().wall);
+    std::printf(
+        "shape %s: %s d=%lld N=%lld heads=%lld n=%lld: %s D=%lld (P=%lld, n_fit=%lld), built in "
+        "%.1f s\n",
+        s.name.c_str(), s.model.c_str(), (long long)s.d, (long long)s.N, (long long)s.heads,
+        (long long)s.n, sys.primal ? "primal" : "dual", (long long)sys.D, (long long)sys.P,
+        (long long)sys.n_fit, t.stop().wall);
     std::fflush(stdout);
   }
   for (int r = 0; r < rounds; ++r) {
@@ -794,7 +828,8 @@ int bench_main(int argc, char** argv) {
       const System& sys = systems[s.name];
       std::map<std::string, Outcome> out;
       for (size_t j = 0; j < method_list.size(); ++j) {
-        const std::string& m = method_list[(j + static_cast<size_t>(r + rotate)) % method_list.size()];
+        const std::string& m =
+            method_list[(j + static_cast<size_t>(r + rotate)) % method_list.size()];
         const int64_t cap = cg_max > 0 ? std::min<int64_t>(cg_max, sys.D) : sys.D;
         Outcome o = m == "tri" ? run_tri(sys, lambdas, k)
                     : m == "band" ? run_band(sys, lambdas, k, kd > 0 ? kd : sys.D < 3000 ? 64 : 128)
@@ -802,22 +837,25 @@ int bench_main(int argc, char** argv) {
                     : m == "cg" ? run_cg(sys, lambdas, cap)
                     : m == "2stage" ? run_2stage(sys)
                                     : run_eig(sys, lambdas, k, m);
-        results[s.name][m].push_back({o.shared.wall, o.per_target.wall, o.shared.cpu, o.per_target.cpu});
+        results[s.name][m].push_back(
+            {o.shared.wall, o.per_target.wall, o.shared.cpu, o.per_target.cpu});
         out[m] = std::move(o);
       }
       for (const std::string& m : method_list) {
         const Outcome& o = out[m];
         const std::string diff = m != "eig" && out.count("eig") ? difference(o, out["eig"], L) : "";
-        std::printf("round %d %-16s %-7s shared %7.3f s (cpu %7.3f) per target %7.3f s (cpu %7.3f) | %s%s%s\n",
-                    r + 1, s.name.c_str(), m.c_str(), o.shared.wall, o.shared.cpu,
-                    o.per_target.wall, o.per_target.cpu, o.note.c_str(), diff.empty() ? "" : "; ",
-                    diff.c_str());
+        std::printf(
+            "round %d %-16s %-7s shared %7.3f s (cpu %7.3f) per target %7.3f s (cpu %7.3f) | "
+            "%s%s%s\n",
+            r + 1, s.name.c_str(), m.c_str(), o.shared.wall, o.shared.cpu, o.per_target.wall,
+            o.per_target.cpu, o.note.c_str(), diff.empty() ? "" : "; ", diff.c_str());
       }
       std::fflush(stdout);
     }
   }
   // Medians over the rounds, and the totals for k targets (chol, cg: k × one target).
-  std::printf("\nsummary (medians over %d rounds, CPU seconds; total(k) = shared + k·per target)\n", rounds);
+  std::printf("\nsummary (medians over %d rounds, CPU seconds; total(k) = shared + k·per target)\n",
+              rounds);
   std::printf("%-16s %-7s %9s %9s %9s %9s %9s %9s | ratio to eig at k = 1, 2, 4, 6\n", "shape",
               "method", "shared", "per-tgt", "k=1", "k=2", "k=4", "k=6");
   for (const Shape& s : shape_list) {
@@ -836,7 +874,8 @@ int bench_main(int argc, char** argv) {
       for (int kk : {1, 2, 4, 6}) std::printf(" %9.3f", total(m, kk, 2, 3));
       std::printf(" |");
       if (results[s.name].count("eig"))
-        for (int kk : {1, 2, 4, 6}) std::printf(" %5.2f", total(m, kk, 2, 3) / total("eig", kk, 2, 3));
+        for (int kk : {1, 2, 4, 6})
+          std::printf(" %5.2f", total(m, kk, 2, 3) / total("eig", kk, 2, 3));
       std::printf("\n");
     }
   }
@@ -848,8 +887,8 @@ int bench_main(int argc, char** argv) {
         sh.push_back(x[0]);
         pt.push_back(x[1]);
       }
-      std::printf("%-16s %-7s shared %9.3f per-target %9.3f\n", s.name.c_str(), m.c_str(), median(sh),
-                  median(pt));
+      std::printf("%-16s %-7s shared %9.3f per-target %9.3f\n", s.name.c_str(), m.c_str(),
+                  median(sh), median(pt));
     }
   return 0;
 }

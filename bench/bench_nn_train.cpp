@@ -302,7 +302,8 @@ void run_trainer_config(const Config& c, const Options& o, int threads) {
   const double t0 = wall_s();
   train(warm - warm / 2);
   const double per_step = (wall_s() - t0) / double(warm - warm / 2);
-  const int64_t steps = std::max<int64_t>(3, std::llround(o.rep_seconds / std::max(per_step, 1e-7)));
+  const int64_t steps =
+      std::max<int64_t>(3, std::llround(o.rep_seconds / std::max(per_step, 1e-7)));
 
   std::vector<double> rate, cpu_rate;
   double last_loss = 0;
@@ -327,7 +328,8 @@ int bench_main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    ATTN_CHECK(i + 1 < argc, "bench_nn_train: " + a + " needs a value (see the header of bench_nn_train.cpp)");
+    ATTN_CHECK(i + 1 < argc,
+               "bench_nn_train: " + a + " needs a value (see the header of bench_nn_train.cpp)");
     const std::string v = argv[++i];
     if (a == "--configs") {
       o.configs.clear();

@@ -33,8 +33,8 @@ const std::vector<double>& bench_inputs() {
 }
 
 void bench_counters(benchmark::State& state, double flops_per_iteration) {
-  state.counters["samples/s"] =
-      benchmark::Counter(static_cast<double>(kSamples), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["samples/s"] = benchmark::Counter(static_cast<double>(kSamples),
+                                                   benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] = benchmark::Counter(flops_per_iteration * 1e-9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -18,8 +18,8 @@
 // itself (ridge's eigendecomposition: the tridiagonal reduction and the tridiagonal eigenproblem).
 // libattnlab.a's calls (Eigen with EIGEN_USE_BLAS, ridge.cpp) bind to these definitions,
 // which log the call (time, shape, flops) and forward to the real OpenBLAS / LAPACKE
-// function (dlsym RTLD_NEXT). LAPACK's own dgemm_ calls inside the eigendecomposition may come through
-// too; they are logged as part of the eigendecomposition. Stages inside fit():
+// function (dlsym RTLD_NEXT). LAPACK's own dgemm_ calls inside the eigendecomposition may come
+// through too; they are logged as part of the eigendecomposition. Stages inside fit():
 //   features    the features() time before the eigendecomposition
 //   kernel      the rest of fit() before the eigendecomposition (K = ΦΦᵀ/n: dsyrk)
 //   eig         LAPACKE_dsytrd + LAPACKE_dstedc
@@ -257,7 +257,8 @@ Options parse(int argc, char** argv) {
     auto integer = [&](int64_t lo) {
       char* end = nullptr;
       const long long x = std::strtoll(v, &end, 10);
-      if (*end != '\0' || x < lo) usage((a + " needs a whole number >= " + std::to_string(lo)).c_str());
+      if (*end != '\0' || x < lo)
+        usage((a + " needs a whole number >= " + std::to_string(lo)).c_str());
       return static_cast<int64_t>(x);
     };
     if (a == "--n") o.n = integer(4);
@@ -307,8 +308,9 @@ struct Tally {
   }
   Rate rate() const { return {flops / wall * 1e-9, flops / cpu * 1e-9}; }
   std::string threads_text() const {
-    return threads_min == threads_max ? std::to_string(threads_min)
-                                      : std::to_string(threads_min) + "-" + std::to_string(threads_max);
+    return threads_min == threads_max
+               ? std::to_string(threads_min)
+               : std::to_string(threads_min) + "-" + std::to_string(threads_max);
   }
 };
 
@@ -422,7 +424,8 @@ int bench_main(const Options& o) {
   std::fflush(stdout);
 
   // The machine's dgemm rate, first (before the pipeline's allocations): at 1 thread (the
-  // OpenBLAS budget of ridge's products outside the eigendecomposition) and at the run's thread count.
+  // OpenBLAS budget of ridge's products outside the eigendecomposition) and at the run's thread
+  // count.
   Rate rate1, rate_k;
   if (o.dgemm > 0) {
     dgemm_rate(std::min<int64_t>(o.dgemm, 1024), 1, 1);  // warm up
@@ -432,8 +435,9 @@ int bench_main(const Options& o) {
     rate_k = rate1;
     if (o.threads > 1) {
       rate_k = dgemm_rate(o.dgemm, o.threads, 3);
-      std::printf("dgemm %lld^3 OpenBLAS, %d threads: %.1f GFLOP/s wall (best of 3), %.1f per CPU-s\n",
-                  (long long)o.dgemm, o.threads, rate_k.wall, rate_k.cpu);
+      std::printf(
+          "dgemm %lld^3 OpenBLAS, %d threads: %.1f GFLOP/s wall (best of 3), %.1f per CPU-s\n",
+          (long long)o.dgemm, o.threads, rate_k.wall, rate_k.cpu);
     }
     std::fflush(stdout);
   }
@@ -445,7 +449,8 @@ int bench_main(const Options& o) {
   train_params.set_text("solver", o.solver);
   RfaConfig rc;
   rc.heads = model_params.get_int("heads");
-  rc.activation = attn::choice_parse(model_params.get_string("activation"), attn::kRfaActivations, "model.activation");
+  rc.activation = attn::choice_parse(model_params.get_string("activation"), attn::kRfaActivations,
+                                     "model.activation");
   rc.augment = model_params.get_bool("augment");
   rc.w_var = model_params.get_real("w_var");
   rc.w_mean = model_params.get_real("w_mean");
@@ -555,7 +560,8 @@ int bench_main(const Options& o) {
                     eig_threads);
       details += buf;
       if (inner.calls > 0) {
-        std::snprintf(buf, sizeof buf, " LAPACK's own dgemm inside: %.3g flop in %.2f s (cpu %.2f s) = ",
+        std::snprintf(buf, sizeof buf,
+                      " LAPACK's own dgemm inside: %.3g flop in %.2f s (cpu %.2f s) = ",
                       inner.flops, inner.wall, inner.cpu);
         details += buf + rate_text(inner, rate1, rate_k, o.threads) + ";";
       }
@@ -581,17 +587,21 @@ int bench_main(const Options& o) {
   }
   for (const auto& [what, t] : all.by_shape)
     std::printf("products   %-24s x%-4lld %10.3g flop %8.2f s  %s\n", what.c_str(),
-                (long long)t.calls, t.flops, t.wall, rate_text(t, rate1, rate_k, o.threads).c_str());
-  std::printf("products small (the features' per-block / per-sample GEMMs): %lld calls, %.4g flop\n",
-              (long long)g_small_calls.load(), g_small_flops.load());
+                (long long)t.calls, t.flops, t.wall,
+                rate_text(t, rate1, rate_k, o.threads).c_str());
+  std::printf(
+      "products small (the features' per-block / per-sample GEMMs): %lld calls, %.4g flop\n",
+      (long long)g_small_calls.load(), g_small_flops.load());
 
   // results (compare with the numpy script)
   const double y_sum_train = [&] { double s = 0; for (double y : train.Y) s += y; return s; }();
   const double y_sum_test = [&] { double s = 0; for (double y : test.Y) s += y; return s; }();
   std::printf("result data_checksum train_y_sum=%.12g test_y_sum=%.12g\n", y_sum_train, y_sum_test);
-  std::printf("result solver %s n_fit=%lld\n", log_value(log, "ridge_primal") > 0.5 ? "primal" : "dual",
+  std::printf("result solver %s n_fit=%lld\n",
+              log_value(log, "ridge_primal") > 0.5 ? "primal" : "dual",
               (long long)log_value(log, "n_fit"));
-  std::printf("result lambda_chosen %.3g val_mse %.10g\n", model.chosen_lambda(), log_value(log, "val_mse"));
+  std::printf("result lambda_chosen %.3g val_mse %.10g\n", model.chosen_lambda(),
+              log_value(log, "val_mse"));
   std::printf("result test_nmse %.10g train_nmse %.10g\n", nmse_of(test, pred_test),
               nmse_of(train, pred_train));
   std::vector<double> lambdas = ridge_options(train_params).lambdas;

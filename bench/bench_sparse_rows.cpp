@@ -59,7 +59,8 @@ void BM_TimesSparse(benchmark::State& state) {
   SparseRows<float> s;
   timed(state, [&] {
     sparse_rows_build(s, o.x.data(), kRows, kCols, 1.0);
-    sparse_rows_times(out.data(), kOut, s, o.w.data(), kOut, SparseRowSet{}, bias.data());  // overwrites
+    sparse_rows_times(out.data(), kOut, s, o.w.data(), kOut, SparseRowSet{},
+                      bias.data());  // overwrites
     benchmark::DoNotOptimize(out.data());
   });
 }

@@ -19,8 +19,8 @@ struct GroupedAndSingle {
 
 // Runs `spec` into out_prefix + "grouped" and out_prefix + "single"; each must store
 // `expected_ok` runs and no failure, the first in run groups (RunSummary::groups).
-inline GroupedAndSingle run_grouped_and_single(const std::string& spec, const std::string& out_prefix,
-                                               int expected_ok) {
+inline GroupedAndSingle run_grouped_and_single(const std::string& spec,
+                                               const std::string& out_prefix, int expected_ok) {
   GroupedAndSingle runs;
   for (const bool groups : {true, false}) {
     RunRequest rq;

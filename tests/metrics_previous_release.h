@@ -106,7 +106,8 @@ inline std::vector<std::pair<std::string, double>> old_metrics_compute(
     max_pos = std::max(max_pos, sample_max);
     exact += sample_exact;
     successes += sample_max <= threshold;
-    const long double sample_mse = sample_se / K, sample_acc = static_cast<long double>(sample_correct) / K;
+    const long double sample_mse = sample_se / K,
+                      sample_acc = static_cast<long double>(sample_correct) / K;
     sample_se_sq += sample_mse * sample_mse;
     pos_err_sq += static_cast<long double>(sample_max) * sample_max;
     correct_sq += sample_acc * sample_acc;

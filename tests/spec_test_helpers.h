@@ -33,7 +33,8 @@ class SpecFileTest : public ::testing::Test {
     file_write(path("spec.toml"), text);
     return path("spec.toml");
   }
-  Spec load(const std::string& text, const std::vector<std::string>& sets = {}, bool quick = false) {
+  Spec load(const std::string& text, const std::vector<std::string>& sets = {},
+            bool quick = false) {
     return spec_load(write(text), sets, quick);
   }
   std::vector<RunPoint> plan(const std::string& text) { return plan_make(load(text)); }

@@ -42,7 +42,8 @@ struct ViewResult {
 // Runs fn in a forked child inside a private mount namespace where `dir` is bind-mounted
 // onto itself read-only (root ignores permission bits, so chmod would not do). fn returns ""
 // on success or a description of what went wrong; gtest assertions do not work in there.
-inline ViewResult in_read_only_view(const std::string& dir, const std::function<std::string()>& fn) {
+inline ViewResult in_read_only_view(const std::string& dir,
+                                    const std::function<std::string()>& fn) {
   int fds[2];
   ViewResult result;
   if (pipe(fds) != 0) return result;
@@ -53,7 +54,8 @@ inline ViewResult in_read_only_view(const std::string& dir, const std::function<
       if (!text.empty() && ::write(fds[1], text.data(), text.size()) < 0) code = 3;
       _exit(code);
     };
-    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
         mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0)
       leave(77, "");
@@ -66,7 +68,8 @@ inline ViewResult in_read_only_view(const std::string& dir, const std::function<
   ::close(fds[1]);
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) result.failure.append(buf, static_cast<size_t>(n));
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0)
+    result.failure.append(buf, static_cast<size_t>(n));
   ::close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -90,7 +90,9 @@ std::vector<BadInput> bad_input_corpus() {
   };
   auto spec_file = [&](const std::string& extra) { return text_file("s.toml", kGoodSpec + extra); };
   auto st_file = [](const std::string& name, const std::string& header, const std::string& data) {
-    return [=](const fs::path& d) { file_write((d / name).string(), safetensors_bytes(header, data)); };
+    return [=](const fs::path& d) {
+      file_write((d / name).string(), safetensors_bytes(header, data));
+    };
   };
   const std::string f64x4(32, '\0');
   const std::string tensor = "\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,32]}";
@@ -118,8 +120,10 @@ std::vector<BadInput> bad_input_corpus() {
       {"threads_negative", "data qsa --n 5 --threads -1 -o o.npz", "--threads: '-1'"},
       {"unknown_task", "data nosuchtask --n 5 -o o.npz", "nosuchtask"},
       {"data_output_not_npz", "data qsa --n 5 -o o.txt", "-o o.txt"},
-      {"fit_seed_negative", "fit mean --in {F}/qsa.npz --seed -1 --save m.safetensors", "--seed: '-1'"},
-      {"features_seed_negative", "features --model rfa --in {F}/qsa.npz --seed -5 -o f.npz", "--seed: '-5'"},
+      {"fit_seed_negative", "fit mean --in {F}/qsa.npz --seed -1 --save m.safetensors",
+       "--seed: '-1'"},
+      {"features_seed_negative", "features --model rfa --in {F}/qsa.npz --seed -5 -o f.npz",
+       "--seed: '-5'"},
       {"gradcheck_seed_negative", "gradcheck --seed -1", "--seed: '-1'"},
       {"qk_heads_negative", "qk-stats {F}/m.safetensors --heads -2", "--heads: '-2'"},
       {"qk_heads_zero", "qk-stats {F}/m.safetensors --heads 0", "--heads: 0"},
@@ -135,35 +139,41 @@ std::vector<BadInput> bad_input_corpus() {
       {"set_bad_value", "data qsa --n 5 --set task.q=abc -o o.npz", "abc"},
       {"set_wrong_section", "data qsa --n 5 --set model.width=1 -o o.npz", "model"},
       {"set_cross_rule", "data qsa --n 5 --set task.q=100 -o o.npz", "q"},
-      {"fit_set_negative_lambda", "fit linear --in {F}/qsa.npz --set model.lambda=-1 --save m.safetensors",
-       "lambda"},
-      {"fit_set_too_many_samples", "fit mean --in {F}/qsa.npz --set train.n=100000 --save m.safetensors",
-       "train.n"},
-      {"fit_set_unknown_section", "fit mean --in {F}/qsa.npz --set foo.bar=1 --save m.safetensors", "foo"},
+      {"fit_set_negative_lambda",
+       "fit linear --in {F}/qsa.npz --set model.lambda=-1 --save m.safetensors", "lambda"},
+      {"fit_set_too_many_samples",
+       "fit mean --in {F}/qsa.npz --set train.n=100000 --save m.safetensors", "train.n"},
+      {"fit_set_unknown_section", "fit mean --in {F}/qsa.npz --set foo.bar=1 --save m.safetensors",
+       "foo"},
       {"run_set_bad_value", "run s.toml -o out --set task.N=abc", "task.N", spec_file("")},
       {"run_set_unknown_key", "run s.toml -o out --set task.nokey=1", "nokey", spec_file("")},
-      {"run_set_negative_seeds", "run s.toml -o out --set experiment.seeds=-1", "seeds", spec_file("")},
+      {"run_set_negative_seeds", "run s.toml -o out --set experiment.seeds=-1", "seeds",
+       spec_file("")},
       // Specs.
       {"spec_missing", "run missing.toml -o out", "missing.toml"},
       {"spec_not_toml", "run s.toml -o out", "s.toml", text_file("s.toml", "[experiment\nname = ")},
       {"spec_negative_seed", "run s.toml -o out", "seeds",
-       text_file("s.toml", std::string(kGoodSpec).replace(std::string(kGoodSpec).find("seeds = 1"), 9,
-                                                          "seeds = [-1]"))},
+       text_file("s.toml", std::string(kGoodSpec).replace(std::string(kGoodSpec).find("seeds = 1"),
+                                                          9, "seeds = [-1]"))},
       {"spec_unknown_task", "run s.toml -o out", "nosuchtask",
        text_file("s.toml", std::string(kGoodSpec).replace(std::string(kGoodSpec).find("\"qsa\""), 5,
                                                           "\"nosuchtask\""))},
-      {"spec_unknown_sweep_key", "run s.toml -o out", "task.nokey", spec_file("[sweep]\n\"task.nokey\" = [1, 2]\n")},
-      {"spec_bad_sweep_value", "run s.toml -o out", "task.N", spec_file("[sweep]\n\"task.N\" = [\"x\", 8]\n")},
-      {"spec_duplicate_run", "run s.toml -o out", "same configuration", spec_file("[sweep]\n\"task.N\" = [4, 4]\n")},
+      {"spec_unknown_sweep_key", "run s.toml -o out", "task.nokey",
+       spec_file("[sweep]\n\"task.nokey\" = [1, 2]\n")},
+      {"spec_bad_sweep_value", "run s.toml -o out", "task.N",
+       spec_file("[sweep]\n\"task.N\" = [\"x\", 8]\n")},
+      {"spec_duplicate_run", "run s.toml -o out", "same configuration",
+       spec_file("[sweep]\n\"task.N\" = [4, 4]\n")},
       {"spec_absurd_grid", "run s.toml -o out", "runs (sweep.",
        [](const fs::path& d) {
          std::string list = "[";
          for (int k = 1; k <= 4000; ++k) list += (k > 1 ? ", " : "") + std::to_string(k);
          list += "]";
-         file_write((d / "s.toml").string(), std::string(kGoodSpec) + "[sweep]\n\"train.n\" = " + list +
-                                                 "\n\"eval.n\" = " + list + "\n");
+         file_write((d / "s.toml").string(), std::string(kGoodSpec) + "[sweep]\n\"train.n\" = " +
+                                                 list + "\n\"eval.n\" = " + list + "\n");
        }},
-      {"spec_eval_overlaps_train", "run s.toml -o out --set eval.first=1", "eval.first", spec_file("")},
+      {"spec_eval_overlaps_train", "run s.toml -o out --set eval.first=1", "eval.first",
+       spec_file("")},
       {"spec_min_delta_without_patience", "run s.toml -o out", "set train.patience",
        text_file("s.toml",
                  "[experiment]\nname = \"bad_inputs\"\nseeds = 1\n[task]\nname = \"qsa\"\nN = 4\n"
@@ -177,12 +187,16 @@ std::vector<BadInput> bad_input_corpus() {
       {"output_under_a_file", "data qsa --n 5 -o plain/x.npz", "plain", text_file("plain", "x")},
       {"output_empty", "data qsa --n 5 -o ''", "-o"},
       {"fit_save_not_safetensors", "fit mean --in {F}/qsa.npz --save m.bin", "--save m.bin"},
-      {"predict_output_not_npz", "predict --model {F}/m.safetensors --in {F}/qsa.npz -o p.txt", "-o p.txt"},
-      {"predict_output_on_proc", "predict --model {F}/m.safetensors --in {F}/qsa.npz -o /proc/p.npz", "/proc"},
+      {"predict_output_not_npz", "predict --model {F}/m.safetensors --in {F}/qsa.npz -o p.txt",
+       "-o p.txt"},
+      {"predict_output_on_proc",
+       "predict --model {F}/m.safetensors --in {F}/qsa.npz -o /proc/p.npz", "/proc"},
       // .npz / .npy files.
       {"npz_missing", "fit mean --in missing.npz --save m.safetensors", "missing.npz"},
-      {"npz_empty_file", "fit mean --in e.npz --save m.safetensors", "e.npz", text_file("e.npz", "")},
-      {"npz_garbage", "fit mean --in g.npz --save m.safetensors", "g.npz", text_file("g.npz", "not a zip file at all")},
+      {"npz_empty_file", "fit mean --in e.npz --save m.safetensors", "e.npz",
+       text_file("e.npz", "")},
+      {"npz_garbage", "fit mean --in g.npz --save m.safetensors", "g.npz",
+       text_file("g.npz", "not a zip file at all")},
       {"npz_truncated", "fit mean --in t.npz --save m.safetensors", "t.npz",
        [](const fs::path& d) {
          const std::string full = file_read(g_fixtures + "/qsa.npz");
@@ -204,7 +218,8 @@ std::vector<BadInput> bad_input_corpus() {
       {"npz_x_two_dims", "fit mean --in x2.npz --save m.safetensors", "x2.npz",
        [](const fs::path& d) {
          const double v[2] = {1.0, 2.0};
-         npz_write((d / "x2.npz").string(), {{"X", DType::F64, {1, 2}, v}, {"Y", DType::F64, {1, 1, 1}, v}});
+         npz_write((d / "x2.npz").string(),
+                   {{"X", DType::F64, {1, 2}, v}, {"Y", DType::F64, {1, 1, 1}, v}});
        }},
       {"npz_meta_number", "fit mean --in mn.npz --save m.safetensors", "'meta'",
        [](const fs::path& d) {
@@ -221,9 +236,11 @@ std::vector<BadInput> bad_input_corpus() {
                                              {"Y", DType::F64, {2, 1, 1}, v},
                                              npy_text("meta", meta)});
        }},
-      {"predict_wrong_shape", "predict --model {F}/m.safetensors --in w.npz -o p.npz", "X has shape",
+      {"predict_wrong_shape", "predict --model {F}/m.safetensors --in w.npz -o p.npz",
+       "X has shape",
        [=](const fs::path& d) { dataset_with((d / "w.npz").string(), 4, 1, 2, 0.0, 1.0); }},
-      {"predict_nan", "predict --model {F}/m.safetensors --in pn.npz -o p.npz", "pn.npz: X holds NaN",
+      {"predict_nan", "predict --model {F}/m.safetensors --in pn.npz -o p.npz",
+       "pn.npz: X holds NaN",
        [](const fs::path& d) {
          auto entries = npz_read(g_fixtures + "/qsa.npz");
          std::vector<double> X = entries.at("X").to_f64();
@@ -231,8 +248,10 @@ std::vector<BadInput> bad_input_corpus() {
          npz_write((d / "pn.npz").string(), {{"X", DType::F64, entries.at("X").shape, X.data()}});
        }},
       // safetensors files.
-      {"st_missing", "predict --model missing.safetensors --in {F}/qsa.npz -o p.npz", "missing.safetensors"},
-      {"st_empty", "qk-stats e.safetensors --heads 1", "e.safetensors", text_file("e.safetensors", "")},
+      {"st_missing", "predict --model missing.safetensors --in {F}/qsa.npz -o p.npz",
+       "missing.safetensors"},
+      {"st_empty", "qk-stats e.safetensors --heads 1", "e.safetensors",
+       text_file("e.safetensors", "")},
       {"st_garbage", "predict --model g.safetensors --in {F}/qsa.npz -o p.npz", "g.safetensors",
        text_file("g.safetensors", "garbage, not a model file")},
       {"st_header_too_long", "qk-stats h.safetensors --heads 1", "header length",
@@ -241,7 +260,8 @@ std::vector<BadInput> bad_input_corpus() {
          bytes[5] = 1;  // a header length of 2^40 bytes
          file_write((d / "h.safetensors").string(), bytes + "{}");
        }},
-      {"st_header_not_json", "qk-stats j.safetensors --heads 1", "JSON", st_file("j.safetensors", "{\"a\": nope}", "")},
+      {"st_header_not_json", "qk-stats j.safetensors --heads 1", "JSON",
+       st_file("j.safetensors", "{\"a\": nope}", "")},
       {"st_repeated_name", "qk-stats r.safetensors --heads 1", "\"a\" twice",
        st_file("r.safetensors", "{" + tensor + "," + tensor + "}", f64x4)},
       {"st_repeated_metadata", "qk-stats r.safetensors --heads 1", "\"__metadata__\" twice",
@@ -249,7 +269,8 @@ std::vector<BadInput> bad_input_corpus() {
       {"st_metadata_number", "qk-stats r.safetensors --heads 1", "must be a string",
        st_file("r.safetensors", "{\"__metadata__\":{\"k\":3}," + tensor + "}", f64x4)},
       {"st_offsets_past_end", "qk-stats r.safetensors --heads 1", "data_offsets",
-       st_file("r.safetensors", "{\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,64]}}", f64x4)},
+       st_file("r.safetensors", "{\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,64]}}",
+               f64x4)},
       {"st_truncated", "predict --model t.safetensors --in {F}/qsa.npz -o p.npz", "t.safetensors",
        [](const fs::path& d) {
          const std::string full = file_read(g_fixtures + "/m.safetensors");

@@ -240,8 +240,10 @@ TEST(LinearModel, PrimalAndDualAgree) {
     const Batch train = batch_random(c.n, c.T, c.d_in, 3, 1, 20);
     const Batch test = batch_random(25, c.T, c.d_in, 3, 1, 21);
     for (const char* lambda : {"0", "1e-8", "1e-3", "0.1", "10"}) {
-      const auto primal = fit_predict("linear", {{"lambda", lambda}, {"solver", "primal"}}, train, test);
-      const auto dual = fit_predict("linear", {{"lambda", lambda}, {"solver", "dual"}}, train, test);
+      const auto primal =
+          fit_predict("linear", {{"lambda", lambda}, {"solver", "primal"}}, train, test);
+      const auto dual =
+          fit_predict("linear", {{"lambda", lambda}, {"solver", "dual"}}, train, test);
       // The larger of the two systems is singular up to λ, so it loses about eps/λ digits;
       // λ = 0 takes the minimum-norm (pseudo-inverse) path in both forms.
       const double l = std::stod(lambda);

@@ -35,8 +35,12 @@ std::vector<ChildFrame> frames_of(ChildFrames& frames) {
 }
 
 TEST(ChildFrames, WholeFramesInOrderWhateverThePieces) {
-  const std::vector<ChildFrame> sent = {
-      {'W', "attnlab: a line\n"}, {'O', std::string("\x1e" "9:\0\x1f", 5)}, {'K', ""}, {'P', "3 7"}};
+  const std::vector<ChildFrame> sent = {{'W', "attnlab: a line\n"},
+                                        {'O', std::string("\x1e"
+                                                          "9:\0\x1f",
+                                                          5)},
+                                        {'K', ""},
+                                        {'P', "3 7"}};
   std::string bytes;
   for (const auto& f : sent) bytes += child_frame_encode(f.kind, f.payload);
   for (const size_t piece : {size_t{1}, size_t{2}, size_t{7}, bytes.size()}) {
@@ -72,11 +76,13 @@ TEST(ChildFrames, AnIncompleteLastFrameIsNeverHandedOut) {
 }
 
 TEST(ChildFrames, BytesThatAreNoFrameStopTheReader) {
-  for (const std::string& bad : {std::string("x"), std::string("\x1eW:abc"), std::string("\x1eWx3:abc"),
-                                "\x1eW" + std::string(19, '9') + ":"}) {
+  for (const std::string& bad :
+       {std::string("x"), std::string("\x1eW:abc"), std::string("\x1eWx3:abc"),
+        "\x1eW" + std::string(19, '9') + ":"}) {
     SCOPED_TRACE(bad);
     ChildFrames frames;
-    const std::string bytes = child_frame_encode('W', "ok") + bad + child_frame_encode('W', "after");
+    const std::string bytes =
+        child_frame_encode('W', "ok") + bad + child_frame_encode('W', "after");
     frames.append(bytes.data(), bytes.size());
     const auto got = frames_of(frames);
     ASSERT_EQ(got.size(), 1u);
@@ -174,7 +180,8 @@ TEST(ChildProcess, AChildKilledByASignalIsNamed) {
 }
 
 TEST(ChildProcess, AChildThatLeavesWithoutAWholeReportSaysSo) {
-  EXPECT_EQ(thrown_by([](int) -> std::string { _exit(3); }).what, "the test child ended without a report");
+  EXPECT_EQ(thrown_by([](int) -> std::string { _exit(3); }).what,
+            "the test child ended without a report");
   // A result frame cut short (the child died while writing it): the warning before it
   // arrives, the result does not.
   std::vector<ChildFrame> frames;
@@ -248,7 +255,8 @@ TEST(ChildProcess, ABodyThatThrowsLeavesTheChildWithCode1) {
   while (child_read(child.fd, frames)) {
   }
   ::close(child.fd);
-  EXPECT_EQ(child_status_text(child_wait(child.pid), "the test child"), "the test child exited with code 1");
+  EXPECT_EQ(child_status_text(child_wait(child.pid), "the test child"),
+            "the test child exited with code 1");
   const auto got = frames_of(frames);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].payload, "attnlab: the test child failed: boom\n");

@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 std::string heading_anchor(const std::string& heading) {
   std::string out;
   for (unsigned char c : heading) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80) out += static_cast<char>(std::tolower(c));
+    if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80)
+      out += static_cast<char>(std::tolower(c));
     else if (c == ' ') out += '-';
   }
   return out;
@@ -37,7 +38,8 @@ std::set<std::string> anchors_of(const std::string& text) {
       const size_t start = line.find_first_not_of('#');
       anchors.insert(heading_anchor(line.substr(line.find_first_not_of(' ', start))));
     }
-    for (size_t at = line.find("<a id=\""); at != std::string::npos; at = line.find("<a id=\"", at + 1))
+    for (size_t at = line.find("<a id=\""); at != std::string::npos;
+         at = line.find("<a id=\"", at + 1))
       anchors.insert(line.substr(at + 7, line.find('"', at + 7) - at - 7));
   }
   return anchors;
@@ -68,14 +70,15 @@ TEST(ClaimDocs, ShippedClaimDocsExist) {
   }
   // The claims known to fail or to be fragile in the quick or full runs (docs/sanford2023.md,
   // docs/constructions.md, docs/fu2023.md) say where that is explained.
-  for (const char* id : {"e4_heads_vs_kernel/error_falls_with_heads",
-                         "e3_brfa_vs_rfa/rfa_samples_grow_with_d",
-                         "e3_brfa_vs_rfa/brfa_sample_gain_grows_with_d",
-                         "e1_qsa_representation/m_needed_nearly_flat_in_N", "e4_attention_pattern/attention_on_the_set",
-                         "e4_attention_pattern/attention_mass_grows_with_m",
-                         "e5_match2_vs_match3/third_order_learns_match3",
-                         "e5_match2_vs_match3/attention_fails_match3",
-                         "e5_match2_vs_match3/attention_learns_match2"})
+  for (const char* id :
+       {"e4_heads_vs_kernel/error_falls_with_heads", "e3_brfa_vs_rfa/rfa_samples_grow_with_d",
+        "e3_brfa_vs_rfa/brfa_sample_gain_grows_with_d",
+        "e1_qsa_representation/m_needed_nearly_flat_in_N",
+        "e4_attention_pattern/attention_on_the_set",
+        "e4_attention_pattern/attention_mass_grows_with_m",
+        "e5_match2_vs_match3/third_order_learns_match3",
+        "e5_match2_vs_match3/attention_fails_match3",
+        "e5_match2_vs_match3/attention_learns_match2"})
     EXPECT_TRUE(linked.count(id)) << id << " has no doc";
 }
 

@@ -99,7 +99,8 @@ TEST(ClaimKinds, DocTypesTableSaysWhatTheRowsSay) {
 using ClaimKindSpecTest = test::SpecFileTest;
 
 // 8 lines: a claim appended starts at line 9.
-const char* kBase = "\n[task]\nname = \"qsa\"\nN = 8\n[model]\nname = \"linear\"\n[sweep]\n\"task.q\" = [1, 2]\n";
+const char* kBase =
+    "\n[task]\nname = \"qsa\"\nN = 8\n[model]\nname = \"linear\"\n[sweep]\n\"task.q\" = [1, 2]\n";
 
 // A value for each key a kind may need.
 std::string key_line(const std::string& key) {
@@ -114,7 +115,8 @@ std::string key_line(const std::string& key) {
 
 // A [[claim]] of `kind` with every key it needs except `without`.
 std::string claim_text(const ClaimKindRow& row, const std::string& without = "") {
-  std::string text = std::string("[[claim]]\ntype = \"") + row.name + "\"\nmetric = \"m\"\ntext = \"t\"\n";
+  std::string text =
+      std::string("[[claim]]\ntype = \"") + row.name + "\"\nmetric = \"m\"\ntext = \"t\"\n";
   for (const auto& key : need_keys(row))
     if (key != without) text += key_line(key);
   return text;
@@ -151,31 +153,36 @@ TEST_F(ClaimKindSpecTest, EachMissingNeedIsNamedInItsRowsWords) {
 TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
   const std::string below = std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::below));
   EXPECT_EQ(error(below), "");
-  EXPECT_NE(error(below + "along = \"task.N\"\n")
-                .find("claim 'claim1' (type = \"below\") does not use along; remove it, or set type "
-                      "to one that does (decreasing or increasing or ratio_increasing or flat or "
-                      "size_increasing or size_flat or size_ratio_increasing or power_law); a "
-                      "below claim takes metric, threshold, where, confidence, doc"),
-            std::string::npos)
+  EXPECT_NE(
+      error(below + "along = \"task.N\"\n")
+          .find("claim 'claim1' (type = \"below\") does not use along; remove it, or set type "
+                "to one that does (decreasing or increasing or ratio_increasing or flat or "
+                "size_increasing or size_flat or size_ratio_increasing or power_law); a "
+                "below claim takes metric, threshold, where, confidence, doc"),
+      std::string::npos)
       << error(below + "along = \"task.N\"\n");
   EXPECT_NE(error(below + "factor = 2\n").find("does not use factor"), std::string::npos);
   const std::string goal_line = "spec.toml:14: ";  // [[claim]] at 9, goal its 5th key
-  EXPECT_NE(error(below + "goal = \"above\"\n").find(goal_line + "claim 'claim1' (type = \"below\") does not use goal"),
+  EXPECT_NE(error(below + "goal = \"above\"\n")
+                .find(goal_line + "claim 'claim1' (type = \"below\") does not use goal"),
             std::string::npos)
       << error(below + "goal = \"above\"\n");
-  const std::string power = std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::power_law));
+  const std::string power =
+      std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::power_law));
   EXPECT_EQ(error(power + "margin = 0.1\ncompare = \"at_most\"\n"), "");
   EXPECT_NE(error(power + "threshold = 1\n").find("(type = \"power_law\") does not use threshold"),
             std::string::npos);
   std::string nan_threshold = below;
   nan_threshold.replace(nan_threshold.find("threshold = 1"), 13, "threshold = nan");
-  EXPECT_NE(error(nan_threshold).find("claim.threshold = nan must be a finite number"), std::string::npos)
+  EXPECT_NE(error(nan_threshold).find("claim.threshold = nan must be a finite number"),
+            std::string::npos)
       << error(nan_threshold);
   EXPECT_NE(error(power + "margin = inf\n").find("claim.margin = inf must be a finite number"),
             std::string::npos);
   std::string inf_exponent = power;
   inf_exponent.replace(inf_exponent.find("exponent = -0.5"), 15, "exponent = -inf");
-  EXPECT_NE(error(inf_exponent).find("claim.exponent = -inf must be a finite number"), std::string::npos);
+  EXPECT_NE(error(inf_exponent).find("claim.exponent = -inf must be a finite number"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ namespace {
 
 TEST(ClaimStats, StudentQuantilesMatchClosedForms) {
   for (double p : {0.6, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999}) {
-    EXPECT_NEAR(student_t_quantile(p, 1), std::tan(M_PI * (p - 0.5)), 1e-9 * (1 + std::tan(M_PI * (p - 0.5))));
+    EXPECT_NEAR(student_t_quantile(p, 1), std::tan(M_PI * (p - 0.5)),
+                1e-9 * (1 + std::tan(M_PI * (p - 0.5))));
     EXPECT_NEAR(student_t_quantile(p, 2), (2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-9);
     EXPECT_NEAR(student_t_cdf(student_t_quantile(p, 7.5), 7.5), p, 1e-12);
     EXPECT_NEAR(student_t_quantile(1 - p, 3), -student_t_quantile(p, 3), 1e-12);

@@ -169,7 +169,8 @@ TEST(Claims, OneSeedTrendIsJudgedByItsPointsErrors) {
     std::vector<StoredRun> runs = {make_run("b", 10, 0, 1.0), make_run("b", 100, 0, 1.04),
                                    make_run("b", 1000, 0, 0.5)};
     if (se >= 0)
-      for (auto& r : runs) r.metrics.insert(r.metrics.end(), {{"test_nmse_se", se}, {"test_samples", 1000}});
+      for (auto& r : runs)
+        r.metrics.insert(r.metrics.end(), {{"test_nmse_se", se}, {"test_samples", 1000}});
     return runs;
   };
   ClaimSpec c = claim(ClaimKind::decreasing);
@@ -216,7 +217,8 @@ TEST(Claims, OneSeedFractionsThatAllAgreeAreNotCertain) {
   ClaimSpec n = claim(ClaimKind::increasing);
   n.along = "train.n";
   std::vector<StoredRun> flat = {make_run("b", 1, 0, 0.0), make_run("b", 16, 0, 0.0)};
-  for (auto& r : flat) r.metrics.insert(r.metrics.end(), {{"test_nmse_se", 0.0}, {"test_samples", 1000}});
+  for (auto& r : flat)
+    r.metrics.insert(r.metrics.end(), {{"test_nmse_se", 0.0}, {"test_samples", 1000}});
   EXPECT_EQ(claim_evaluate(n, flat).verdict, Verdict::Fail);
 }
 
@@ -249,7 +251,8 @@ TEST(Claims, RatioIncreasingAndFlat) {
 TEST(Claims, PowerLawComparesTheExponentWithTheTheory) {
   // err = n^-1/2 × (1 + small seed noise) at n = 100 ... 6400, three seeds.
   std::vector<StoredRun> runs;
-  const double noise[3][4] = {{0.01, -0.02, 0.015, 0}, {-0.01, 0.01, 0, 0.02}, {0, 0.005, -0.01, -0.015}};
+  const double noise[3][4] = {
+      {0.01, -0.02, 0.015, 0}, {-0.01, 0.01, 0, 0.02}, {0, 0.005, -0.01, -0.015}};
   const int64_t ns[] = {100, 400, 1600, 6400};
   for (uint64_t s = 0; s < 3; ++s)
     for (int k = 0; k < 4; ++k)
@@ -299,7 +302,8 @@ TEST(Claims, WhatTheRunsCannotHoldIsNotEvaluated) {
 
 TEST(Claims, ExitCodesTellFailFromInconclusive) {
   ReportSection s;
-  s.claims = {ClaimResult{"a", "", Verdict::Pass, ""}, ClaimResult{"b", "", Verdict::NotEvaluated, ""}};
+  s.claims = {ClaimResult{"a", "", Verdict::Pass, ""},
+              ClaimResult{"b", "", Verdict::NotEvaluated, ""}};
   EXPECT_EQ(report_exit_code(report_counts({s})), 0);
   s.claims.push_back(ClaimResult{"c", "", Verdict::Inconclusive, ""});
   EXPECT_EQ(report_exit_code(report_counts({s})), 3);
@@ -441,7 +445,8 @@ TEST(Claims, SizeRatioIncreasingBracketsTheRatioOfTwoNeededSizes) {
   // a reaching at 64 and b at 64 at N = 16: the ratio 1 lies surely below N = 4's 4.
   auto runs = size_ratio_table({0.9, 0.1, 0.1});
   for (auto& run : runs)
-    if (run.param("model.name") == "a" && run.param("task.N") == "16" && run.param("model.width") == "64")
+    if (run.param("model.name") == "a" && run.param("task.N") == "16" &&
+        run.param("model.width") == "64")
       run.metrics = {{"err", 0.35 + (run.seed ? 0.01 : -0.01)}};
   r = claim_evaluate(c, runs);
   EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;

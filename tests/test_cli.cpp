@@ -23,8 +23,9 @@ Result run(const std::string& args) { return test::cli_run(args); }
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnlab_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("attnlab_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -92,7 +93,8 @@ TEST_F(Cli, SameSeedGivesByteIdenticalFilesAcrossRunsThreadsAndChunks) {
     EXPECT_GT(a.size(), 1000u);
     EXPECT_EQ(a, read_file(path("b.npz"))) << task;
     EXPECT_EQ(a, read_file(path("c.npz"))) << task;
-    ASSERT_EQ(run(std::string("data ") + task + " --n 500 --seed 8 -q -o " + path("d.npz")).exit_code, 0);
+    ASSERT_EQ(
+        run(std::string("data ") + task + " --n 500 --seed 8 -q -o " + path("d.npz")).exit_code, 0);
     EXPECT_NE(a, read_file(path("d.npz"))) << task;
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -105,7 +107,8 @@ TEST_F(Cli, BadInputIsOneLineExitTwoAndNoFile) {
   expect_user_error("data qsa --n 5 --set task.qq=2" + out, "task.qq");
   expect_user_error("data qsa --n 5 --set task.qq=2" + out, "did you mean 'q'");
   expect_user_error("data qsa --n 5 --set task.q=two" + out, "task.q must be an integer");
-  expect_user_error("data qsa --n 5 --set task.q=16" + out, "task.q = 16 must be smaller than task.N = 16");
+  expect_user_error("data qsa --n 5 --set task.q=16" + out,
+                    "task.q = 16 must be smaller than task.N = 16");
   expect_user_error("data qsa --n 5 --set task.encoding=onehot" + out, "multi_hot");
   expect_user_error("data qsa --n 5 --set model.m=2" + out, "only takes task.* keys");
   expect_user_error("data qsa --n 5 --set q" + out, "task.KEY=VALUE");
@@ -125,8 +128,9 @@ TEST_F(Cli, BadAttnlabIsaIsOneLineExitTwo) {
   const char* saved = std::getenv("ATTNLAB_ISA");
   const std::string old = saved ? saved : "";
   setenv("ATTNLAB_ISA", "avx3", 1);
-  expect_user_error("data qsa --n 5 -o " + path("x.npz"),
-                    "ATTNLAB_ISA='avx3' must be generic, avx2 or avx512 (or unset for the default)");
+  expect_user_error(
+      "data qsa --n 5 -o " + path("x.npz"),
+      "ATTNLAB_ISA='avx3' must be generic, avx2 or avx512 (or unset for the default)");
   setenv("ATTNLAB_ISA", "generic", 1);
   const Result r = run("data qsa --n 5 -q -o " + path("x.npz"));
   EXPECT_EQ(r.exit_code, 0) << r.out;

@@ -16,8 +16,9 @@ namespace fs = std::filesystem;
 class CliNeural : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnlab_cli_neural_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("attnlab_cli_neural_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -39,7 +40,9 @@ TEST_F(CliNeural, GradcheckPassesAndFiltersRows) {
 TEST_F(CliNeural, FitThenPredictWritesAttentionMatrices) {
   const std::string sets = "--set task.N=6 --set task.q=2 --set task.d_out=2";
   ASSERT_EQ(test::cli_run("data qsa --n 300 " + sets + " -q -o " + path("train.npz")).exit_code, 0);
-  ASSERT_EQ(test::cli_run("data qsa --n 20 --first 100000 " + sets + " -q -o " + path("test.npz")).exit_code, 0);
+  ASSERT_EQ(test::cli_run("data qsa --n 20 --first 100000 " + sets + " -q -o " + path("test.npz"))
+                .exit_code,
+            0);
   const auto fit = test::cli_run("fit attention --in " + path("train.npz") +
                                  " --set model.m=4 --set model.heads=2 --set train.steps=30 "
                                  "--set train.batch=32 --save " + path("att.safetensors"));

@@ -43,7 +43,8 @@ std::string results_without_costs(const std::string& csv) {
 }
 
 TEST(CliThreads, RunResultsDoNotDependOnTheThreadCount) {
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_cli_threads_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_cli_threads_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string spec = (dir / "spec.toml").string();
   test::file_write(spec,

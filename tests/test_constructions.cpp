@@ -214,7 +214,8 @@ TEST(QsaConstructions, RandomCodesAndNeighbourlyApproximateQsaWithinEpsilon) {
       EXPECT_GT(log_value(log, "margin_min"), 0.0) << name;
       EXPECT_EQ(log_value(log, "rows_without_margin"), 0.0) << name;
       EXPECT_LT(log_value(log, "tie_error_max"), 1e-12) << name;
-      EXPECT_EQ(log_value(log, "m"), std::string(name) == "qsa_neighbourly" ? 4 + 4 * 3 : 4 + 2 * 128);
+      EXPECT_EQ(log_value(log, "m"),
+                std::string(name) == "qsa_neighbourly" ? 4 + 4 * 3 : 4 + 2 * 128);
     }
   }
 }
@@ -263,9 +264,11 @@ TEST(QsaConstructions, PrecisionFewBitsBreakManyBitsKeep) {
   EXPECT_GE(bits, 3);
   EXPECT_LE(bits, 20);
   // The found precision works and one bit fewer does not (on the probe = these 20 sequences).
-  auto at = make("qsa", {{"N", "64"}, {"q", "2"}}, {{"m_prime", "128"}, {"bits", std::to_string(int(bits))}}, 20);
+  auto at = make("qsa", {{"N", "64"}, {"q", "2"}},
+                 {{"m_prime", "128"}, {"bits", std::to_string(int(bits))}}, 20);
   EXPECT_EQ(metric(at.data, at.model->predict(at.data), "success_rate"), 1.0);
-  auto below = make("qsa", {{"N", "64"}, {"q", "2"}}, {{"m_prime", "128"}, {"bits", std::to_string(int(bits) - 1)}}, 20);
+  auto below = make("qsa", {{"N", "64"}, {"q", "2"}},
+                    {{"m_prime", "128"}, {"bits", std::to_string(int(bits) - 1)}}, 20);
   EXPECT_LT(metric(below.data, below.model->predict(below.data), "success_rate"), 1.0);
 }
 
@@ -296,8 +299,14 @@ TEST(QsaConstructions, MPrimeNeededIsTheFirstGridPointWithPositiveMargins) {
 void exhaustive_match(const std::string& task, const std::string& construction, int64_t N,
                       int64_t M, const KV& extra_model = {}) {
   for (const char* enc : {"circle", "one_hot", "scalar"}) {
-    auto f = make(task, {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"encoding", enc}},
-                  [&] { KV kv = extra_model; kv.push_back({"construction", construction}); return kv; }(), 1);
+    auto f = make(
+        task, {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"encoding", enc}},
+        [&] {
+          KV kv = extra_model;
+          kv.push_back({"construction", construction});
+          return kv;
+        }(),
+        1);
     int64_t total = 1;
     for (int64_t i = 0; i < N; ++i) total *= M;
     Batch b = batch_alloc(f.data.shape, total);
@@ -332,11 +341,13 @@ TEST(MatchConstructions, RandomInputsAreExactOnTheSpecGrid) {
   for (int64_t N : {8, 16, 32})
     for (int64_t M : {17, 61, 127}) {
       for (const char* sampling : {"balanced", "uniform"}) {
-        auto m2 = make("match2", {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"sampling", sampling}},
+        auto m2 = make("match2",
+                       {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"sampling", sampling}},
                        {{"construction", "match2_trig"}}, 100);
         EXPECT_EQ(metric(m2.data, m2.model->predict(m2.data), "exact_match"), 1.0) << N << " " << M;
         if (N == 32) continue;  // third order at N = 32 runs in the heavy experiment
-        auto m3 = make("match3", {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"sampling", sampling}},
+        auto m3 = make("match3",
+                       {{"N", std::to_string(N)}, {"M", std::to_string(M)}, {"sampling", sampling}},
                        {{"construction", "match3_third_order"}}, 60);
         EXPECT_EQ(metric(m3.data, m3.model->predict(m3.data), "exact_match"), 1.0) << N << " " << M;
       }
@@ -347,10 +358,19 @@ TEST(MatchConstructions, VariantsEqualTheirTasks) {
   struct Case { const char* task; const char* construction; KV task_sets; KV model_sets; };
   const std::vector<Case> cases = {
       {"match3", "smallm_match3", {{"N", "16"}, {"M", "11"}}, {}},
-      {"match3_local", "local_match3", {{"N", "24"}, {"M", "61"}, {"w", "2"}}, {{"window", "2"}, {"m_prime", "32"}}},
-      {"match3_local", "local_match3", {{"N", "16"}, {"M", "31"}, {"w", "3"}}, {{"window", "3"}, {"m_prime", "32"}}},
+      {"match3_local",
+       "local_match3",
+       {{"N", "24"}, {"M", "61"}, {"w", "2"}},
+       {{"window", "2"}, {"m_prime", "32"}}},
+      {"match3_local",
+       "local_match3",
+       {{"N", "16"}, {"M", "31"}, {"w", "3"}},
+       {{"window", "3"}, {"m_prime", "32"}}},
       {"match3_adjacent", "adjacent_match3", {{"N", "24"}, {"M", "61"}}, {{"m_prime", "32"}}},
-      {"match3_pointer", "pointer_match3", {{"N", "24"}, {"M", "61"}, {"s", "3"}}, {{"m_prime", "32"}}},
+      {"match3_pointer",
+       "pointer_match3",
+       {{"N", "24"}, {"M", "61"}, {"s", "3"}},
+       {{"m_prime", "32"}}},
   };
   for (const auto& c : cases) {
     KV ms = c.model_sets;
@@ -359,7 +379,8 @@ TEST(MatchConstructions, VariantsEqualTheirTasks) {
       KV ts = c.task_sets;
       ts.push_back({"sampling", sampling});
       auto f = make(c.task, ts, ms, 80);
-      EXPECT_EQ(metric(f.data, f.model->predict(f.data), "exact_match"), 1.0) << c.construction << " " << sampling;
+      EXPECT_EQ(metric(f.data, f.model->predict(f.data), "exact_match"), 1.0)
+          << c.construction << " " << sampling;
       FitLog log;
       f.model->evaluate(f.data, log);
       EXPECT_GT(log_value(log, "margin_min"), 0.0) << c.construction;
@@ -371,13 +392,17 @@ TEST(MatchConstructions, ScoreRoundingChangesTheAttention) {
   for (const char* name : {"match2_trig", "match3_third_order"}) {
     const char* task = std::string(name) == "match2_trig" ? "match2" : "match3";
     auto plain = make(task, {{"N", "8"}, {"M", "61"}}, {{"construction", name}, {"bits", "6"}}, 5);
-    auto scores = make(task, {{"N", "8"}, {"M", "61"}}, {{"construction", name}, {"bits", "6"}, {"bits_scores", "true"}}, 5);
-    EXPECT_NE(plain.model->attention(plain.data)[0].data, scores.model->attention(scores.data)[0].data) << name;
+    auto scores = make(task, {{"N", "8"}, {"M", "61"}},
+                       {{"construction", name}, {"bits", "6"}, {"bits_scores", "true"}}, 5);
+    EXPECT_NE(plain.model->attention(plain.data)[0].data,
+              scores.model->attention(scores.data)[0].data)
+        << name;
   }
 }
 
 TEST(MatchConstructions, FewBitsBreakMatch2) {
-  auto f = make("match2", {{"N", "16"}, {"M", "127"}}, {{"construction", "match2_trig"}, {"bits", "4"}}, 100);
+  auto f = make("match2", {{"N", "16"}, {"M", "127"}},
+                {{"construction", "match2_trig"}, {"bits", "4"}}, 100);
   EXPECT_LT(metric(f.data, f.model->predict(f.data), "exact_match"), 1.0);
   auto g = make("match2", {{"N", "16"}, {"M", "127"}}, {{"construction", "match2_trig"}}, 100);
   FitLog log;
@@ -416,7 +441,8 @@ TEST(ConstructionModel, SaveLoadAndAttentionRows) {
 TEST(ConstructionModel, UserErrors) {
   EXPECT_THROW(make("match2", {}, {{"construction", "qsa_random_codes"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"construction", "match2_trig"}}, 2), UserError);
-  EXPECT_THROW(make("match3_local", {}, {{"construction", "local_match3"}, {"m_prime", "31"}}, 2), UserError);
+  EXPECT_THROW(make("match3_local", {}, {{"construction", "local_match3"}, {"m_prime", "31"}}, 2),
+               UserError);
   EXPECT_THROW(make("qsa", {}, {{"bits", "1"}}, 2), UserError);
   EXPECT_THROW(make("qsa", {}, {{"construction", "qsa_randm_codes"}}, 2), UserError);
   // local_match3 built for another window than the data's task.w.
@@ -452,15 +478,20 @@ TEST(ConstructionModel, PredictionsDoNotDependOnTheThreadCount) {
 
 TEST(ConstructionModel, FitSavePredictThroughTheCli) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_constructions_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_constructions_" + std::to_string(getpid()));
   fs::create_directories(dir);
   auto path = [&](const std::string& f) { return (dir / f).string(); };
-  ASSERT_EQ(test::cli_run("data match3 --n 30 --seed 3 --set task.N=8 --set task.M=61 -q -o " + path("d.npz")).exit_code, 0);
-  const auto fit = test::cli_run("fit construction --in " + path("d.npz") +
-                                 " --set model.construction=match3_third_order --save " + path("c.safetensors"));
+  ASSERT_EQ(test::cli_run("data match3 --n 30 --seed 3 --set task.N=8 --set task.M=61 -q -o " +
+                          path("d.npz"))
+                .exit_code,
+            0);
+  const auto fit =
+      test::cli_run("fit construction --in " + path("d.npz") +
+                    " --set model.construction=match3_third_order --save " + path("c.safetensors"));
   ASSERT_EQ(fit.exit_code, 0) << fit.out;
-  const auto pred = test::cli_run("predict --model " + path("c.safetensors") + " --in " + path("d.npz") +
-                                  " -o " + path("p.npz"));
+  const auto pred = test::cli_run("predict --model " + path("c.safetensors") + " --in " +
+                                  path("d.npz") + " -o " + path("p.npz"));
   ASSERT_EQ(pred.exit_code, 0) << pred.out;
   EXPECT_NE(pred.out.find("test_exact_match 1"), std::string::npos) << pred.out;
   const auto arrays = npz_read(path("p.npz"));

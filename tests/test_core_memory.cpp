@@ -81,7 +81,8 @@ TEST_F(CgroupTree, V2LimitOfTheCgroupOrAnAncestor) {
   const std::string job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_7";
   put(job + "/memory.max", std::to_string(kGiB) + "\n");
   put(job + "/memory.current", std::to_string(512 * kMiB) + "\n");
-  put(job + "/memory.stat", "anon 100\nfile 300\ninactive_file " + std::to_string(128 * kMiB) + "\nactive_file 5\n");
+  put(job + "/memory.stat",
+      "anon 100\nfile 300\ninactive_file " + std::to_string(128 * kMiB) + "\nactive_file 5\n");
   put(job + "/step_0/memory.max", "max\n");
   put(job + "/step_0/memory.current", "4096\n");
   const MemoryBudget b = budget();
@@ -105,7 +106,8 @@ TEST_F(CgroupTree, V1LimitAndV1Unlimited) {
   const std::string job = "sys/fs/cgroup/memory/slurm/uid_0/job_5";
   put(job + "/memory.limit_in_bytes", std::to_string(2 * kGiB) + "\n");
   put(job + "/memory.usage_in_bytes", std::to_string(kGiB) + "\n");
-  put(job + "/memory.stat", "cache 10\ninactive_file 999999\ntotal_inactive_file " + std::to_string(256 * kMiB) + "\n");
+  put(job + "/memory.stat",
+      "cache 10\ninactive_file 999999\ntotal_inactive_file " + std::to_string(256 * kMiB) + "\n");
   put("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
   const MemoryBudget b = budget();
   EXPECT_EQ(b.available, kGiB + 256 * kMiB);

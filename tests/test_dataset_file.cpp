@@ -13,7 +13,8 @@ namespace attn {
 namespace {
 
 TEST(DatasetFile, RoundTripKeepsEveryArrayAndTheMeta) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_ds_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnlab_ds_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   // n = d = 8: the constant beta has the same length as the sample axis, so it must be
   // recognised from the meta's list of constants, not from its shape.
@@ -36,7 +37,8 @@ TEST(DatasetFile, RoundTripKeepsEveryArrayAndTheMeta) {
 }
 
 TEST(DatasetFile, MissingYIsAClearError) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_ds2_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnlab_ds2_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "bad.npz").string();
   const double x[6] = {1, 2, 3, 4, 5, 6};
@@ -56,7 +58,8 @@ TEST(DatasetFile, MissingYIsAClearError) {
 // are int64. `attnlab predict` used to keep only the 0-d entries, a bool one as float64, and
 // drop the rest (here: beta, codes, z).
 TEST(DatasetFile, TrainingAndInputFilesReadTheirEntriesByOneRule) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_ds3_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnlab_ds3_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[4] = {1, 0, 1, 0}, beta[4] = {0.5, 1.5, 2.5, 3.5};
   const double z[8] = {9, 8, 7, 6, 5, 4, 3, 2};

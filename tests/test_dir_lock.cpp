@@ -42,7 +42,8 @@ class RunnerLock : public ::testing::Test {
   // Starts `attnlab run SPEC --out OUT` (a sweep of `seeds` x 2 runs) and returns once it
   // holds OUT's lock (the lock file names its pid).
   pid_t start_runner(const std::string& spec, const std::string& out) {
-    std::vector<std::string> args = {test_cli_path(), "run", spec, "--out", out, "--jobs", "1", "-q"};
+    std::vector<std::string> args = {test_cli_path(), "run", spec, "--out", out,
+                                     "--jobs",        "1",   "-q"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -51,7 +52,8 @@ class RunnerLock : public ::testing::Test {
     const std::string want = "pid " + std::to_string(pid) + " on ";
     for (int i = 0; i < 1000 && test::file_read(out + "/.attnlab.lock").rfind(want, 0) != 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(test::file_read(out + "/.attnlab.lock").rfind(want, 0), 0u) << "the runner never took the lock";
+    EXPECT_EQ(test::file_read(out + "/.attnlab.lock").rfind(want, 0), 0u)
+        << "the runner never took the lock";
     return pid;
   }
 
@@ -72,11 +74,14 @@ TEST_F(RunnerLock, SecondRunnerIsRefusedWhileTheFirstRuns) {
   const auto second = test::cli_run("run " + slow + " --out " + out + " -q");
   ASSERT_TRUE(running(first)) << "the first runner ended early; the test did not exercise the lock";
   EXPECT_EQ(second.exit_code, 2) << second.out;
-  EXPECT_NE(second.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(first)),
-            std::string::npos) << second.out;
+  EXPECT_NE(
+      second.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(first)),
+      std::string::npos)
+      << second.out;
   EXPECT_EQ(std::count(second.out.begin(), second.out.end(), '\n'), 1) << second.out;
   // merge into it is a runner too; export only reads.
-  ASSERT_EQ(test::cli_run("run " + slow + " --out " + path("shard") + " --shard 0/2000 -q").exit_code, 0);
+  ASSERT_EQ(
+      test::cli_run("run " + slow + " --out " + path("shard") + " --shard 0/2000 -q").exit_code, 0);
   const auto merge = test::cli_run("merge " + out + " " + path("shard"));
   EXPECT_EQ(merge.exit_code, 2) << merge.out;
   EXPECT_NE(merge.out.find("in use by another attnlab runner"), std::string::npos) << merge.out;

@@ -64,7 +64,8 @@ class Engine : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // Metrics of every ok run by id, without timing-dependent values.
-  std::map<std::string, std::vector<std::pair<std::string, double>>> results(const std::string& out) {
+  std::map<std::string, std::vector<std::pair<std::string, double>>> results(
+      const std::string& out) {
     std::map<std::string, std::vector<std::pair<std::string, double>>> by_id;
     for (const auto& r : ResultsStore(out + "/results.sqlite").load_runs()) {
       EXPECT_EQ(r.status, "ok") << r.error;
@@ -84,7 +85,8 @@ TEST_F(Engine, ResultsDoNotDependOnJobs) {
   ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("a") + " --jobs 1 -q").exit_code, 0);
   const auto r = test::cli_run("run " + spec_ + " --out " + path("b") + " --jobs 2 -q");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("24 runs: 24 ran (24 ok, 0 failed), 0 already done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("24 runs: 24 ran (24 ok, 0 failed), 0 already done"), std::string::npos)
+      << r.out;
   const auto a = results(path("a")), b = results(path("b"));
   EXPECT_EQ(a.size(), 24u);
   EXPECT_EQ(a, b);
@@ -96,16 +98,19 @@ TEST_F(Engine, ShardsMergedEqualOneRun) {
     const auto r = test::cli_run("run " + spec_ + " --out " + path("s" + std::to_string(i)) +
                                  " --shard " + std::to_string(i) + "/3 -q");
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_NE(r.out.find("8 runs in shard " + std::to_string(i) + "/3"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("8 runs in shard " + std::to_string(i) + "/3"), std::string::npos)
+        << r.out;
   }
-  const auto m = test::cli_run("merge " + path("merged") + " " + path("s0") + " " + path("s1") + " " +
-                               path("s2"));
+  const auto m = test::cli_run("merge " + path("merged") + " " + path("s0") + " " + path("s1") +
+                               " " + path("s2"));
   ASSERT_EQ(m.exit_code, 0) << m.out;
   EXPECT_EQ(results(path("merged")), results(path("whole")));
   // Merging again adds nothing; a shard of another spec is refused.
   ASSERT_EQ(test::cli_run("merge " + path("merged") + " " + path("s1")).exit_code, 0);
   EXPECT_EQ(results(path("merged")).size(), 24u);
-  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("other") + " --set train.n=50 -q").exit_code, 0);
+  ASSERT_EQ(
+      test::cli_run("run " + spec_ + " --out " + path("other") + " --set train.n=50 -q").exit_code,
+      0);
   const auto bad = test::cli_run("merge " + path("m2") + " " + path("s0") + " " + path("other"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("different spec"), std::string::npos) << bad.out;
@@ -151,7 +156,8 @@ TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
     const size_t before = runs_stored(out);
     if (before >= 23) break;
     const size_t target = before + 1 + rng.uniform_int(23 - before);  // in [before + 1, 23]
-    std::vector<std::string> args = {test_cli_path(), "run", spec_, "--out", out, "--jobs", "2", "-q"};
+    std::vector<std::string> args = {test_cli_path(), "run", spec_, "--out", out,
+                                     "--jobs",        "2",   "-q"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -177,13 +183,15 @@ TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(processes_mentioning(out), 0) << "workers outlived the killed runner";
   }
-  EXPECT_GT(killed_mid_sweep, 0) << "no kill left part of the sweep stored; the test did not exercise resume";
+  EXPECT_GT(killed_mid_sweep, 0)
+      << "no kill left part of the sweep stored; the test did not exercise resume";
   const auto r = test::cli_run("run " + spec_ + " --out " + out + " -q");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(results(out), results(path("ref")));
   // Nothing left to do on a further run.
   const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
-  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos)
+      << again.out;
 }
 
 TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {
@@ -192,7 +200,8 @@ TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("holds results of a different spec"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--force-new"), std::string::npos) << r.out;
-  const auto f = test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 --force-new -q");
+  const auto f =
+      test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 --force-new -q");
   ASSERT_EQ(f.exit_code, 0) << f.out;
   EXPECT_NE(f.out.find("24 ran"), std::string::npos) << f.out;
   bool moved = false;
@@ -201,8 +210,10 @@ TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {
                       fs::exists(e.path() / "results.sqlite"));
   EXPECT_TRUE(moved);
   // Adding a plot does not change the runs: accepted.
-  test::file_write(spec_, std::string(kSpec) + "[[plot]]\nmetric = \"test_mse\"\nx = \"train.n\"\n");
-  EXPECT_EQ(test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 -q").exit_code, 0);
+  test::file_write(spec_,
+                   std::string(kSpec) + "[[plot]]\nmetric = \"test_mse\"\nx = \"train.n\"\n");
+  EXPECT_EQ(
+      test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 -q").exit_code, 0);
 }
 
 TEST_F(Engine, BadSpecWritesNothing) {
@@ -220,7 +231,8 @@ TEST_F(Engine, FailedRunsAreRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(overlap.exit_code, 2);  // the test set would overlap: refused before running
   EXPECT_NE(overlap.out.find("eval.first = 1000000000 overlaps"), std::string::npos) << overlap.out;
   const auto r = test::cli_run("run " + spec_ + " --out " + path("f") +
-                               " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 -q");
+                               " --set 'sweep.train.n=[100, 1000000000000]' --set "
+                               "eval.first=2000000000000 --set experiment.seeds=2 -q");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("8 ran (4 ok, 4 failed)"), std::string::npos) << r.out;
   int failed = 0;
@@ -233,10 +245,13 @@ TEST_F(Engine, FailedRunsAreRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(failed, 4);
   // Failed runs are not retried unless asked.
   const auto again = test::cli_run("run " + spec_ + " --out " + path("f") +
-                                   " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 -q");
+                                   " --set 'sweep.train.n=[100, 1000000000000]' --set "
+                                   "eval.first=2000000000000 --set experiment.seeds=2 -q");
   EXPECT_NE(again.out.find("0 ran"), std::string::npos) << again.out;
-  const auto retry = test::cli_run("run " + spec_ + " --out " + path("f") +
-                                   " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 --set experiment.seeds=2 --retry-failed -q");
+  const auto retry =
+      test::cli_run("run " + spec_ + " --out " + path("f") +
+                    " --set 'sweep.train.n=[100, 1000000000000]' --set eval.first=2000000000000 "
+                    "--set experiment.seeds=2 --retry-failed -q");
   EXPECT_NE(retry.out.find("4 ran (0 ok, 4 failed)"), std::string::npos) << retry.out;
 }
 
@@ -301,14 +316,18 @@ TEST_F(Engine, RunsNotInTheCurrentPlanAreLeftOutOfTheCsvAndSaidSo) {
   const auto exported = test::cli_run("export " + path("p"));
   EXPECT_NE(exported.out.find("1 stored runs are not in the current plan"), std::string::npos)
       << exported.out;
-  EXPECT_EQ(test::file_read(path("p") + "/results.csv").find("00000000deadbeef"), std::string::npos);
+  EXPECT_EQ(test::file_read(path("p") + "/results.csv").find("00000000deadbeef"),
+            std::string::npos);
   const auto again = test::cli_run("run " + spec_ + " --out " + path("p") + " -q");
-  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos) << again.out;
-  EXPECT_NE(again.out.find("1 stored runs are not in the current plan"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("1 stored runs are not in the current plan"), std::string::npos)
+      << again.out;
   const auto merged = test::cli_run("merge " + path("m") + " " + path("p"));
   EXPECT_NE(merged.out.find("1 stored runs are not in the current plan"), std::string::npos)
       << merged.out;
-  EXPECT_EQ(test::file_read(path("m") + "/results.csv").find("00000000deadbeef"), std::string::npos);
+  EXPECT_EQ(test::file_read(path("m") + "/results.csv").find("00000000deadbeef"),
+            std::string::npos);
 }
 
 TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {

@@ -75,7 +75,8 @@ std::set<std::string> ids_of(const std::vector<StoredRun>& runs, const RunFilter
                              const std::string& metric) {
   std::set<std::string> ids;
   for (const auto& r : runs)
-    if (r.status == "ok" && run_matches(r, f) && std::isfinite(r.metric(metric))) ids.insert(r.run_id);
+    if (r.status == "ok" && run_matches(r, f) && std::isfinite(r.metric(metric)))
+      ids.insert(r.run_id);
   return ids;
 }
 
@@ -94,7 +95,8 @@ void compare_spec(const fs::path& path, Compared& n) {
   const Spec spec = spec_load(path.string(), {}, true);
   const auto runs = synthetic_runs(spec);
   for (const auto& plot : spec.plots) {
-    if (plot.kind == PlotKind::curve || plot.kind == PlotKind::matrix) continue;  // series: no claim uses one
+    if (plot.kind == PlotKind::curve || plot.kind == PlotKind::matrix)
+      continue;  // series: no claim uses one
     const FigureData fd = figure_data_make(plot, swept_of(spec), runs);
     for (const auto& claim : spec.claims) {
       if (claim.metric != plot.metric) continue;
@@ -104,9 +106,11 @@ void compare_spec(const fs::path& path, Compared& n) {
         const std::set<std::string> ids = ids_of(runs, cell.filter, claim.metric);
         for (const auto& line : fd.lines)
           for (const auto& p : line.points) {
-            if (ids.empty() || std::set<std::string>(p.run_ids.begin(), p.run_ids.end()) != ids) continue;
-            const std::string where = path.filename().string() + ": claim " + claim.id + " vs plot " +
-                                      plot.name + " (" + line.label + ", x=" + p.x.label + ")";
+            if (ids.empty() || std::set<std::string>(p.run_ids.begin(), p.run_ids.end()) != ids)
+              continue;
+            const std::string where = path.filename().string() + ": claim " + claim.id +
+                                      " vs plot " + plot.name + " (" + line.label +
+                                      ", x=" + p.x.label + ")";
             if (cell.size) {
               if (plot.kind != PlotKind::size_needed || plot.size != claim.size ||
                   plot.threshold != claim.threshold || plot.goal != claim.goal ||
@@ -133,7 +137,8 @@ void compare_spec(const fs::path& path, Compared& n) {
 
 TEST(FigureData, ShippedSpecsShowTheClaimsNumbers) {
   std::vector<fs::path> specs;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments"))
+  for (const auto& e :
+       fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments"))
     if (e.is_regular_file() && e.path().extension() == ".toml") specs.push_back(e.path());
   std::sort(specs.begin(), specs.end());
   ASSERT_GE(specs.size(), 19u);
@@ -148,8 +153,10 @@ TEST(FigureData, ShippedSpecsShowTheClaimsNumbers) {
 
 // --- Small synthetic run sets --------------------------------------------------------------
 
-StoredRun run(const std::string& id, uint64_t seed, std::vector<std::pair<std::string, std::string>> params,
-              std::vector<std::pair<std::string, double>> metrics, const std::string& status = "ok") {
+StoredRun run(const std::string& id, uint64_t seed,
+              std::vector<std::pair<std::string, std::string>> params,
+              std::vector<std::pair<std::string, double>> metrics,
+              const std::string& status = "ok") {
   StoredRun r;
   r.run_id = id;
   r.seed = seed;
@@ -216,8 +223,9 @@ TEST(FigureData, AMetricNoRunHasIsAnErrorNamingIt) {
     figure_data_make(plot_of(PlotKind::line, "test_mes", "task.N"), {}, runs);
     ADD_FAILURE() << "no error for a misspelt metric";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "plot 'line': metric 'test_mes' is not a metric of any stored run; use one of: test_mse");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "plot 'line': metric 'test_mes' is not a metric of any stored run; use one of: test_mse");
   }
 }
 

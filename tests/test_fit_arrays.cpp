@@ -76,14 +76,16 @@ std::string refusal(Batch data, const std::string& n) {
 }
 
 TEST(FitArrays, RefusalsNameTheSource) {
-  EXPECT_EQ(refusal(rf_data(30), "31"), "train.n = 31 but the file holds 30 samples; lower train.n");
+  EXPECT_EQ(refusal(rf_data(30), "31"),
+            "train.n = 31 but the file holds 30 samples; lower train.n");
   EXPECT_NE(refusal(rf_data(30), "0").find("train.n = 0 (fresh samples every step) needs a task"),
             std::string::npos);
   EXPECT_EQ(refusal(Batch{}, ""), "the file has no samples; give at least one");
   Batch flat = rf_data(3);
   flat.shape.d_out = 0;
   flat.Y.clear();
-  EXPECT_EQ(refusal(flat, ""), "train.npz: X (3, 5, 3) and Y (3, 1, 0) must have no empty dimension");
+  EXPECT_EQ(refusal(flat, ""),
+            "train.npz: X (3, 5, 3) and Y (3, 1, 0) must have no empty dimension");
   Batch nan = rf_data(3);
   nan.X[4] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_NE(refusal(nan, "").find("train.npz: X holds NaN"), std::string::npos);

@@ -101,7 +101,8 @@ class ForkServerTest : public ::testing::Test {
 
   // Starts `attnlab run` on the slow spec; its pid.
   pid_t runner_spawn(const std::string& out) {
-    std::vector<std::string> args = {test_cli_path(), "run", spec_, "--out", out, "--jobs", "1", "-q"};
+    std::vector<std::string> args = {test_cli_path(), "run", spec_, "--out", out,
+                                     "--jobs",        "1",   "-q"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

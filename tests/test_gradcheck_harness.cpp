@@ -21,7 +21,8 @@ GradcheckRow square_row(std::function<void(std::vector<std::vector<double>>&)> w
   row.group = "op";
   row.make = [wrong](uint64_t seed) {
     GradcheckProblem p;
-    p.inputs = {gradcheck_uniform("x", {6}, seed, -2, 2), gradcheck_uniform("w", {6}, seed + 1, -1, 1)};
+    p.inputs = {gradcheck_uniform("x", {6}, seed, -2, 2),
+                gradcheck_uniform("w", {6}, seed + 1, -1, 1)};
     p.forward = [](const GradInputs& in) {
       std::vector<double> y(6);
       for (int i = 0; i < 6; ++i) y[i] = in[0].data[i] * in[0].data[i] * in[1].data[i];
@@ -42,8 +43,8 @@ GradcheckRow square_row(std::function<void(std::vector<std::vector<double>>&)> w
 }
 
 bool all_pass(const std::vector<GradcheckResult>& results) {
-  return !results.empty() &&
-         std::all_of(results.begin(), results.end(), [](const GradcheckResult& r) { return r.pass; });
+  return !results.empty() && std::all_of(results.begin(), results.end(),
+                                         [](const GradcheckResult& r) { return r.pass; });
 }
 
 TEST(GradcheckHarness, ACorrectBackwardPasses) {
@@ -135,8 +136,8 @@ TEST(GradcheckTable, EveryOpHasRows) {
   for (const char* op : {"linear", "embedding", "layernorm", "attention", "head_sum", "third_order",
                          "lstm", "activation", "loss"})
     EXPECT_TRUE(prefixes.count(op)) << op;
-  for (const char* row : {"activation/relu", "activation/gelu", "activation/tanh", "activation/sigmoid",
-                          "loss/mse", "loss/bce", "lstm/reverse"})
+  for (const char* row : {"activation/relu", "activation/gelu", "activation/tanh",
+                          "activation/sigmoid", "loss/mse", "loss/bce", "lstm/reverse"})
     EXPECT_TRUE(names.count(row)) << row;
 }
 

@@ -1,6 +1,6 @@
 // The float element-wise kernels (ops/vmath.h) against double on dense grids, their exact values
-// at the ends (±0, ±inf, NaN), each vector copy (AVX2, AVX-512) against the generic one (ops/isa.h):
-// same bits; and the choice of copy (ATTNLAB_ISA's values).
+// at the ends (±0, ±inf, NaN), each vector copy (AVX2, AVX-512) against the generic one
+// (ops/isa.h): same bits; and the choice of copy (ATTNLAB_ISA's values).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -23,7 +23,8 @@ namespace {
 
 std::vector<float> grid(float lo, float hi, int n) {
   std::vector<float> x;
-  for (int k = 0; k <= n; ++k) x.push_back(lo + (hi - lo) * static_cast<float>(k) / static_cast<float>(n));
+  for (int k = 0; k <= n; ++k)
+    x.push_back(lo + (hi - lo) * static_cast<float>(k) / static_cast<float>(n));
   return x;
 }
 
@@ -54,7 +55,8 @@ TEST(Vmath, SigmoidIsAccurate) {
 }
 
 TEST(Vmath, ExactValuesAtTheEnds) {
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> x{0.0f, -0.0f, inf, -inf, nan, 20.0f, -20.0f}, t(x.size()), s(x.size());
   vmath_tanh<float>(t.data(), x.data(), static_cast<int64_t>(x.size()));
   vmath_sigmoid<float>(s.data(), x.data(), static_cast<int64_t>(x.size()));
@@ -81,9 +83,11 @@ TEST_P(VmathCopies, GiveTheGenericCopysBits) {
   auto x = grid(-100, 100, 1000003);
   const auto more = grid(-1e-3f, 1e-3f, 100001);
   x.insert(x.end(), more.begin(), more.end());
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (float v : {nan, -nan, inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-44f, std::numeric_limits<float>::min(),
-                  150.0f, -1e30f, 87.0f, -87.0f, 88.5f, std::numeric_limits<float>::max()})
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  for (float v :
+       {nan, -nan, inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-44f, std::numeric_limits<float>::min(),
+        150.0f, -1e30f, 87.0f, -87.0f, 88.5f, std::numeric_limits<float>::max()})
     x.push_back(v);
   std::vector<float> nonpositive;
   for (float v : x) nonpositive.push_back(-std::abs(v));
@@ -142,10 +146,12 @@ TEST(Isa, CpuDetectionAgreesWithProcCpuinfo) {
       }
     ASSERT_FALSE(flags.empty()) << "no flags line in /proc/cpuinfo";
   }
-  const auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+  const auto has = [&](const char* f) {
+    return flags.find(std::string(" ") + f + " ") != std::string::npos;
+  };
   EXPECT_EQ(isa_cpu_has(IsaCopy::avx2), ATTN_HAVE_ISA_COPIES && has("avx2")) << flags;
-  EXPECT_EQ(isa_cpu_has(IsaCopy::avx512),
-            ATTN_HAVE_ISA_COPIES && has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl"))
+  EXPECT_EQ(isa_cpu_has(IsaCopy::avx512), ATTN_HAVE_ISA_COPIES && has("avx512f") &&
+                                              has("avx512bw") && has("avx512dq") && has("avx512vl"))
       << flags;
 }
 
@@ -169,8 +175,9 @@ TEST(Isa, AttnlabIsaValues) {
       isa_choose(bad);
       ADD_FAILURE() << bad << " accepted";
     } catch (const UserError& e) {
-      EXPECT_EQ(std::string(e.what()), std::string("ATTNLAB_ISA='") + bad +
-                                           "' must be generic, avx2 or avx512 (or unset for the default)");
+      EXPECT_EQ(std::string(e.what()),
+                std::string("ATTNLAB_ISA='") + bad +
+                    "' must be generic, avx2 or avx512 (or unset for the default)");
     }
   }
 }

@@ -19,11 +19,13 @@ namespace fs = std::filesystem;
 // A run whose ridge fit warns (a λ below the numerical floor) inside its worker process.
 const char* kFloorSpec =
     "[experiment]\nname = \"floor\"\nseeds = 1\n[task]\nname = \"rf_target\"\nN = 4\nd = 2\np = 1\n"
-    "[model]\nname = \"rfa\"\nheads = 4\n[train]\nn = 32\nlambdas = [1e-300, 1.0]\nsolver = \"dual\"\n"
+    "[model]\nname = \"rfa\"\nheads = 4\n[train]\nn = 32\nlambdas = [1e-300, 1.0]\nsolver = "
+    "\"dual\"\n"
     "[eval]\nn = 16\n";
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_test_log_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_test_log_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -45,10 +47,11 @@ TEST(Log, WorkerWarningsReachTheParentsSink) {
   std::vector<std::string> lines;
   int64_t progress_calls = 0, last_done = -1;
   const LogSink before = log_sink_set([&](const std::string& line) { lines.push_back(line); });
-  const ProgressSink before_p = log_progress_sink_set([&](const std::string&, int64_t done, int64_t) {
-    ++progress_calls;
-    last_done = done;
-  });
+  const ProgressSink before_p =
+      log_progress_sink_set([&](const std::string&, int64_t done, int64_t) {
+        ++progress_calls;
+        last_done = done;
+      });
   RunRequest rq;
   rq.spec_path = (dir / "floor.toml").string();
   rq.out_dir = (dir / "out").string();
@@ -64,7 +67,9 @@ TEST(Log, WorkerWarningsReachTheParentsSink) {
   // The command line still prints it on stderr, once.
   const auto r = test::cli_run("run " + rq.spec_path + " --out " + (dir / "cli").string() + " -q");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("attnlab: 1 of the λ values are below the numerical floor"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attnlab: 1 of the λ values are below the numerical floor"),
+            std::string::npos)
+      << r.out;
   fs::remove_all(dir);
 }
 
@@ -75,11 +80,13 @@ TEST(Log, SameSpecAtTheOtherSizeSaysQuickOrFull) {
   ASSERT_EQ(test::cli_run("run " + spec + " --out " + out + " --quick -q").exit_code, 0);
   const auto full = test::cli_run("run " + spec + " --out " + out + " -q");
   EXPECT_EQ(full.exit_code, 2);
-  EXPECT_NE(full.out.find("holds the quick-size (--quick) results of baselines"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("holds the quick-size (--quick) results of baselines"), std::string::npos)
+      << full.out;
   EXPECT_NE(full.out.find("this run is full-size"), std::string::npos) << full.out;
   EXPECT_NE(full.out.find("--force-new"), std::string::npos) << full.out;
   // Another spec is still "a different spec".
-  const auto other = test::cli_run("run " + spec + " --out " + out + " --quick --set eval.n=100 -q");
+  const auto other =
+      test::cli_run("run " + spec + " --out " + out + " --quick --set eval.n=100 -q");
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.out.find("holds results of a different spec"), std::string::npos) << other.out;
   fs::remove_all(dir);

@@ -19,15 +19,18 @@
 namespace attn {
 namespace {
 
-Params params_for(const std::string& task, const std::vector<std::pair<std::string, std::string>>& sets) {
+Params params_for(const std::string& task,
+                  const std::vector<std::pair<std::string, std::string>>& sets) {
   Params p = task_default_params(task);
   for (const auto& [k, v] : sets) p.set_text(k, v);
   return p;
 }
 
 Params uniform_half(const std::string& task, int64_t N, bool distinct) {
-  return params_for(task, {{"N", std::to_string(N)}, {"sampling", "uniform"},
-                           {"auto_modulus", "uniform_half"}, {"distinct", distinct ? "true" : "false"}});
+  return params_for(task, {{"N", std::to_string(N)},
+                           {"sampling", "uniform"},
+                           {"auto_modulus", "uniform_half"},
+                           {"distinct", distinct ? "true" : "false"}});
 }
 
 double uniform_rate(const std::string& task, int64_t N, int64_t M, bool distinct) {
@@ -133,8 +136,8 @@ TEST(MatchModulus, Match3UniformRateMatchesExactEnumerationAndPoissonAtTheProtoc
     for (int64_t N : {16, 32}) {
       SCOPED_TRACE("N=" + std::to_string(N) + (distinct ? " distinct" : ""));
       const int64_t M = match3_half_positive_modulus(N, distinct);
-      const Rate r =
-          positive_rate(task_generate(*task_make("match3", uniform_half("match3", N, distinct)), 3, 0, 4000));
+      const Rate r = positive_rate(
+          task_generate(*task_make("match3", uniform_half("match3", N, distinct)), 3, 0, 4000));
       EXPECT_NEAR(r.mean, match3_uniform_positive_rate(N, M, distinct), 4.5 * r.se + 0.005);
       EXPECT_NEAR(r.mean, 0.5, 0.03);
     }

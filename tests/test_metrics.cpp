@@ -103,8 +103,9 @@ TEST(Metrics, ConstantTargetsGiveFiniteNmseEqualToMse) {
 
 TEST(Metrics, NanOrInfPredictionIsAUserError) {
   const Batch b = targets(1, 3, 1, {0.1, 0.2, 0.3});
-  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                     -std::numeric_limits<double>::infinity()}) {
+  for (double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
     try {
       metrics_compute(b, {0.0, bad, 0.0});
       FAIL() << "no error for " << bad;

@@ -63,8 +63,13 @@ class TempDir : public ::testing::Test {
   // Writes rf_target data files with the CLI: train.npz (n = 120), test.npz (n = 40).
   void write_rf_data() {
     const std::string sets = " --set task.N=4 --set task.d=3 -q ";
-    ASSERT_EQ(test::cli_run("data rf_target --n 120 --seed 1" + sets + "-o " + path("train.npz")).exit_code, 0);
-    ASSERT_EQ(test::cli_run("data rf_target --n 40 --seed 1 --first 5000" + sets + "-o " + path("test.npz")).exit_code, 0);
+    ASSERT_EQ(test::cli_run("data rf_target --n 120 --seed 1" + sets + "-o " + path("train.npz"))
+                  .exit_code,
+              0);
+    ASSERT_EQ(test::cli_run("data rf_target --n 40 --seed 1 --first 5000" + sets + "-o " +
+                            path("test.npz"))
+                  .exit_code,
+              0);
   }
 
   // A command that must fail as a user error: exit 2, one line naming `needle`, and no
@@ -267,7 +272,8 @@ TEST_F(ModelIo, AlteredFilesAreRefused) {
       model_load(path("seed.safetensors"));
       ADD_FAILURE() << "a changed seed was accepted";
     } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("'" + weights + "' in the file differ"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("'" + weights + "' in the file differ"),
+                std::string::npos)
           << e.what();
       EXPECT_NE(std::string(e.what()).find("seed.safetensors"), std::string::npos) << e.what();
     }
@@ -289,9 +295,13 @@ TEST_F(ModelIo, RefusesFilesThatAreNotModels) {
   safetensors_write(path("plain.safetensors"), {{"a", SafetensorsDType::F64, {2}, a.data()}});
   EXPECT_THROW(model_load(path("plain.safetensors")), UserError);
   safetensors_write(path("unknown.safetensors"), {{"a", SafetensorsDType::F64, {2}, a.data()}},
-                    {{"format", "attnlab.model"}, {"format_version", "1"}, {"model", "rfaa"},
-                     {"seed", "0"}, {"shape", "{\"T\": 5, \"d_in\": 3, \"T_out\": 1, \"d_out\": 1}"},
-                     {"model_params", "{}"}, {"train_params", "{}"}});
+                    {{"format", "attnlab.model"},
+                     {"format_version", "1"},
+                     {"model", "rfaa"},
+                     {"seed", "0"},
+                     {"shape", "{\"T\": 5, \"d_in\": 3, \"T_out\": 1, \"d_out\": 1}"},
+                     {"model_params", "{}"},
+                     {"train_params", "{}"}});
   try {
     model_load(path("unknown.safetensors"));
     ADD_FAILURE();
@@ -327,8 +337,10 @@ TEST_F(ModelIo, LoadedRidgeModelPredictsButDoesNotEvaluate) {
   const LoadedModel loaded = model_load(path("rfa.safetensors"));
   EXPECT_THROW(loaded.model->evaluate(test, log), UserError);
   const RidgeSolver& ridge = dynamic_cast<const RidgeModel&>(*loaded.model).solver();
-  EXPECT_EQ(ridge.chosen_lambda(), dynamic_cast<const RidgeModel&>(*model).solver().chosen_lambda());
-  EXPECT_TRUE(same_bits(ridge.label_mean(), dynamic_cast<const RidgeModel&>(*model).solver().label_mean()));
+  EXPECT_EQ(ridge.chosen_lambda(),
+            dynamic_cast<const RidgeModel&>(*model).solver().chosen_lambda());
+  EXPECT_TRUE(
+      same_bits(ridge.label_mean(), dynamic_cast<const RidgeModel&>(*model).solver().label_mean()));
 }
 
 TEST_F(ModelIo, FeatureMapFactoryMatchesTheModels) {
@@ -353,8 +365,9 @@ using FeaturesCommand = TempDir;
 
 TEST_F(FeaturesCommand, EqualsRfaFeaturesOnTheSameData) {
   write_rf_data();
-  const test::CliResult r = test::cli_run("features --model rfa --set model.heads=6 --seed 3 --in " +
-                                          path("train.npz") + " -o " + path("f.npz"));
+  const test::CliResult r =
+      test::cli_run("features --model rfa --set model.heads=6 --seed 3 --in " + path("train.npz") +
+                    " -o " + path("f.npz"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("W (6, 4, 4)  Phi (120, 24)"), std::string::npos) << r.out;
   const Batch data = dataset_read(path("train.npz"), nullptr);
@@ -373,17 +386,22 @@ TEST_F(FeaturesCommand, EqualsRfaFeaturesOnTheSameData) {
   std::vector<double> ref(Phi.size());
   rfa_features_reference(features.config(), features.weights(), data.shape.T, 3, data.X.data(),
                          data.n, ref.data());
-  for (size_t k = 0; k < ref.size(); ++k) ASSERT_NEAR(Phi[k], ref[k], 1e-12 * (1 + std::abs(ref[k])));
+  for (size_t k = 0; k < ref.size(); ++k)
+    ASSERT_NEAR(Phi[k], ref[k], 1e-12 * (1 + std::abs(ref[k])));
   const std::string meta = z["meta"].text();
-  for (const char* s : {"\"model\": \"rfa\"", "\"seed\": 3", "\"heads\": 6", "\"Phi_shape\": [120, 24]",
-                        "\"weights_shape\": [6, 4, 4]", "\"task\": \"rf_target\""})
+  for (const char* s :
+       {"\"model\": \"rfa\"", "\"seed\": 3", "\"heads\": 6", "\"Phi_shape\": [120, 24]",
+        "\"weights_shape\": [6, 4, 4]", "\"task\": \"rf_target\""})
     EXPECT_NE(meta.find(s), std::string::npos) << s << " in " << meta;
 }
 
 TEST_F(FeaturesCommand, BrfaAndRfmlpUseTheModelsMapping) {
   write_rf_data();
   ASSERT_EQ(test::cli_run("features --model brfa --set model.heads=4 --set model.mean_scale=2 "
-                          "--seed 9 -q --in " + path("train.npz") + " -o " + path("b.npz")).exit_code, 0);
+                          "--seed 9 -q --in " +
+                          path("train.npz") + " -o " + path("b.npz"))
+                .exit_code,
+            0);
   ASSERT_EQ(test::cli_run("features --model rfmlp --set model.heads=4 --seed 9 -q --in " +
                           path("train.npz") + " -o " + path("m.npz")).exit_code, 0);
   const Batch data = dataset_read(path("train.npz"), nullptr);
@@ -395,7 +413,8 @@ TEST_F(FeaturesCommand, BrfaAndRfmlpUseTheModelsMapping) {
     if (model == "brfa") r.model_params.set_text("mean_scale", "2");
     auto m = model_make(r);
     ModelTensor weights;
-    ASSERT_TRUE(rf_feature_weights(*dynamic_cast<const RidgeModel&>(*m).solver().feature_map(), &weights));
+    ASSERT_TRUE(
+        rf_feature_weights(*dynamic_cast<const RidgeModel&>(*m).solver().feature_map(), &weights));
     auto z = npz_read(path(model == "brfa" ? "b.npz" : "m.npz"));
     ASSERT_TRUE(z.count(weights.name)) << weights.name;
     EXPECT_EQ(z[weights.name].shape, weights.shape);
@@ -423,7 +442,10 @@ TEST_F(FeaturesCommand, UserErrorsAreOneLineAndWriteNothing) {
   expect_user_error("features --model brfa --set model.mean_scales=0.5,1" + in + out,
                     "model.mean_scale");
   // 4000 samples × 16e6 heads × 4: 2 TB of features, refused before anything is drawn.
-  ASSERT_EQ(test::cli_run("data rf_target --n 4000 --seed 0 --set task.d=3 -q -o " + path("big.npz")).exit_code, 0);
+  ASSERT_EQ(
+      test::cli_run("data rf_target --n 4000 --seed 0 --set task.d=3 -q -o " + path("big.npz"))
+          .exit_code,
+      0);
   expect_user_error("features --model rfa --set model.heads=16000000 --in " + path("big.npz") + out,
                     "Phi (4000 × 64000000)");
 }
@@ -446,9 +468,9 @@ void cli_round_trip(FitPredict& t, const std::vector<std::string>& models) {
   for (const std::string& model : models) {
     SCOPED_TRACE(model);
     const bool rf = rf_is_feature_model(model);
-    test::CliResult r = test::cli_run("fit " + model + " --in " + path("train.npz") +
-                                      (rf ? " --set model.heads=6" : "") +
-                                      " --set train.n=100 --seed 4 --save " + path("m.safetensors"));
+    test::CliResult r = test::cli_run(
+        "fit " + model + " --in " + path("train.npz") + (rf ? " --set model.heads=6" : "") +
+        " --set train.n=100 --seed 4 --save " + path("m.safetensors"));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("fit " + model + " on 100 samples"), std::string::npos) << r.out;
     r = test::cli_run("predict --model " + path("m.safetensors") + " --in " + path("test.npz") +
@@ -486,7 +508,8 @@ TEST_F(FitPredict, PredictsWithoutTargets) {
   ASSERT_EQ(test::cli_run("fit rfa --set model.heads=4 -q --in " + path("train.npz") + " --save " +
                           path("m.safetensors")).exit_code, 0);
   const Batch test = dataset_read(path("test.npz"), nullptr);
-  npz_write(path("x.npz"), {{"X", DType::F64, {test.n, test.shape.T, test.shape.d_in}, test.X.data()}});
+  npz_write(path("x.npz"),
+            {{"X", DType::F64, {test.n, test.shape.T, test.shape.d_in}, test.X.data()}});
   const test::CliResult r = test::cli_run("predict --model " + path("m.safetensors") + " --in " +
                                           path("x.npz") + " -o " + path("p.npz"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -499,9 +522,12 @@ TEST_F(FitPredict, PredictsWithoutTargets) {
 // disj_accuracy, as a run's do (predict used to keep only the 0-d constants).
 TEST_F(FitPredict, PredictReadsTheDatasetAsFitDoes) {
   const std::string data = path("disj.npz"), model = path("m.safetensors");
-  ASSERT_EQ(test::cli_run("data qsa --n 40 --seed 0 -q --set task.instances=disj -o " + data).exit_code, 0);
+  ASSERT_EQ(
+      test::cli_run("data qsa --n 40 --seed 0 -q --set task.instances=disj -o " + data).exit_code,
+      0);
   ASSERT_EQ(test::cli_run("fit linear -q --in " + data + " --save " + model).exit_code, 0);
-  const test::CliResult r = test::cli_run("predict --model " + model + " --in " + data + " -o " + path("p.npz"));
+  const test::CliResult r =
+      test::cli_run("predict --model " + model + " --in " + data + " -o " + path("p.npz"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("test_disj_accuracy"), std::string::npos) << r.out;
 }
@@ -509,7 +535,9 @@ TEST_F(FitPredict, PredictReadsTheDatasetAsFitDoes) {
 TEST_F(FitPredict, UserErrorsAreOneLineAndWriteNothing) {
   write_rf_data();
   ASSERT_EQ(test::cli_run("data qsa --n 30 --seed 0 -q -o " + path("qsa.npz")).exit_code, 0);
-  ASSERT_EQ(test::cli_run("data rf_target --n 10 --seed 0 --set task.N=5 -q -o " + path("n5.npz")).exit_code, 0);
+  ASSERT_EQ(test::cli_run("data rf_target --n 10 --seed 0 --set task.N=5 -q -o " + path("n5.npz"))
+                .exit_code,
+            0);
   const std::string in = " --in " + path("train.npz");
   const std::string save = " --save " + path("m.safetensors");
   expect_user_error("fit rfaa" + in + save, "did you mean 'rfa'");
@@ -527,7 +555,8 @@ TEST_F(FitPredict, UserErrorsAreOneLineAndWriteNothing) {
   rewrite(path("m.safetensors"), path("t.safetensors"), "seed", "1", "", 0);
   const std::string model = " --model " + path("m.safetensors");
   const std::string out = " -o " + path("p.npz");
-  expect_user_error("predict" + model + " --in " + path("n5.npz") + out, "fitted on inputs (n, 5, 3)");
+  expect_user_error("predict" + model + " --in " + path("n5.npz") + out,
+                    "fitted on inputs (n, 5, 3)");
   expect_user_error("predict" + model + " --in " + path("nope.npz") + out, "nope.npz");
   expect_user_error("predict --model " + path("nope.safetensors") + in + out, "nope.safetensors");
   expect_user_error("predict --model " + path("t.safetensors") + in + out, "differ");

@@ -107,7 +107,8 @@ TEST_F(MpiPieces, RunPointsRoundTripAsMessages) {
 }
 
 TEST_F(MpiPieces, DistributedIsNotPartOfRunIdsOrTheFingerprint) {
-  const Spec plain = spec_load(spec_, {}, false), dist = spec_load(spec_, {"train.distributed=true"}, false);
+  const Spec plain = spec_load(spec_, {}, false),
+             dist = spec_load(spec_, {"train.distributed=true"}, false);
   const auto a = plan_make(plain), b = plan_make(dist);
   ASSERT_EQ(a.size(), b.size());
   for (size_t k = 0; k < a.size(); ++k) {
@@ -142,7 +143,8 @@ TEST_F(MpiPieces, MpiFlagWithoutMpirun) {
   const auto r = test::cli_run("run " + spec_ + " --out " + out + " --mpi -q");
   if (mpi_built()) {
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_NE(r.out.find("4 runs on 1 MPI rank: 4 ran (4 ok, 0 failed)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("4 runs on 1 MPI rank: 4 ran (4 ok, 0 failed)"), std::string::npos)
+        << r.out;
   } else {
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_EQ(r.out, "attnlab: error: --mpi: this attnlab was built without MPI; install "

@@ -48,8 +48,8 @@ std::map<std::string, std::vector<std::string>> torch_cases() {
   // A case: ("id", "model", "task", {model keys}).
   const std::regex row(R"re(\(\s*"([^"]+)",\s*"([^"]+)",\s*"([^"]+)",\s*\{)re");
   std::map<std::string, std::vector<std::string>> out;
-  for (auto it = std::sregex_iterator(cases.begin(), cases.end(), row); it != std::sregex_iterator();
-       ++it)
+  for (auto it = std::sregex_iterator(cases.begin(), cases.end(), row);
+       it != std::sregex_iterator(); ++it)
     out[(*it)[2]].push_back((*it)[1]);
   return out;
 }

@@ -111,7 +111,8 @@ TEST(Quantize, BadBitsAreRejectedNamingTheKey) {
       quantize_check_bits(bad, "model.bits");
       ADD_FAILURE() << bad << " accepted";
     } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("model.bits = " + std::to_string(bad)), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("model.bits = " + std::to_string(bad)),
+                std::string::npos)
           << e.what();
     }
   }
@@ -197,7 +198,8 @@ TEST(NetPrecision, ErrorShrinksAsBitsGrow) {
     std::map<int, double> err;
     for (int bits = 2; bits <= 10; ++bits)
       err[bits] = mean_abs_diff(predict(model, {{"bits", std::to_string(bits)}}, x), exact);
-    for (int bits = 2; bits <= 10; ++bits) EXPECT_GT(err[bits], 0) << bits << " bits change nothing";
+    for (int bits = 2; bits <= 10; ++bits)
+      EXPECT_GT(err[bits], 0) << bits << " bits change nothing";
     // Rounding error halves per bit on average: allow single-bit wiggles, not two-bit ones.
     for (int bits = 2; bits + 2 <= 10; ++bits)
       EXPECT_LT(err[bits + 2], err[bits]) << bits << " → " << bits + 2 << " bits";
@@ -218,7 +220,8 @@ TEST(NetPrecision, ASequenceDoesNotDependOnTheOthersInItsBatch) {
       for (int64_t b = 0; b < 4; ++b) {
         const std::vector<double> one(x.begin() + b * x_seq, x.begin() + (b + 1) * x_seq);
         const std::vector<double> alone = run(*net, one);
-        const std::vector<double> in_batch(batch.begin() + b * y_seq, batch.begin() + (b + 1) * y_seq);
+        const std::vector<double> in_batch(batch.begin() + b * y_seq,
+                                           batch.begin() + (b + 1) * y_seq);
         EXPECT_TRUE(same_bits(alone, in_batch)) << "sequence " << b << ": differs by "
                                                 << max_abs_diff(alone, in_batch);
       }
@@ -245,7 +248,8 @@ TEST(NetPrecision, TrainingForwardsRoundOnlyWithBitsInTraining) {
     const auto rounded = run(*eval_only, x);
     eval_only->set_training(true);
     EXPECT_TRUE(same_bits(run(*eval_only, x), exact));
-    auto always = small_net(model, {{"bits", "3"}, {"bits_scores", "true"}, {"bits_in_training", "true"}});
+    auto always =
+        small_net(model, {{"bits", "3"}, {"bits_scores", "true"}, {"bits_in_training", "true"}});
     always->set_training(true);
     EXPECT_TRUE(same_bits(run(*always, x), rounded));
     EXPECT_GT(max_abs_diff(rounded, exact), 1e-6);
@@ -256,7 +260,8 @@ TEST(NetPrecision, TrainingForwardsRoundOnlyWithBitsInTraining) {
 
 // q/k/v tensor x (B, N, H, d) rounded by hand: one quantize_fixed_point per (b, h) on a
 // gathered copy.
-std::vector<double> round_by_head(std::vector<double> x, int64_t B, int64_t H, int64_t d, int64_t bits) {
+std::vector<double> round_by_head(std::vector<double> x, int64_t B, int64_t H, int64_t d,
+                                  int64_t bits) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       std::vector<double> block;
@@ -282,7 +287,8 @@ std::vector<double> matmul(const std::vector<double>& x, const double* W, int64_
 // Naive attention with rounded scores: per (b, h) all N² scores scale·<q_i, k_j> (without
 // the masked j = i under excl), rounded with one scale, row softmax over the unmasked j,
 // Σ_j p_ij v_j. Shapes as ops/attention.h.
-std::vector<double> attention_scores_rounded(const std::vector<double>& q, const std::vector<double>& k,
+std::vector<double> attention_scores_rounded(const std::vector<double>& q,
+                                             const std::vector<double>& k,
                                              const std::vector<double>& v, double scale, int64_t B,
                                              int64_t H, int64_t dk, int64_t dv, int64_t bits,
                                              bool excl = false) {
@@ -294,7 +300,8 @@ std::vector<double> attention_scores_rounded(const std::vector<double>& q, const
         for (int64_t j = 0; j < kN; ++j) {
           if (excl && j == i) continue;
           for (int64_t l = 0; l < dk; ++l)
-            s[i * kN + j] += q[((b * kN + i) * H + h) * dk + l] * k[((b * kN + j) * H + h) * dk + l];
+            s[i * kN + j] +=
+                q[((b * kN + i) * H + h) * dk + l] * k[((b * kN + j) * H + h) * dk + l];
           s[i * kN + j] *= scale;
         }
       quantize_fixed_point(s.data(), kN * kN, bits);
@@ -307,7 +314,8 @@ std::vector<double> attention_scores_rounded(const std::vector<double>& q, const
         for (int64_t j = 0; j < kN; ++j) sum += s[i * kN + j];
         for (int64_t j = 0; j < kN; ++j)
           for (int64_t c = 0; c < dv; ++c)
-            out[((b * kN + i) * H + h) * dv + c] += s[i * kN + j] / sum * v[((b * kN + j) * H + h) * dv + c];
+            out[((b * kN + i) * H + h) * dv + c] +=
+                s[i * kN + j] / sum * v[((b * kN + j) * H + h) * dv + c];
       }
     }
   return out;
@@ -322,11 +330,12 @@ TEST(NetPrecision, AttentionScoreRoundingMatchesANaiveKernel) {
                v = random_vec<double>(n * s.dv, 3, "v");
     std::vector<double> got(n * s.dv), probs(s.B * s.H * kN * kN);
     attention_forward(got.data(), probs.data(), q.data(), k.data(), v.data(), 0.9, s);
-    EXPECT_LT(max_abs_diff(got, attention_scores_rounded(q, k, v, 0.9, s.B, s.H, s.dk, s.dv, 3, excl)),
-              1e-12);
+    EXPECT_LT(
+        max_abs_diff(got, attention_scores_rounded(q, k, v, 0.9, s.B, s.H, s.dk, s.dv, 3, excl)),
+        1e-12);
     std::vector<double> exact(n * s.dv);
-    attention_forward_ref(exact.data(), static_cast<double*>(nullptr), q.data(), k.data(), v.data(), 0.9,
-                          AttentionShape{s.B, kN, s.H, s.dk, s.dv, excl});
+    attention_forward_ref(exact.data(), static_cast<double*>(nullptr), q.data(), k.data(), v.data(),
+                          0.9, AttentionShape{s.B, kN, s.H, s.dk, s.dv, excl});
     EXPECT_GT(max_abs_diff(got, exact), 1e-6) << "3-bit scores are visible";
   }
 }
@@ -352,14 +361,15 @@ TEST(NetPrecision, AttentionMatchesAHandRoundedReference) {
     for (size_t r = 0; r < phi.size(); ++r) phi[r] += b0[r % m];
     const auto q = round_by_head(matmul(phi, ps.value(ps.find("q")), m, H * m), B, H, m, bits);
     const auto k = round_by_head(matmul(phi, ps.value(ps.find("k")), m, H * m), B, H, m, bits);
-    const auto v = round_by_head(matmul(phi, ps.value(ps.find("v")), m, H * kDout), B, H, kDout, bits);
+    const auto v =
+        round_by_head(matmul(phi, ps.value(ps.find("v")), m, H * kDout), B, H, kDout, bits);
     std::vector<double> heads(B * kN * H * kDout);
     const double scale = 1.7;  // temperature_init (fixed: not a parameter)
     if (scores) {
       heads = attention_scores_rounded(q, k, v, scale, B, H, m, kDout, bits);
     } else {
-      attention_forward_ref(heads.data(), static_cast<double*>(nullptr), q.data(), k.data(), v.data(),
-                            scale, AttentionShape{B, kN, H, m, kDout, false});
+      attention_forward_ref(heads.data(), static_cast<double*>(nullptr), q.data(), k.data(),
+                            v.data(), scale, AttentionShape{B, kN, H, m, kDout, false});
     }
     std::vector<double> want(B * kN * kDout, 0.0);
     for (int64_t r = 0; r < B * kN; ++r)
@@ -387,8 +397,9 @@ TEST(NetPrecision, ThirdOrderMatchesAHandRoundedReference) {
   const auto q = proj("q", m), k1 = proj("k1", m), k2 = proj("k2", m);
   const auto v1 = proj("v1", kDout), v2 = proj("v2", kDout);
   std::vector<double> heads(B * kN * H * kDout);
-  third_order_forward_ref(heads.data(), static_cast<double*>(nullptr), q.data(), k1.data(), k2.data(),
-                          v1.data(), v2.data(), 1.7, ThirdOrderShape{B, kN, H, m, kDout, false});
+  third_order_forward_ref(heads.data(), static_cast<double*>(nullptr), q.data(), k1.data(),
+                          k2.data(), v1.data(), v2.data(), 1.7,
+                          ThirdOrderShape{B, kN, H, m, kDout, false});
   std::vector<double> want(B * kN * kDout, 0.0);
   for (int64_t r = 0; r < B * kN; ++r)
     for (int64_t h = 0; h < H; ++h)
@@ -406,25 +417,27 @@ TEST(NetPrecision, ThirdOrderScoreRoundingMatchesANaiveKernel) {
                k2 = random_vec<double>(n * dk, 3, "k2"), v1 = random_vec<double>(n * dv, 4, "v1"),
                v2 = random_vec<double>(n * dv, 5, "v2");
     std::vector<double> got(n * dv), probs(s.B * H * N * N * N), got_np(n * dv);
-    third_order_forward(got.data(), probs.data(), q.data(), k1.data(), k2.data(), v1.data(), v2.data(),
-                        0.8, s);
-    third_order_forward(got_np.data(), static_cast<double*>(nullptr), q.data(), k1.data(), k2.data(),
-                        v1.data(), v2.data(), 0.8, s);
+    third_order_forward(got.data(), probs.data(), q.data(), k1.data(), k2.data(), v1.data(),
+                        v2.data(), 0.8, s);
+    third_order_forward(got_np.data(), static_cast<double*>(nullptr), q.data(), k1.data(),
+                        k2.data(), v1.data(), v2.data(), 0.8, s);
     EXPECT_TRUE(same_bits(got, got_np)) << "with and without the probs cache";
     std::vector<double> want(n * dv, 0.0);
-    auto at = [&](const std::vector<double>& t, int64_t b, int64_t i, int64_t h, int64_t d, int64_t l) {
-      return t[((b * N + i) * H + h) * d + l];
-    };
+    auto at = [&](const std::vector<double>& t, int64_t b, int64_t i, int64_t h, int64_t d,
+                  int64_t l) { return t[((b * N + i) * H + h) * d + l]; };
     for (int64_t b = 0; b < s.B; ++b)
       for (int64_t h = 0; h < H; ++h) {
         std::vector<double> sc(N * N * N, 0.0);
-        auto masked = [&](int64_t i, int64_t j, int64_t k) { return excl && (j == i || k == i || j == k); };
+        auto masked = [&](int64_t i, int64_t j, int64_t k) {
+          return excl && (j == i || k == i || j == k);
+        };
         for (int64_t i = 0; i < N; ++i)
           for (int64_t j = 0; j < N; ++j)
             for (int64_t k = 0; k < N; ++k) {
               if (masked(i, j, k)) continue;
               double acc = 0;
-              for (int64_t l = 0; l < dk; ++l) acc += at(q, b, i, h, dk, l) * at(k1, b, j, h, dk, l) * at(k2, b, k, h, dk, l);
+              for (int64_t l = 0; l < dk; ++l)
+                acc += at(q, b, i, h, dk, l) * at(k1, b, j, h, dk, l) * at(k2, b, k, h, dk, l);
               sc[(i * N + j) * N + k] = 0.8 * acc;
             }
         quantize_fixed_point(sc.data(), N * N * N, s.score_bits);
@@ -500,11 +513,18 @@ TEST(NetPrecision, TrainingWithBitsInTheLoopLowersTheLoss) {
   task_params.set_text("d_out", "2");
   const auto task = task_make("qsa", task_params);
   ModelRecord r = model_record_make("attention", 5, task->shape());
-  for (const auto& [k, v] : Sets{{"m", "8"}, {"phi_width", "24"}, {"bits", "6"}, {"bits_scores", "true"},
+  for (const auto& [k, v] : Sets{{"m", "8"},
+                                 {"phi_width", "24"},
+                                 {"bits", "6"},
+                                 {"bits_scores", "true"},
                                  {"bits_in_training", "true"}})
     r.model_params.set_text(k, v);
-  for (const auto& [k, v] : Sets{{"n", "0"}, {"steps", "400"}, {"batch", "32"}, {"eval_every", "100"},
-                                 {"val_n", "128"}, {"lr", "3e-3"}})
+  for (const auto& [k, v] : Sets{{"n", "0"},
+                                 {"steps", "400"},
+                                 {"batch", "32"},
+                                 {"eval_every", "100"},
+                                 {"val_n", "128"},
+                                 {"lr", "3e-3"}})
     r.train_params.set_text(k, v);
   auto model = model_find("attention").make(
       ModelContext{r.model_params, r.train_params, task->shape(), r.seed, task.get(), 1000000000});
@@ -539,7 +559,8 @@ TEST(NetPrecision, BadBitsAreUserErrorsNamingModelBits) {
 
 TEST(NetPrecision, ASavedModelKeepsItsBits) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_precision_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_precision_" + std::to_string(getpid()));
   fs::create_directories(dir);
   Params task_params = task_default_params("qsa");
   task_params.set_text("N", "4");
@@ -550,7 +571,8 @@ TEST(NetPrecision, ASavedModelKeepsItsBits) {
   ModelRecord r = model_record_make("attention", 5, task->shape());
   r.model_params.set_text("m", "4");
   r.model_params.set_text("bits", "3");
-  for (const auto& [k, v] : Sets{{"n", "40"}, {"steps", "5"}, {"batch", "16"}, {"dtype", "float64"}})
+  for (const auto& [k, v] :
+       Sets{{"n", "40"}, {"steps", "5"}, {"batch", "16"}, {"dtype", "float64"}})
     r.train_params.set_text(k, v);
   auto model = model_make(r);
   FitLog log;

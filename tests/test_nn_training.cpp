@@ -33,7 +33,8 @@ TEST(Optimizer, AdamFirstStepIsLrTimesSignOfGradient) {
   std::vector<double> theta{1.0, -2.0, 0.5}, g{0.3, -4.0, 1e-3};
   opt.step(theta.data(), g.data(), 0.1);
   for (int i = 0; i < 3; ++i) {
-    const double expected = std::vector<double>{1.0, -2.0, 0.5}[i] - 0.1 * g[i] / (std::abs(g[i]) + 1e-8);
+    const double expected =
+        std::vector<double>{1.0, -2.0, 0.5}[i] - 0.1 * g[i] / (std::abs(g[i]) + 1e-8);
     EXPECT_NEAR(theta[i], expected, 1e-15);
   }
 }
@@ -214,14 +215,16 @@ TEST(Trainer, PatienceStopsAfterThatManyEvaluationsWithoutImprovement) {
   EXPECT_EQ(r.steps_run, 4);  // evaluations at steps 2, 3, 4 do not improve on step 1
   LinearNet full(4, 2);
   full.init(3);
-  const TrainReport all = trainer_run<double>(full, v.config(0, true), whole_set(v.train), v.val, log);
+  const TrainReport all =
+      trainer_run<double>(full, v.config(0, true), whole_set(v.train), v.val, log);
   EXPECT_FALSE(all.stopped_early);
   EXPECT_EQ(all.steps_run, 30);
 }
 
 // The stopping rule applied by hand to a whole recorded curve: the step it stops at
 // (0: never) for this patience and min_delta.
-int64_t stop_step_of_curve(const std::vector<double>& val_losses, int64_t patience, double min_delta) {
+int64_t stop_step_of_curve(const std::vector<double>& val_losses, int64_t patience,
+                           double min_delta) {
   double reference = INFINITY;
   int64_t since = 0;
   for (size_t i = 0; i < val_losses.size(); ++i) {
@@ -265,7 +268,8 @@ TEST(Trainer, MinDeltaStopsWhereTheRuleAppliedToTheWholeCurveSays) {
   ASSERT_GT(last_drop, 0);
   ASSERT_GT(first_drop, 4 * last_drop);
   int stopped_part_way = 0;
-  for (double min_delta : {last_drop / 2, std::sqrt(first_drop * last_drop), first_drop / 2, 10 * first_drop})
+  for (double min_delta :
+       {last_drop / 2, std::sqrt(first_drop * last_drop), first_drop / 2, 10 * first_drop})
     for (int64_t patience : {1, 3}) {
       const int64_t expected = stop_step_of_curve(curve, patience, min_delta);
       FitLog log;
@@ -572,7 +576,8 @@ TEST(NeuralModel, DivergenceIsAClearError) {
     run.model->fit(Batch{}, log);
     FAIL() << "expected the fit to diverge";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("training diverged at step"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("training diverged at step"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -640,8 +645,11 @@ TEST(NeuralModel, CategoricalTargetsTrainWithCrossEntropyAndPredictSoftmax) {
   std::vector<ParamSpec> train = {param_int("n", 0, "", 0, 1e12)};
   for (auto& p : model_find("mlp").train_schema()) train.push_back(p);
   Params train_params("train", train);
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"steps", "300"}, {"batch", "32"}, {"lr", "0.01"}, {"val_n", "64"}, {"dtype", "float64"}})
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"steps", "300"},
+                                                                             {"batch", "32"},
+                                                                             {"lr", "0.01"},
+                                                                             {"val_n", "64"},
+                                                                             {"dtype", "float64"}})
     train_params.set_text(k, v);
   auto make = [&] {
     return model_find("mlp").make(

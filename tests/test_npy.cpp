@@ -112,15 +112,32 @@ TestArray test_array(DType dtype, std::vector<int64_t> shape, int64_t chars = 0)
   for (int64_t i = 0; i < n; ++i) {
     unsigned char* p = t.bytes.data() + i * item;
     switch (dtype) {
-      case DType::F64: { double v = 0.25 * static_cast<double>(i) - 3.0; std::memcpy(p, &v, 8); break; }
-      case DType::F32: { float v = 1.5f * static_cast<float>(i) + 0.125f; std::memcpy(p, &v, 4); break; }
-      case DType::I64: { int64_t v = (i * 1000003) - (int64_t{1} << 40); std::memcpy(p, &v, 8); break; }
-      case DType::I32: { int32_t v = static_cast<int32_t>(i * 7 - 50); std::memcpy(p, &v, 4); break; }
+      case DType::F64: {
+        double v = 0.25 * static_cast<double>(i) - 3.0;
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::F32: {
+        float v = 1.5f * static_cast<float>(i) + 0.125f;
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::I64: {
+        int64_t v = (i * 1000003) - (int64_t{1} << 40);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::I32: {
+        int32_t v = static_cast<int32_t>(i * 7 - 50);
+        std::memcpy(p, &v, 4);
+        break;
+      }
       case DType::U8: p[0] = static_cast<unsigned char>(i * 37 % 256); break;
       case DType::Bool: p[0] = static_cast<unsigned char>(i % 3 == 0); break;
       case DType::Unicode:
         for (int64_t c = 0; c < t.chars; ++c) {
-          char32_t ch = c < (i % (t.chars + 1)) ? static_cast<char32_t>(U'a' + (i + c) % 26) : U'\0';
+          char32_t ch =
+              c < (i % (t.chars + 1)) ? static_cast<char32_t>(U'a' + (i + c) % 26) : U'\0';
           std::memcpy(p + 4 * c, &ch, 4);
         }
         break;
@@ -138,7 +155,8 @@ void expect_same(const TestArray& want, const NpyArray& got) {
 
 const std::vector<DType> kAllDtypes = {DType::F64, DType::F32, DType::I64, DType::I32,
                                        DType::U8,  DType::Bool, DType::Unicode};
-const std::vector<std::vector<int64_t>> kShapes = {{}, {0}, {1}, {5}, {2, 3}, {2, 0, 3}, {3, 0}, {1, 2, 3, 4}};
+const std::vector<std::vector<int64_t>> kShapes = {{},     {0},       {1},    {5},
+                                                   {2, 3}, {2, 0, 3}, {3, 0}, {1, 2, 3, 4}};
 
 std::string entry_name(size_t i) {
   std::string s = "a";
@@ -210,7 +228,8 @@ TEST(NpyRoundTrip, HeaderLayoutLikeNumpy) {
   const std::string bytes = file_read(dir.file("a.npy"));
   ASSERT_GE(bytes.size(), 10u);
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  const size_t hlen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const size_t hlen =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
   EXPECT_EQ((10 + hlen) % 64, 0u);
   EXPECT_EQ(bytes[10 + hlen - 1], '\n');
   const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 3, 2), }";
@@ -266,7 +285,8 @@ TEST(NpyRoundTrip, ReaderAcceptsOtherVersionsAndDescrForms) {
   const std::string path = dir.file("v.npy");
   for (int major : {1, 2, 3}) {
     for (const char* descr : {"<f8", "=f8", "f8", "|f8"}) {
-      file_write(path, npy_image(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (3,), }",
+      file_write(path, npy_image(std::string("{'descr': '") + descr +
+                                     "', 'fortran_order': False, 'shape': (3,), }",
                                  data, major));
       SCOPED_TRACE(std::string(descr) + " v" + std::to_string(major));
       const NpyArray a = attn::npy_read(path);
@@ -275,10 +295,12 @@ TEST(NpyRoundTrip, ReaderAcceptsOtherVersionsAndDescrForms) {
     }
   }
   // Python 2 longs, double quotes, other key order, 1-d Fortran order (same bytes as C).
-  file_write(path, npy_image("{\"shape\": (3L,), \"fortran_order\": True, \"descr\": \"<f8\"}", data));
+  file_write(path,
+             npy_image("{\"shape\": (3L,), \"fortran_order\": True, \"descr\": \"<f8\"}", data));
   EXPECT_EQ(attn::npy_read(path).to_f64(), (std::vector<double>{1, 2, 3}));
   for (const char* descr : {"|u1", "u1", "<u1", "|b1", "b1", "?"}) {
-    file_write(path, npy_image(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (2,), }",
+    file_write(path, npy_image(std::string("{'descr': '") + descr +
+                                   "', 'fortran_order': False, 'shape': (2,), }",
                                std::string("\x01\x00", 2)));
     EXPECT_EQ(attn::npy_read(path).to_i64(), (std::vector<int64_t>{1, 0})) << descr;
   }
@@ -407,7 +429,8 @@ np.save(d + '/ne.npy', np.float64(1.5))
 )";
   ASSERT_EQ(python_run(dir, script, dir.path().string()), 0);
   for (const char* n : {"a", "b", "c", "d", "e"}) {
-    EXPECT_EQ(file_read(dir.file(std::string(n) + ".npy")), file_read(dir.file(std::string("n") + n + ".npy")))
+    EXPECT_EQ(file_read(dir.file(std::string(n) + ".npy")),
+              file_read(dir.file(std::string("n") + n + ".npy")))
         << "array " << n;
   }
 }
@@ -445,7 +468,8 @@ np.savez(d + '/p.npz', **arrays)
     EXPECT_EQ(f8.to_f64()[23], 23.0 / 8);
     EXPECT_EQ(m.at("f4").dtype, DType::F32);
     EXPECT_EQ(m.at("f4").to_f64(), (std::vector<double>{-1, -0.5, 0, 0.5, 1}));
-    EXPECT_EQ(m.at("i8").to_i64(), (std::vector<int64_t>{-(int64_t{1} << 40), 3, 5, int64_t{1} << 62}));
+    EXPECT_EQ(m.at("i8").to_i64(),
+              (std::vector<int64_t>{-(int64_t{1} << 40), 3, 5, int64_t{1} << 62}));
     EXPECT_EQ(m.at("i4").to_i64(), (std::vector<int64_t>{-7, 0, 7}));
     EXPECT_EQ(m.at("u1").to_i64()[255], 255);
     EXPECT_EQ(m.at("b1").dtype, DType::Bool);
@@ -485,7 +509,8 @@ for path in sys.argv[1:]:
     with zipfile.ZipFile(path) as zf:
         assert zf.testzip() is None
         infos = zf.infolist()
-        assert [i.filename for i in infos] == ['X.npy', 'idx.npy', 'mask.npy', 'none.npy', 'meta.npy'], infos
+        names = ['X.npy', 'idx.npy', 'mask.npy', 'none.npy', 'meta.npy']
+        assert [i.filename for i in infos] == names, infos
         assert all(i.compress_type == zipfile.ZIP_STORED for i in infos)
         assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
     z = np.load(path)
@@ -516,8 +541,10 @@ TEST(NpyRead, TruncatedFilesThrow) {
 
 TEST(NpyRead, WrongMagicThrows) {
   TempDir dir;
-  file_write(dir.file("m.npy"), "\x93NUMPZ" + npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
-                                                        f64_bytes({1})).substr(6));
+  file_write(dir.file("m.npy"),
+             "\x93NUMPZ" + npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                                     f64_bytes({1}))
+                               .substr(6));
   EXPECT_THROW(attn::npy_read(dir.file("m.npy")), IoError);
   file_write(dir.file("text.npy"), "just some text, not an array at all\n");
   EXPECT_THROW(attn::npy_read(dir.file("text.npy")), IoError);
@@ -566,7 +593,8 @@ TEST(NpyRead, CorruptHeadersThrow) {
 
 TEST(NpyRead, HeaderLengthPastEndThrows) {
   TempDir dir;
-  std::string img = npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f64_bytes({1, 2}));
+  std::string img =
+      npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f64_bytes({1, 2}));
   img[8] = '\xff';
   img[9] = '\xff';
   file_write(dir.file("h.npy"), img);
@@ -577,7 +605,8 @@ TEST(NpyRead, HeaderLengthPastEndThrows) {
     EXPECT_NE(std::string(e.what()).find(dir.file("h.npy")), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("past the end"), std::string::npos) << e.what();
   }
-  std::string v2 = npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f64_bytes({1, 2}), 2);
+  std::string v2 =
+      npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f64_bytes({1, 2}), 2);
   v2[11] = '\x7f';  // 2 GB header length
   file_write(dir.file("h2.npy"), v2);
   EXPECT_THROW(attn::npy_read(dir.file("h2.npy")), IoError);
@@ -586,9 +615,11 @@ TEST(NpyRead, HeaderLengthPastEndThrows) {
 TEST(NpyRead, UnsupportedDtypesThrow) {
   TempDir dir;
   const std::string data(16, '\0');
-  const std::vector<std::string> descrs = {"<i2", ">f8", ">i4", "|O", "<c16", "|S5", ">U2", "<u8", "<M8[ns]", "f"};
+  const std::vector<std::string> descrs = {"<i2", ">f8", ">i4", "|O",      "<c16",
+                                           "|S5", ">U2", "<u8", "<M8[ns]", "f"};
   for (const std::string& d : descrs) {
-    file_write(dir.file("d.npy"), npy_image("{'descr': '" + d + "', 'fortran_order': False, 'shape': (2,), }", data));
+    file_write(dir.file("d.npy"),
+               npy_image("{'descr': '" + d + "', 'fortran_order': False, 'shape': (2,), }", data));
     try {
       attn::npy_read(dir.file("d.npy"));
       ADD_FAILURE() << d << " must throw";
@@ -597,9 +628,13 @@ TEST(NpyRead, UnsupportedDtypesThrow) {
     }
   }
   // Structured dtype and Fortran order of a 2-d array.
-  file_write(dir.file("s.npy"), npy_image("{'descr': [('a', '<f8'), ('b', '<f8')], 'fortran_order': False, 'shape': (1,), }", data));
+  file_write(
+      dir.file("s.npy"),
+      npy_image("{'descr': [('a', '<f8'), ('b', '<f8')], 'fortran_order': False, 'shape': (1,), }",
+                data));
   EXPECT_THROW(attn::npy_read(dir.file("s.npy")), IoError);
-  file_write(dir.file("f.npy"), npy_image("{'descr': '<f8', 'fortran_order': True, 'shape': (1, 2), }", data));
+  file_write(dir.file("f.npy"),
+             npy_image("{'descr': '<f8', 'fortran_order': True, 'shape': (1, 2), }", data));
   EXPECT_THROW(attn::npy_read(dir.file("f.npy")), IoError);
 }
 
@@ -670,8 +705,9 @@ TEST(NpzRead, TruncatedAndCorruptFilesThrow) {
 TEST(NpzRead, CorruptCompressedEntriesThrow) {
   REQUIRE_NUMPY();
   TempDir dir;
-  ASSERT_EQ(python_run(dir, "import numpy as np, sys\n"
-                            "np.savez_compressed(sys.argv[1], a=np.arange(2000.0), b=np.array('xyz'))\n",
+  ASSERT_EQ(python_run(dir,
+                       "import numpy as np, sys\n"
+                       "np.savez_compressed(sys.argv[1], a=np.arange(2000.0), b=np.array('xyz'))\n",
                        dir.file("c.npz")),
             0);
   const std::string full = file_read(dir.file("c.npz"));
@@ -692,8 +728,9 @@ TEST(NpzRead, CorruptCompressedEntriesThrow) {
 TEST(NpzRead, UnsupportedDtypeInEntryNamesEntry) {
   REQUIRE_NUMPY();
   TempDir dir;
-  ASSERT_EQ(python_run(dir, "import numpy as np, sys\n"
-                            "np.savez(sys.argv[1], ok=np.zeros(2), half=np.zeros(3, dtype='<f2'))\n",
+  ASSERT_EQ(python_run(dir,
+                       "import numpy as np, sys\n"
+                       "np.savez(sys.argv[1], ok=np.zeros(2), half=np.zeros(3, dtype='<f2'))\n",
                        dir.file("h.npz")),
             0);
   try {
@@ -810,7 +847,8 @@ TEST(AtomicFile, SignalRemovesTempFile) {
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_FALSE(fs::exists(path));
   EXPECT_EQ(temp_files_in(dir.path()), 0);

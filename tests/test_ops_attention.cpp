@@ -265,9 +265,12 @@ TEST(OpsAttention, SharedKeysEqualKeysCopiedIntoEveryHead) {
           k_full[(bn * s.H + h) * s.dk + l] = k_shared[bn * s.dk + l];
     std::vector<double> out(d.n_out()), probs(d.n_probs()), out_f(d.n_out()), probs_f(d.n_probs());
     std::vector<double> out_r(d.n_out()), probs_r(d.n_probs());
-    attention_forward<double>(out.data(), probs.data(), d.q.data(), k_shared.data(), d.v.data(), 0.9, shared);
-    attention_forward<double>(out_f.data(), probs_f.data(), d.q.data(), k_full.data(), d.v.data(), 0.9, s);
-    attention_forward_ref<double>(out_r.data(), probs_r.data(), d.q.data(), k_shared.data(), d.v.data(), 0.9, shared);
+    attention_forward<double>(out.data(), probs.data(), d.q.data(), k_shared.data(), d.v.data(),
+                              0.9, shared);
+    attention_forward<double>(out_f.data(), probs_f.data(), d.q.data(), k_full.data(), d.v.data(),
+                              0.9, s);
+    attention_forward_ref<double>(out_r.data(), probs_r.data(), d.q.data(), k_shared.data(),
+                                  d.v.data(), 0.9, shared);
     EXPECT_LE(rel_diff(out, out_f), 1e-13);
     EXPECT_LE(rel_diff(out, out_r), 1e-12);
     const std::vector<double> dout = random_vec<double>(d.n_out(), 13, "test.dout");
@@ -276,12 +279,13 @@ TEST(OpsAttention, SharedKeysEqualKeysCopiedIntoEveryHead) {
     double ds = 0, ds_f = 0;
     attention_backward<double>(dq.data(), dk.data(), dv.data(), &ds, dout.data(), d.q.data(),
                                k_shared.data(), d.v.data(), probs.data(), 0.9, shared);
-    attention_backward<double>(dq_f.data(), dk_f.data(), dv_f.data(), &ds_f, dout.data(), d.q.data(),
-                               k_full.data(), d.v.data(), probs_f.data(), 0.9, s);
+    attention_backward<double>(dq_f.data(), dk_f.data(), dv_f.data(), &ds_f, dout.data(),
+                               d.q.data(), k_full.data(), d.v.data(), probs_f.data(), 0.9, s);
     std::vector<double> dk_summed(k_shared.size(), 0.0);
     for (int64_t bn = 0; bn < s.B * s.N; ++bn)
       for (int64_t h = 0; h < s.H; ++h)
-        for (int64_t l = 0; l < s.dk; ++l) dk_summed[bn * s.dk + l] += dk_f[(bn * s.H + h) * s.dk + l];
+        for (int64_t l = 0; l < s.dk; ++l)
+          dk_summed[bn * s.dk + l] += dk_f[(bn * s.H + h) * s.dk + l];
     EXPECT_LE(rel_diff(dq, dq_f), 1e-12);
     EXPECT_LE(rel_diff(dv, dv_f), 1e-12);
     EXPECT_LE(rel_diff(dk, dk_summed), 1e-12);

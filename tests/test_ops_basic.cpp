@@ -31,7 +31,8 @@ using test_ops_basic::rel_err;
 struct LinearShape {
   int64_t rows, in, out;
 };
-const LinearShape kLinearShapes[] = {{1, 1, 1}, {1, 7, 3}, {13, 5, 11}, {4, 1, 9}, {17, 31, 2}, {3, 2, 1}};
+const LinearShape kLinearShapes[] = {{1, 1, 1}, {1, 7, 3},   {13, 5, 11},
+                                     {4, 1, 9}, {17, 31, 2}, {3, 2, 1}};
 
 // Runs forward and backward (into pre-filled buffers) with the fast or the reference path.
 template <class T>
@@ -140,7 +141,8 @@ std::vector<double> activation_points() {
 
 TEST(OpsBasicActivation, ParseNameRoundTripAndUnknownNameHint) {
   EXPECT_EQ(activation_names().size(), 5u);
-  for (const auto& name : activation_names()) EXPECT_EQ(activation_name(activation_parse(name)), name);
+  for (const auto& name : activation_names())
+    EXPECT_EQ(activation_name(activation_parse(name)), name);
   try {
     activation_parse("rleu");
     FAIL() << "no error for an unknown activation";
@@ -205,8 +207,10 @@ TEST(OpsBasicActivation, ExtremeInputsStayFinite) {
     activation_forward<double>(yd.data(), xd.data(), 6, a);
     activation_backward<double>(dd.data(), ones_d.data(), xd.data(), yd.data(), 6, a);
     for (int k = 0; k < 6; ++k) {
-      EXPECT_TRUE(std::isfinite(yf[k]) && std::isfinite(df[k])) << activation_name(a) << " " << xf[k];
-      EXPECT_TRUE(std::isfinite(yd[k]) && std::isfinite(dd[k])) << activation_name(a) << " " << xd[k];
+      EXPECT_TRUE(std::isfinite(yf[k]) && std::isfinite(df[k]))
+          << activation_name(a) << " " << xf[k];
+      EXPECT_TRUE(std::isfinite(yd[k]) && std::isfinite(dd[k]))
+          << activation_name(a) << " " << xd[k];
     }
   }
   // Saturation values.
@@ -230,7 +234,8 @@ TEST(OpsBasicActivation, VectorisedValuesDependOnlyOnTheInput) {
     for (int64_t start : {1, 3, 17, 40}) {
       std::vector<float> part(x.size() - start);
       activation_forward<float>(part.data(), x.data() + start, 53 - start, a);
-      for (size_t k = 0; k < part.size(); ++k) ASSERT_EQ(part[k], all[start + k]) << activation_name(a);
+      for (size_t k = 0; k < part.size(); ++k)
+        ASSERT_EQ(part[k], all[start + k]) << activation_name(a);
     }
     // Float accuracy against the double reference: a few ulp, relative, including the tails.
     for (size_t k = 0; k < x.size(); ++k) {

@@ -221,7 +221,8 @@ TEST(OpsBasicLoss, CrossEntropyClosedForms) {
   EXPECT_NEAR(loss_forward(LossSpec(Loss::cross_entropy, 2), pair_z.data(), pair_t.data(), 18),
               loss_forward<double>(Loss::bce_logits, x.data(), bce_t.data(), 9), 1e-14);
   std::vector<double> dpair(18, 0.0), dbce(9, 0.0);
-  loss_backward(LossSpec(Loss::cross_entropy, 2), dpair.data(), pair_z.data(), pair_t.data(), 18, 1.0);
+  loss_backward(LossSpec(Loss::cross_entropy, 2), dpair.data(), pair_z.data(), pair_t.data(), 18,
+                1.0);
   loss_backward<double>(Loss::bce_logits, dbce.data(), x.data(), bce_t.data(), 9, 1.0);
   for (int64_t k = 0; k < 9; ++k) {
     EXPECT_NEAR(dpair[2 * k + 1], dbce[k], 1e-15);
@@ -252,7 +253,8 @@ TEST(OpsBasicLoss, CrossEntropyMatchesTheNaiveReferenceAndIsStable) {
   EXPECT_EQ(dh, (std::vector<double>{0.5, -0.5, 0.0, 0.0}));
   // Every position ignored: nothing to average over.
   const std::vector<double> none(4, 0.0);
-  EXPECT_THROW(loss_forward(LossSpec(Loss::cross_entropy, 2), zh.data(), none.data(), 4), UserError);
+  EXPECT_THROW(loss_forward(LossSpec(Loss::cross_entropy, 2), zh.data(), none.data(), 4),
+               UserError);
 }
 
 TEST(OpsBasicLoss, EmptyBatchIsUserError) {
@@ -302,9 +304,11 @@ TEST(OpsBasicEmbedding, IndexOutOfRangeIsUserErrorAndWritesNothing) {
   }
   EXPECT_EQ(out, std::vector<double>(6, -7.0));
   const std::vector<int64_t> negative{-1};
-  EXPECT_THROW(embedding_forward<double>(out.data(), negative.data(), table.data(), 1, 2, 3), UserError);
+  EXPECT_THROW(embedding_forward<double>(out.data(), negative.data(), table.data(), 1, 2, 3),
+               UserError);
   std::vector<double> dtable(6, 0.0);
-  EXPECT_THROW(embedding_backward<double>(dtable.data(), out.data(), negative.data(), 1, 3), UserError);
+  EXPECT_THROW(embedding_backward<double>(dtable.data(), out.data(), negative.data(), 1, 3),
+               UserError);
 }
 
 }  // namespace

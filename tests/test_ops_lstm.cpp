@@ -77,8 +77,8 @@ State<T> run_forward(const Problem& p, bool bias, bool ref) {
     lstm_forward_ref<T>(st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(), x.data(),
                         wx.data(), wh.data(), bp, s);
   } else {
-    lstm_forward<T>(st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(), x.data(), wx.data(),
-                    wh.data(), bp, s);
+    lstm_forward<T>(st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(), x.data(),
+                    wx.data(), wh.data(), bp, s);
   }
   return st;
 }
@@ -99,8 +99,8 @@ Grads<T> run_backward(const Problem& p, bool bias, double fill) {
   auto g = grads_filled<T>(p.s, fill);
   const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), dh = cast<T>(p.dh);
   lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), g.db.data(), dh.data(), x.data(),
-                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(), st.gates.data(),
-                   p.s);
+                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(),
+                   st.gates.data(), p.s);
   return g;
 }
 
@@ -206,10 +206,12 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
 }
 
 // The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
-// instruction set (vmath, the cell-backward loop, the sparse input products; ops/isa.h): the same bits.
+// instruction set (vmath, the cell-backward loop, the sparse input products; ops/isa.h): the same
+// bits.
 void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
-  const auto both = test::generic_and(
-      copy, [&] { return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5)); });
+  const auto both = test::generic_and(copy, [&] {
+    return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5));
+  });
   const auto& [st_generic, g_generic] = both.first;
   const auto& [st, g] = both.second;
   test::expect_same_bits(st_generic.h, st.h, "h");
@@ -239,11 +241,13 @@ TEST_P(OpsLstmCopies, GiveTheGenericCopysBits) {
   // Dense inputs (hidden sizes that are and are not multiples of 16), then one-hot inputs on the
   // sparse path (36 gate columns: a full 32-wide slice and a tail; 68 columns: 4 blocks of 16 and
   // a tail in the AVX-512 compaction).
-  for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true), shape(4, 7, 5, 8, false)}) {
+  for (LstmShape s :
+       {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true), shape(4, 7, 5, 8, false)}) {
     SCOPED_TRACE(describe(s, true));
     expect_same_bits_as_generic(GetParam(), make_problem(s, 3));
   }
-  for (LstmShape s : {shape(70, 5, 9, 9, false), shape(70, 5, 9, 9, true), shape(33, 4, 68, 32, false)}) {
+  for (LstmShape s :
+       {shape(70, 5, 9, 9, false), shape(70, 5, 9, 9, true), shape(33, 4, 68, 32, false)}) {
     SCOPED_TRACE(describe(s, true));
     expect_same_bits_as_generic(GetParam(), one_hot_problem(s));
   }
@@ -255,7 +259,8 @@ TEST(OpsLstm, OneHotInputsTakeTheSparsePathAndAgree) {
   // One-hot tokens: the input products run on the non-zeros (ops/sparse_rows.h); same values as
   // the naive references (and the same bits in every copy: OpsLstmCopies).
   for (bool reverse : {false, true}) {
-    const LstmShape s = shape(70, 5, 9, 9, reverse);  // 36 gate columns: a full 32-wide slice and a tail
+    const LstmShape s =
+        shape(70, 5, 9, 9, reverse);  // 36 gate columns: a full 32-wide slice and a tail
     SCOPED_TRACE(describe(s, true));
     const Problem p = one_hot_problem(s);
     SparseRows<double> probe;
@@ -354,7 +359,8 @@ TEST(OpsLstm, StatesDependOnlyOnTokensAlreadyRead) {
         const bool read = reverse ? t <= t_changed : t >= t_changed;
         double diff = 0;
         for (int64_t k = 0; k < s.Hd; ++k)
-          diff = std::max(diff, std::abs(a.h[(bb * s.T + t) * s.Hd + k] - b.h[(bb * s.T + t) * s.Hd + k]));
+          diff = std::max(
+              diff, std::abs(a.h[(bb * s.T + t) * s.Hd + k] - b.h[(bb * s.T + t) * s.Hd + k]));
         if (read) {
           EXPECT_GT(diff, 1e-6) << "reverse " << reverse << " t " << t;
         } else {
@@ -377,7 +383,8 @@ TEST(OpsLstm, BatchRowsAreIndependent) {
     one.x.assign(p.x.begin() + b * s.T * s.C, p.x.begin() + (b + 1) * s.T * s.C);
     one.dh.assign(p.dh.begin() + b * s.T * s.Hd, p.dh.begin() + (b + 1) * s.T * s.Hd);
     const auto st = run_forward<double>(one, true, false);
-    const std::vector<double> h_b(all.h.begin() + b * s.T * s.Hd, all.h.begin() + (b + 1) * s.T * s.Hd);
+    const std::vector<double> h_b(all.h.begin() + b * s.T * s.Hd,
+                                  all.h.begin() + (b + 1) * s.T * s.Hd);
     EXPECT_LE(rel_err(st.h, h_b), 1e-14);
     const auto g = run_backward<double>(one, true, 0.0);
     for (size_t k = 0; k < dwx_sum.size(); ++k) dwx_sum[k] += g.dwx[k];

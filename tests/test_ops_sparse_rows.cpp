@@ -1,6 +1,7 @@
 // Compressed rows (ops/sparse_rows.h): the density decision, the stored entries, both products
 // against plain dense loops (row strides, widths that are and are not multiples of the chunk,
-// empty rows), accumulation, and each vector copy (AVX2, AVX-512) against the generic one (same bits).
+// empty rows), accumulation, and each vector copy (AVX2, AVX-512) against the generic one (same
+// bits).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,16 +64,17 @@ TEST(SparseRows, BuildKeepsNonZerosInOrderAndRefusesDenseInputs) {
   EXPECT_EQ(s.nnz(), 0);
   EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 0, 0.5), UserError);
   EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 4, -0.01), UserError);
-  EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 4, std::numeric_limits<double>::quiet_NaN()), UserError);
+  EXPECT_THROW(sparse_rows_build(s, x.data(), 3, 4, std::numeric_limits<double>::quiet_NaN()),
+               UserError);
 }
 
 // out += x·w and dw += xᵀ·d with plain loops over every entry of x.
 struct DenseRef {
   std::vector<double> out, dw;
 };
-DenseRef dense_ref(const std::vector<double>& x, int64_t rows, int64_t cols, const std::vector<double>& w,
-                   const std::vector<double>& d, int64_t n, int64_t ld, const std::vector<double>& out0,
-                   const std::vector<double>& dw0) {
+DenseRef dense_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
+                   const std::vector<double>& w, const std::vector<double>& d, int64_t n,
+                   int64_t ld, const std::vector<double>& out0, const std::vector<double>& dw0) {
   DenseRef r{out0, dw0};
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t k = 0; k < cols; ++k)
@@ -84,9 +86,9 @@ DenseRef dense_ref(const std::vector<double>& x, int64_t rows, int64_t cols, con
 }
 
 template <class T>
-DenseRef run_sparse(const std::vector<double>& x, int64_t rows, int64_t cols, const std::vector<double>& w,
-                    const std::vector<double>& d, int64_t n, int64_t ld, const std::vector<double>& out0,
-                    const std::vector<double>& dw0) {
+DenseRef run_sparse(const std::vector<double>& x, int64_t rows, int64_t cols,
+                    const std::vector<double>& w, const std::vector<double>& d, int64_t n,
+                    int64_t ld, const std::vector<double>& out0, const std::vector<double>& dw0) {
   SparseRows<T> s;
   const auto xt = as<T>(x);
   EXPECT_TRUE(sparse_rows_build(s, xt.data(), rows, cols, 0.5));
@@ -94,7 +96,8 @@ DenseRef run_sparse(const std::vector<double>& x, int64_t rows, int64_t cols, co
   const auto wt = as<T>(w), dt = as<T>(d);
   sparse_rows_times(out.data(), ld, s, wt.data(), n);
   sparse_rows_t_times(dw.data(), s, dt.data(), ld, n);
-  return DenseRef{std::vector<double>(out.begin(), out.end()), std::vector<double>(dw.begin(), dw.end())};
+  return DenseRef{std::vector<double>(out.begin(), out.end()),
+                  std::vector<double>(dw.begin(), dw.end())};
 }
 
 // Infinite when a holds a NaN (std::max would drop it).
@@ -157,10 +160,13 @@ TEST(SparseRows, StridedRowSetsCoverOneTimeStepEach) {
   // Sets that leave the matrix, or do not advance, are user errors.
   EXPECT_THROW(sparse_rows_times(out.data(), n, s, w.data(), n, SparseRowSet{1, 4, L}), UserError);
   EXPECT_THROW(sparse_rows_times(out.data(), n, s, w.data(), n, SparseRowSet{0, 2, 0}), UserError);
-  EXPECT_THROW(sparse_rows_t_times(dw.data(), s, d.data(), n, n, SparseRowSet{-1, 1, 1}), UserError);
+  EXPECT_THROW(sparse_rows_t_times(dw.data(), s, d.data(), n, n, SparseRowSet{-1, 1, 1}),
+               UserError);
 }
 
-std::vector<float> floats(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+std::vector<float> floats(const std::vector<double>& v) {
+  return std::vector<float>(v.begin(), v.end());
+}
 
 class SparseRowsCopies : public testing::TestWithParam<IsaCopy> {};
 
@@ -185,7 +191,8 @@ TEST_P(SparseRowsCopies, BuildTheSameRowsNaNIncludedZeroSignIgnored) {
   // Rows of 37 (two 16-wide blocks and a tail of 5; four 8-wide blocks and a tail) with −0, NaN,
   // inf and denormals, in every block and the tail.
   ATTN_SKIP_WITHOUT_COPY(GetParam());
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
   constexpr int64_t kCols = 37;
   std::vector<float> x(3 * kCols, 0.0f);
   x[0] = -0.0f;

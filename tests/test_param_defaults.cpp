@@ -25,7 +25,9 @@ namespace {
 
 constexpr int64_t kD = 8;  // token dimension of the shape the configs are built for
 
-Params model_defaults(const std::string& model) { return Params("model", model_find(model).schema()); }
+Params model_defaults(const std::string& model) {
+  return Params("model", model_find(model).schema());
+}
 
 TaskShape token_shape() {
   TaskShape s;
@@ -176,7 +178,8 @@ TEST(ParamDefaults, EveryModelsConfigFromDefaultParamsEqualsTheStructDefaults) {
   EXPECT_EQ(rfmlp.width, 4608);  // 512·(8 + 1): the width the earlier struct default wrote
   EXPECT_EQ(rfmlp.w_var, rfmlp_want.w_var);
   EXPECT_EQ(rfmlp.augment, rfmlp_want.augment);
-  expect_rfa_kernel(rfa_kernel_config_from(model("rfa_kernel"), "rfa_kernel", kD), RfaKernelConfig{});
+  expect_rfa_kernel(rfa_kernel_config_from(model("rfa_kernel"), "rfa_kernel", kD),
+                    RfaKernelConfig{});
   RfaKernelConfig brfa_kernel;
   brfa_kernel.w_mean = std::sqrt(static_cast<double>(kD));
   expect_rfa_kernel(rfa_kernel_config_from(model("brfa_kernel"), "brfa_kernel", kD), brfa_kernel);

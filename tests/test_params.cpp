@@ -62,7 +62,8 @@ TEST(Params, WrongTypesAreRejectedWithTheKeyName) {
 TEST(Params, RangesAndChoicesAreEnforced) {
   Params p = example();
   const std::string low = error_of([&] { p.set_text("N", "1"); });
-  EXPECT_NE(low.find("task.N = 1 is out of range: use a value between 2 and 100"), std::string::npos)
+  EXPECT_NE(low.find("task.N = 1 is out of range: use a value between 2 and 100"),
+            std::string::npos)
       << low;
   const std::string choice = error_of([&] { p.set_text("encoding", "multihot"); });
   EXPECT_NE(choice.find("did you mean 'multi_hot'"), std::string::npos) << choice;
@@ -146,8 +147,9 @@ TEST(Params, JsonValuesRoundTrip) {
   EXPECT_EQ(p.get_real_list("l"), (std::vector<double>{0.5, 3.0}));
   for (size_t k = 0; k < p.values().size(); ++k)
     EXPECT_EQ(param_value_from_json(param_value_json(p.values()[k]), "v"), p.values()[k]) << k;
-  EXPECT_EQ(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"l": [1, "x"]})"), "test"); }),
-            "test: train.l must be a list of numbers");
+  EXPECT_EQ(
+      error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"l": [1, "x"]})"), "test"); }),
+      "test: train.l must be a list of numbers");
   EXPECT_EQ(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"n": null})"), "test"); }),
             "test: train.n has an unsupported JSON value null");
   EXPECT_NE(error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"m": 1})"), "test"); })

@@ -58,7 +58,8 @@ TEST_F(PrevReleaseStore, ResumesWithZeroRunsRedoneAndValuesUnchanged) {
   const auto r = test::cli_run("run " + (fixture() / "spec.toml").string() + " --out " +
                                (dir_ / "store").string() + " --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("7 runs: 0 ran (0 ok, 0 failed), 7 already done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7 runs: 0 ran (0 ok, 0 failed), 7 already done"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("not in the current plan"), std::string::npos) << r.out;
   EXPECT_EQ(runs_text(dir_ / "store" / "results.sqlite", true), before);
 }

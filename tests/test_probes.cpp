@@ -23,7 +23,8 @@ namespace {
 // Errors of loading and planning tests/data/rank_pair_probe.toml with `sets` ("" if none).
 std::string spec_error(const std::vector<std::string>& sets) {
   try {
-    plan_make(spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets, false));
+    plan_make(spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets,
+                        false));
   } catch (const UserError& e) {
     return e.what();
   }
@@ -63,7 +64,8 @@ TEST(Probes, EveryRowIsComplete) {
     ASSERT_NE(hash, std::string::npos) << doc;
     const std::string path = std::string(test_source_dir()) + "/" + doc.substr(0, hash);
     ASSERT_TRUE(std::filesystem::exists(path)) << path;
-    EXPECT_NE(test::file_read(path).find("<a id=\"" + doc.substr(hash + 1) + "\"></a>"), std::string::npos)
+    EXPECT_NE(test::file_read(path).find("<a id=\"" + doc.substr(hash + 1) + "\"></a>"),
+              std::string::npos)
         << doc;
   }
 }
@@ -80,16 +82,18 @@ TEST(Probes, NamesAreParsedAndWhereAProbeDoesNotApplyIsSaid) {
     probe_check(ProbeKind::kRankPair, "attention", "qsa", "rank_pair");
     ADD_FAILURE() << "rank_pair accepted for attention";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "eval.probes: rank_pair needs model = mlp, task = qsa and eval.instances = "
-                           "\"rank_pair\" (here model = attention, task = qsa, eval.instances = "
-                           "\"rank_pair\"); remove it from eval.probes or change the run "
-                           "(docs/sanford2023.md#e3-rank-pair)");
+    EXPECT_STREQ(e.what(),
+                 "eval.probes: rank_pair needs model = mlp, task = qsa and eval.instances = "
+                 "\"rank_pair\" (here model = attention, task = qsa, eval.instances = "
+                 "\"rank_pair\"); remove it from eval.probes or change the run "
+                 "(docs/sanford2023.md#e3-rank-pair)");
   }
 }
 
 TEST(Probes, ProbesAreNotPartOfRunIdsOrTheFingerprint) {
   const std::string path = std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml";
-  const Spec probed = spec_load(path, {}, false), plain = spec_load(path, {"eval.probes=[]"}, false);
+  const Spec probed = spec_load(path, {}, false),
+             plain = spec_load(path, {"eval.probes=[]"}, false);
   const Spec set = spec_load(path, {"eval.probes=rank_pair"}, false);
   const auto a = plan_make(plain), b = plan_make(probed), c = plan_make(set);
   ASSERT_EQ(a.size(), b.size());
@@ -114,7 +118,8 @@ TEST(Probes, BadProbeListsAreOneLineNamingTheKey) {
   const std::string number = spec_error({"eval.probes=3"});
   EXPECT_NE(number.find("eval.probes must be a list of probe names"), std::string::npos) << number;
   const std::string mixed = spec_error({"eval.probes=[\"rank_pair\", 2]"});
-  EXPECT_NE(mixed.find("eval.probes: a list of names must hold strings only"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("eval.probes: a list of names must hold strings only"), std::string::npos)
+      << mixed;
   const std::string swept = spec_error({"sweep.eval.probes=[\"rank_pair\"]"});
   EXPECT_NE(swept.find("sweep key 'eval.probes': probes are what every run reports"),
             std::string::npos) << swept;

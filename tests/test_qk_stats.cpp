@@ -63,7 +63,8 @@ Matrix product_reference(const QkLayerWeights& w, int64_t r0, int64_t r1) {
   Matrix A(static_cast<size_t>(w.in * w.in), 0.0);
   for (int64_t i = 0; i < w.in; ++i)
     for (int64_t j = 0; j < w.in; ++j)
-      for (int64_t r = r0; r < r1; ++r) A[static_cast<size_t>(i * w.in + j)] += w.wq[r * w.in + i] * w.wk[r * w.in + j];
+      for (int64_t r = r0; r < r1; ++r)
+        A[static_cast<size_t>(i * w.in + j)] += w.wq[r * w.in + i] * w.wk[r * w.in + j];
   return A;
 }
 
@@ -97,11 +98,15 @@ QkMatrixStats stats_reference(const Matrix& A, int64_t D) {
 }
 
 void expect_stats_near(const QkMatrixStats& a, const QkMatrixStats& b, double tol) {
-  auto rel = [&](double x, double y) { return std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y)); };
+  auto rel = [&](double x, double y) {
+    return std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));
+  };
   EXPECT_TRUE(rel(a.c_star, b.c_star)) << a.c_star << " vs " << b.c_star;
-  EXPECT_TRUE(rel(a.identity_cosine, b.identity_cosine)) << a.identity_cosine << " vs " << b.identity_cosine;
+  EXPECT_TRUE(rel(a.identity_cosine, b.identity_cosine))
+      << a.identity_cosine << " vs " << b.identity_cosine;
   EXPECT_TRUE(rel(a.diag_ratio, b.diag_ratio)) << a.diag_ratio << " vs " << b.diag_ratio;
-  EXPECT_TRUE(rel(a.abs_diag_ratio, b.abs_diag_ratio)) << a.abs_diag_ratio << " vs " << b.abs_diag_ratio;
+  EXPECT_TRUE(rel(a.abs_diag_ratio, b.abs_diag_ratio))
+      << a.abs_diag_ratio << " vs " << b.abs_diag_ratio;
   EXPECT_EQ(a.positive_diag_fraction, b.positive_diag_fraction);
   EXPECT_TRUE(rel(a.residual, b.residual)) << a.residual << " vs " << b.residual;
   EXPECT_TRUE(rel(a.frobenius, b.frobenius)) << a.frobenius << " vs " << b.frobenius;
@@ -173,7 +178,8 @@ TEST(QkStats, ProductsMatchTheNaiveReference) {
   const QkLayerResult r = qk_layer_analyze(w, {3, 0, 5, {1}});
   expect_stats_near(r.stats, stats_reference(product_reference(w, 0, 6), 5), 1e-12);
   for (int64_t h = 0; h < 3; ++h)
-    expect_stats_near(r.head_results[h].stats, stats_reference(product_reference(w, 2 * h, 2 * h + 2), 5), 1e-12);
+    expect_stats_near(r.head_results[h].stats,
+                      stats_reference(product_reference(w, 2 * h, 2 * h + 2), 5), 1e-12);
   // Kept corners are the products' top-left blocks.
   EXPECT_EQ(r.block, 5);
   const Matrix ref_layer = product_reference(w, 0, 6), ref_head = product_reference(w, 2, 4);
@@ -264,8 +270,9 @@ TEST(QkStats, NullModelMatchesNormsAndIsSeeded) {
 class QkStatsFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnlab_qk_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("attnlab_qk_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -278,7 +285,8 @@ class QkStatsFiles : public ::testing::Test {
 // directly and against the same weights stored BERT-style.
 TEST_F(QkStatsFiles, Gpt2FusedLayoutSplitsCorrectly) {
   const int64_t D = 12, H = 3;
-  const Matrix wq = gaussian(D, D, 5, "test.q"), wk = gaussian(D, D, 5, "test.k"), wv = gaussian(D, D, 5, "test.v");
+  const Matrix wq = gaussian(D, D, 5, "test.q"), wk = gaussian(D, D, 5, "test.k"),
+               wv = gaussian(D, D, 5, "test.v");
   Matrix fused(static_cast<size_t>(D * 3 * D));
   for (int64_t i = 0; i < D; ++i)
     for (int64_t o = 0; o < D; ++o) {
@@ -286,22 +294,26 @@ TEST_F(QkStatsFiles, Gpt2FusedLayoutSplitsCorrectly) {
       fused[i * 3 * D + D + o] = wk[o * D + i];
       fused[i * 3 * D + 2 * D + o] = wv[o * D + i];
     }
-  safetensors_write(path("gpt2.safetensors"),
-                    {{"transformer.h.0.attn.c_attn.weight", SafetensorsDType::F64, {D, 3 * D}, fused.data()},
-                     {"transformer.h.0.attn.c_proj.weight", SafetensorsDType::F64, {D, D}, wv.data()},
-                     {"transformer.wte.weight", SafetensorsDType::F64, {D, D}, wv.data()}});
-  safetensors_write(path("bert.safetensors"),
-                    {{"encoder.layer.0.attention.self.query.weight", SafetensorsDType::F64, {D, D}, wq.data()},
-                     {"encoder.layer.0.attention.self.key.weight", SafetensorsDType::F64, {D, D}, wk.data()}});
+  safetensors_write(
+      path("gpt2.safetensors"),
+      {{"transformer.h.0.attn.c_attn.weight", SafetensorsDType::F64, {D, 3 * D}, fused.data()},
+       {"transformer.h.0.attn.c_proj.weight", SafetensorsDType::F64, {D, D}, wv.data()},
+       {"transformer.wte.weight", SafetensorsDType::F64, {D, D}, wv.data()}});
+  safetensors_write(
+      path("bert.safetensors"),
+      {{"encoder.layer.0.attention.self.query.weight", SafetensorsDType::F64, {D, D}, wq.data()},
+       {"encoder.layer.0.attention.self.key.weight", SafetensorsDType::F64, {D, D}, wk.data()}});
   SafetensorsFile g(path("gpt2.safetensors")), b(path("bert.safetensors"));
   std::vector<std::string> gnames, bnames;
   for (const auto& e : g.entries()) gnames.push_back(e.name);
   for (const auto& e : b.entries()) bnames.push_back(e.name);
-  const QkLayout gl = qk_layout_detect(gnames, {}, "gpt2"), bl = qk_layout_detect(bnames, {}, "bert");
+  const QkLayout gl = qk_layout_detect(gnames, {}, "gpt2"),
+                 bl = qk_layout_detect(bnames, {}, "bert");
   EXPECT_EQ(gl.name, "gpt2");
   EXPECT_EQ(gl.prefix, "transformer.");
   EXPECT_EQ(bl.name, "bert");
-  const QkLayerWeights gw = qk_layer_load(g, gl, gl.layers[0]), bw = qk_layer_load(b, bl, bl.layers[0]);
+  const QkLayerWeights gw = qk_layer_load(g, gl, gl.layers[0]),
+                       bw = qk_layer_load(b, bl, bl.layers[0]);
   EXPECT_EQ(gw.wq, wq);
   EXPECT_EQ(gw.wk, wk);
   EXPECT_EQ(bw.wq, wq);
@@ -311,15 +323,19 @@ TEST_F(QkStatsFiles, Gpt2FusedLayoutSplitsCorrectly) {
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j) {
       double ref = 0.0;
-      for (int64_t o = D / H; o < 2 * D / H; ++o) ref += fused[i * 3 * D + o] * fused[j * 3 * D + D + o];
+      for (int64_t o = D / H; o < 2 * D / H; ++o)
+        ref += fused[i * 3 * D + o] * fused[j * 3 * D + D + o];
       EXPECT_NEAR(A[i * D + j], ref, 1e-12);
     }
-  const QkLayerResult rg = qk_layer_analyze(gw, {H, 1, 0, {}}), rb = qk_layer_analyze(bw, {H, 1, 0, {}});
+  const QkLayerResult rg = qk_layer_analyze(gw, {H, 1, 0, {}}),
+                      rb = qk_layer_analyze(bw, {H, 1, 0, {}});
   expect_stats_near(rg.stats, rb.stats, 0.0);
   expect_stats_near(rg.null_stats, rb.null_stats, 0.0);
-  for (int64_t h = 0; h < H; ++h) expect_stats_near(rg.head_results[h].stats, rb.head_results[h].stats, 0.0);
+  for (int64_t h = 0; h < H; ++h)
+    expect_stats_near(rg.head_results[h].stats, rb.head_results[h].stats, 0.0);
   // A wrong shape is refused.
-  safetensors_write(path("bad.safetensors"), {{"h.0.attn.c_attn.weight", SafetensorsDType::F32, {D, 2 * D}, fused.data()}});
+  safetensors_write(path("bad.safetensors"),
+                    {{"h.0.attn.c_attn.weight", SafetensorsDType::F32, {D, 2 * D}, fused.data()}});
   SafetensorsFile bad(path("bad.safetensors"));
   const QkLayout badl = qk_layout_detect({"h.0.attn.c_attn.weight"}, {}, "bad");
   EXPECT_THROW(qk_layer_shape(bad, badl, badl.layers[0]), UserError);
@@ -332,16 +348,21 @@ TEST(QkStats, PatternMatching) {
   EXPECT_TRUE(qk_pattern_match(p, "encoder.layer.11.attention.self.query.weight", &layer, &prefix));
   EXPECT_EQ(layer, 11);
   EXPECT_EQ(prefix, "");
-  EXPECT_TRUE(qk_pattern_match(p, "bert.encoder.layer.0.attention.self.query.weight", &layer, &prefix));
+  EXPECT_TRUE(
+      qk_pattern_match(p, "bert.encoder.layer.0.attention.self.query.weight", &layer, &prefix));
   EXPECT_EQ(layer, 0);
   EXPECT_EQ(prefix, "bert.");
-  EXPECT_FALSE(qk_pattern_match(p, "xencoder.layer.0.attention.self.query.weight", &layer, &prefix));
-  EXPECT_FALSE(qk_pattern_match(p, "encoder.layer.01.attention.self.query.weight", &layer, &prefix));
+  EXPECT_FALSE(
+      qk_pattern_match(p, "xencoder.layer.0.attention.self.query.weight", &layer, &prefix));
+  EXPECT_FALSE(
+      qk_pattern_match(p, "encoder.layer.01.attention.self.query.weight", &layer, &prefix));
   EXPECT_FALSE(qk_pattern_match(p, "encoder.layer..attention.self.query.weight", &layer, &prefix));
   EXPECT_FALSE(qk_pattern_match(p, "encoder.layer.0.attention.self.query.bias", &layer, &prefix));
-  EXPECT_TRUE(qk_pattern_match("h.{l}.attn.c_attn.weight", "transformer.h.23.attn.c_attn.weight", &layer, &prefix));
+  EXPECT_TRUE(qk_pattern_match("h.{l}.attn.c_attn.weight", "transformer.h.23.attn.c_attn.weight",
+                               &layer, &prefix));
   EXPECT_EQ(layer, 23);
-  EXPECT_FALSE(qk_pattern_match("h.{l}.attn.c_attn.weight", "transformer.h.23.attn.c_attn.bias", &layer, &prefix));
+  EXPECT_FALSE(qk_pattern_match("h.{l}.attn.c_attn.weight", "transformer.h.23.attn.c_attn.bias",
+                                &layer, &prefix));
   EXPECT_TRUE(qk_pattern_match("{l}.q", "blocks.4.q", &layer, &prefix));
   EXPECT_EQ(prefix, "blocks.");
 }
@@ -351,7 +372,8 @@ TEST(QkStats, LayoutDetection) {
     std::vector<std::string> n = {prefix + "embeddings.word_embeddings.weight"};
     for (int l = 0; l < layers; ++l) {
       for (const char* w : {"query", "key", "value"})
-        n.push_back(prefix + "encoder.layer." + std::to_string(l) + ".attention.self." + w + ".weight");
+        n.push_back(prefix + "encoder.layer." + std::to_string(l) + ".attention.self." + w +
+                    ".weight");
     }
     return n;
   };
@@ -371,13 +393,15 @@ TEST(QkStats, LayoutDetection) {
     return std::string();
   };
   // Nothing matches: name a few tensors (attention-looking first) and suggest options.
-  const std::string none = error_of({"a.weight", "model.layers.0.self_attn.q_proj.weight", "b"}, {});
+  const std::string none =
+      error_of({"a.weight", "model.layers.0.self_attn.q_proj.weight", "b"}, {});
   EXPECT_NE(none.find("model.layers.0.self_attn.q_proj.weight"), std::string::npos) << none;
   EXPECT_NE(none.find("--layout"), std::string::npos) << none;
   EXPECT_NE(none.find("--query-pattern"), std::string::npos) << none;
   // Custom patterns find it.
-  l = qk_layout_detect({"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"},
-                       {"auto", "layers.{l}.self_attn.q_proj.weight", "layers.{l}.self_attn.k_proj.weight"}, "f");
+  l = qk_layout_detect(
+      {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"},
+      {"auto", "layers.{l}.self_attn.q_proj.weight", "layers.{l}.self_attn.k_proj.weight"}, "f");
   EXPECT_EQ(l.name, "custom");
   EXPECT_EQ(l.prefix, "model.");
   // Errors.
@@ -388,10 +412,14 @@ TEST(QkStats, LayoutDetection) {
   std::vector<std::string> two = names_bert("bert.", 1), teacher = names_bert("teacher.", 1);
   two.insert(two.end(), teacher.begin(), teacher.end());
   EXPECT_NE(error_of(two, {}).find("several prefixes"), std::string::npos);
-  EXPECT_NE(error_of({"encoder.layer.0.attention.self.query.weight"}, {}).find("no key weight"), std::string::npos);
-  EXPECT_NE(error_of(names_bert("", 1), {"custom", "", ""}).find("--query-pattern"), std::string::npos);
-  EXPECT_NE(error_of(names_bert("", 1), {"auto", "layer.q", "layer.k"}).find("{l}"), std::string::npos);
-  EXPECT_NE(error_of(names_bert("", 1), {"gpt2", "", "x.{l}"}).find("--key-pattern"), std::string::npos);
+  EXPECT_NE(error_of({"encoder.layer.0.attention.self.query.weight"}, {}).find("no key weight"),
+            std::string::npos);
+  EXPECT_NE(error_of(names_bert("", 1), {"custom", "", ""}).find("--query-pattern"),
+            std::string::npos);
+  EXPECT_NE(error_of(names_bert("", 1), {"auto", "layer.q", "layer.k"}).find("{l}"),
+            std::string::npos);
+  EXPECT_NE(error_of(names_bert("", 1), {"gpt2", "", "x.{l}"}).find("--key-pattern"),
+            std::string::npos);
   EXPECT_NE(error_of(names_bert("", 1), {"gpt2", "", ""}).find("gpt2 pattern"), std::string::npos);
 }
 
@@ -417,7 +445,8 @@ TEST(QkStats, HeadCounts) {
   EXPECT_NE(error_of(768, 7, 0, {}).find("does not divide"), std::string::npos);
   EXPECT_NE(error_of(768, 0, 100, {}).find("does not divide"), std::string::npos);
   EXPECT_NE(error_of(768, 12, 32, {}).find("is not 768"), std::string::npos);
-  EXPECT_NE(error_of(768, 0, 0, {{"num_attention_heads", "twelve"}}).find("not a head count"), std::string::npos);
+  EXPECT_NE(error_of(768, 0, 0, {{"num_attention_heads", "twelve"}}).find("not a head count"),
+            std::string::npos);
   EXPECT_NE(error_of(768, -1, 0, {}).find("at least 1"), std::string::npos);
 }
 
@@ -431,8 +460,8 @@ TEST(QkStats, ListParse) {
 // ---- images ----
 
 uint32_t be32(const std::string& s, size_t at) {
-  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) | (uint32_t(uint8_t(s[at + 2])) << 8) |
-         uint32_t(uint8_t(s[at + 3]));
+  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
+         (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
 }
 
 TEST(QkStats, PngDecodesToThePixels) {
@@ -461,30 +490,34 @@ TEST(QkStats, PngDecodesToThePixels) {
   EXPECT_EQ(types, "IHDRIDATIEND");
   std::string raw((W * 3 + 1) * Hh, '\0');
   uLongf raw_len = raw.size();
-  ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(raw.data()), &raw_len, reinterpret_cast<const Bytef*>(idat.data()),
-                       idat.size()),
+  ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(raw.data()), &raw_len,
+                       reinterpret_cast<const Bytef*>(idat.data()), idat.size()),
             Z_OK);
   ASSERT_EQ(raw_len, raw.size());
   for (int64_t y = 0; y < Hh; ++y) {
     EXPECT_EQ(raw[y * (W * 3 + 1)], '\0');
-    for (int64_t k = 0; k < W * 3; ++k) EXPECT_EQ(uint8_t(raw[y * (W * 3 + 1) + 1 + k]), rgb[y * W * 3 + k]);
+    for (int64_t k = 0; k < W * 3; ++k)
+      EXPECT_EQ(uint8_t(raw[y * (W * 3 + 1) + 1 + k]), rgb[y * W * 3 + k]);
   }
 }
 
 TEST_F(QkStatsFiles, HeatMapColoursAreDivergingAtZero) {
-  const auto white = colour_diverging(0.0), blue = colour_diverging(-1.0), red = colour_diverging(1.0);
+  const auto white = colour_diverging(0.0), blue = colour_diverging(-1.0),
+             red = colour_diverging(1.0);
   EXPECT_EQ(white, (std::array<uint8_t, 3>{247, 247, 247}));
   EXPECT_GT(blue[2], blue[0]);
   EXPECT_GT(red[0], red[2]);
   EXPECT_EQ(colour_diverging(5.0), red);  // clamped
   EXPECT_EQ(colour_diverging(std::nan("")), (std::array<uint8_t, 3>{160, 160, 160}));
-  for (double t = 0.0; t < 1.0; t += 0.05) EXPECT_GE(colour_diverging(t)[0], colour_diverging(t + 0.05)[0] - 40);
+  for (double t = 0.0; t < 1.0; t += 0.05)
+    EXPECT_GE(colour_diverging(t)[0], colour_diverging(t + 0.05)[0] - 40);
   const Matrix m = {-2.0, 0.0, 1.0, 2.0, std::nan(""), 0.5};
   EXPECT_EQ(heatmap_scale(m.data(), 6), 2.0);
   heatmap_write_svg(path("h.svg"), m.data(), 2, 3, "title <A>");
   const std::string svg = test::file_read(path("h.svg"));
   size_t rects = 0;
-  for (size_t p = svg.find("<rect x="); p != std::string::npos; p = svg.find("<rect x=", p + 1)) ++rects;
+  for (size_t p = svg.find("<rect x="); p != std::string::npos; p = svg.find("<rect x=", p + 1))
+    ++rects;
   EXPECT_EQ(rects, 6u);
   EXPECT_NE(svg.find("title &lt;A&gt;"), std::string::npos);
   EXPECT_NE(svg.find("fill=\"#053061\""), std::string::npos);  // −2 is the darkest blue
@@ -499,7 +532,8 @@ class QkStatsCli : public QkStatsFiles {
   // A 2-layer BERT-style file (prefix "bert.") with W_qᵀW_k = c_l·I + noise, c = 0.5, 2.
   std::string planted_file(SafetensorsDType dtype, const std::string& name = "m.safetensors") {
     const int64_t D = 32;
-    std::vector<QkLayerWeights> layers = {planted(D, 0.5, 0.001, 1, 0), planted(D, 2.0, 0.001, 2, 1)};
+    std::vector<QkLayerWeights> layers = {planted(D, 0.5, 0.001, 1, 0),
+                                          planted(D, 2.0, 0.001, 2, 1)};
     std::vector<SafetensorsView> views;
     for (const auto& w : layers) {
       const std::string base = "bert.encoder.layer." + std::to_string(w.layer) + ".attention.self.";
@@ -522,8 +556,9 @@ class QkStatsCli : public QkStatsFiles {
 
 TEST_F(QkStatsCli, PlantedBertFileGivesCStarAndAllOutputs) {
   const std::string file = planted_file(SafetensorsDType::F32);
-  const test::CliResult r = test::cli_run("qk-stats " + file + " --heads 4 --heatmap-heads 0,3 --heatmap-block 16 --json --out " +
-                                          path("out"));
+  const test::CliResult r = test::cli_run(
+      "qk-stats " + file + " --heads 4 --heatmap-heads 0,3 --heatmap-block 16 --json --out " +
+      path("out"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["layout"], "bert");
@@ -539,7 +574,8 @@ TEST_F(QkStatsCli, PlantedBertFileGivesCStarAndAllOutputs) {
     EXPECT_GT(l["identity_cosine"].get<double>(), 0.99);
     EXPECT_EQ(l["positive_diag_fraction"].get<double>(), 1.0);
     EXPECT_LT(std::fabs(l["null_identity_cosine"].get<double>()), 0.2);  // sd ≈ 1/D = 0.03
-    for (const char* key : {"diag_ratio", "residual", "null_diag_ratio", "null_abs_diag_ratio", "null_residual"})
+    for (const char* key :
+         {"diag_ratio", "residual", "null_diag_ratio", "null_abs_diag_ratio", "null_residual"})
       EXPECT_TRUE(l.contains(key)) << key;
   }
   EXPECT_EQ(j["heads"][5]["layer"], 1);
@@ -550,8 +586,8 @@ TEST_F(QkStatsCli, PlantedBertFileGivesCStarAndAllOutputs) {
   const std::string csv = test::file_read(path("out/qk_stats.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 11);
   EXPECT_EQ(csv.rfind("scope,layer,head,c_star,identity_cosine,diag_ratio", 0), 0u);
-  for (const char* f : {"layer0.png", "layer0.svg", "layer1.png", "layer0_head0.png", "layer0_head3.svg",
-                        "layer1_head3.png"})
+  for (const char* f : {"layer0.png", "layer0.svg", "layer1.png", "layer0_head0.png",
+                        "layer0_head3.svg", "layer1_head3.png"})
     EXPECT_TRUE(fs::exists(path(std::string("out/heatmaps/") + f))) << f;
   EXPECT_FALSE(fs::exists(path("out/heatmaps/layer0_head1.png")));
   // The table names the columns and the c* values.
@@ -586,9 +622,13 @@ TEST_F(QkStatsCli, Gpt2FileWithHeadsInMetadata) {
   std::vector<SafetensorsView> views;
   for (int l = 0; l < 3; ++l) fused.push_back(gaussian(D, 3 * D, l, "test.fused"));
   for (int l = 0; l < 3; ++l)
-    views.push_back({"h." + std::to_string(l) + ".attn.c_attn.weight", SafetensorsDType::F32, {D, 3 * D}, fused[l].data()});
+    views.push_back({"h." + std::to_string(l) + ".attn.c_attn.weight",
+                     SafetensorsDType::F32,
+                     {D, 3 * D},
+                     fused[l].data()});
   safetensors_write(path("gpt2.safetensors"), views, {{"n_head", "6"}});
-  const test::CliResult r = test::cli_run("qk-stats " + path("gpt2.safetensors") + " --json --seed 3");
+  const test::CliResult r =
+      test::cli_run("qk-stats " + path("gpt2.safetensors") + " --json --seed 3");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["layout"], "gpt2");
@@ -607,8 +647,11 @@ TEST_F(QkStatsCli, UserErrorsAreOneLineAndWriteNothing) {
   test::file_write(path("cut.safetensors"), bytes.substr(0, bytes.size() / 2));
   expect_user_error(path("cut.safetensors") + " --heads 4", "truncated");
   const std::vector<double> v(16, 1.0);
-  safetensors_write(path("other.safetensors"), {{"model.layers.0.self_attn.q_proj.weight", SafetensorsDType::F32, {4, 4}, v.data()}});
-  expect_user_error(path("other.safetensors") + " --heads 4", "tensors include model.layers.0.self_attn.q_proj.weight");
+  safetensors_write(
+      path("other.safetensors"),
+      {{"model.layers.0.self_attn.q_proj.weight", SafetensorsDType::F32, {4, 4}, v.data()}});
+  expect_user_error(path("other.safetensors") + " --heads 4",
+                    "tensors include model.layers.0.self_attn.q_proj.weight");
   expect_user_error(file, "--heads H");
   expect_user_error(file + " --heads 4 --layers 0,7", "layer 7 is not in");
   expect_user_error(file + " --heads 4 --layout custom", "--query-pattern");

@@ -20,9 +20,11 @@
 namespace attn {
 namespace {
 
-// tests/data/rank_pair_probe.toml with `sets` (--set overrides): widths 3, 7 below h·d' = 8, 8 at it.
+// tests/data/rank_pair_probe.toml with `sets` (--set overrides): widths 3, 7 below h·d' = 8, 8 at
+// it.
 std::vector<RunPoint> plan_probed(const std::vector<std::string>& sets = {}) {
-  return plan_make(spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets, false));
+  return plan_make(
+      spec_load(std::string(test_source_dir()) + "/tests/data/rank_pair_probe.toml", sets, false));
 }
 
 const double* find_metric(const RunOutcome& o, const std::string& name) {

@@ -19,17 +19,22 @@ const std::string kHeader =
 class RenamedKeys : public test::SpecFileTest {};
 
 TEST_F(RenamedKeys, OldAndNewSpellingPlanTheSameRuns) {
-  const auto old_ids = plan(kHeader + "[model.rfmlp]\nheads = 3\n[model.rfa_kernel]\nheads = 4\n"
-                                      "[model.rfmlp_kernel]\nheads = 5\n"
-                                      "[sweep]\n\"model.name\" = [\"rfmlp\", \"rfa_kernel\", \"rfmlp_kernel\"]\n");
-  const auto new_ids = plan(kHeader + "[model.rfmlp]\nmatched_heads = 3\n[model.rfa_kernel]\n"
-                                      "lambda_heads = 4\n[model.rfmlp_kernel]\nlambda_heads = 5\n"
-                                      "[sweep]\n\"model.name\" = [\"rfmlp\", \"rfa_kernel\", \"rfmlp_kernel\"]\n");
+  const auto old_ids =
+      plan(kHeader +
+           "[model.rfmlp]\nheads = 3\n[model.rfa_kernel]\nheads = 4\n"
+           "[model.rfmlp_kernel]\nheads = 5\n"
+           "[sweep]\n\"model.name\" = [\"rfmlp\", \"rfa_kernel\", \"rfmlp_kernel\"]\n");
+  const auto new_ids =
+      plan(kHeader +
+           "[model.rfmlp]\nmatched_heads = 3\n[model.rfa_kernel]\n"
+           "lambda_heads = 4\n[model.rfmlp_kernel]\nlambda_heads = 5\n"
+           "[sweep]\n\"model.name\" = [\"rfmlp\", \"rfa_kernel\", \"rfmlp_kernel\"]\n");
   ASSERT_EQ(old_ids.size(), 3u);
   ASSERT_EQ(new_ids.size(), 3u);
   for (size_t k = 0; k < 3; ++k) {
     EXPECT_EQ(old_ids[k].run_id, new_ids[k].run_id) << k;
-    EXPECT_NE(old_ids[k].config_json.find("\"heads\": "), std::string::npos) << old_ids[k].config_json;
+    EXPECT_NE(old_ids[k].config_json.find("\"heads\": "), std::string::npos)
+        << old_ids[k].config_json;
   }
   EXPECT_EQ(new_ids[0].config.model_params.get_int("matched_heads"), 3);
   EXPECT_EQ(new_ids[1].config.model_params.get_int("lambda_heads"), 4);
@@ -67,9 +72,11 @@ TEST_F(RenamedKeys, CommandLineSetTakesBothSpellings) {
 }
 
 TEST_F(RenamedKeys, CommandLineSetWinsOverAScopedTableInEitherSpelling) {
-  const std::string spec = write(kHeader + "[model]\nname = \"rfmlp\"\n[model.rfmlp]\nmatched_heads = 3\n");
+  const std::string spec =
+      write(kHeader + "[model]\nname = \"rfmlp\"\n[model.rfmlp]\nmatched_heads = 3\n");
   for (const char* set : {"model.heads=6", "model.matched_heads=6"})
-    EXPECT_EQ(plan_make(spec_load(spec, {set}, false))[0].config.model_params.get_int("matched_heads"), 6)
+    EXPECT_EQ(
+        plan_make(spec_load(spec, {set}, false))[0].config.model_params.get_int("matched_heads"), 6)
         << set;
 }
 

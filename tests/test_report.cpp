@@ -77,14 +77,18 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
   s.spec_path = write(kSpec);
   s.dir = path("run");
   s.runs_ok = 1;
-  s.claims = {ClaimResult{"fails", "fails, with a doc", Verdict::Fail, "mean test_nmse over {task.N=8|16} = 1 >= 0"},
+  s.claims = {ClaimResult{"fails", "fails, with a doc", Verdict::Fail,
+                          "mean test_nmse over {task.N=8|16} = 1 >= 0"},
               ClaimResult{"passes", "passes, with a doc", Verdict::Pass, "mean test_nmse = 1 < 2"}};
   fs::create_directories(fs::path(s.dir) / "figures");
   test::file_write(s.dir + "/figures/drawn.png", "not really a png");
-  test::file_write(s.dir + "/figures/index.json",
-                   R"([{"name": "drawn", "title": "Drawn", "png": "drawn.png", "svg": null, "runs_used": 1}])");
-  test::file_write(s.dir + "/figures/skipped.json",
-                   R"({"empty": "no ok run with a test_nmse value matches where={\"model.name\": [\"mean\"]}"})");
+  test::file_write(
+      s.dir + "/figures/index.json",
+      R"([{"name": "drawn", "title": "Drawn", "png": "drawn.png", "svg": null, "runs_used": 1}])");
+  test::file_write(
+      s.dir + "/figures/skipped.json",
+      R"({"empty": "no ok run with a test_nmse value matches )"
+      R"(where={\"model.name\": [\"mean\"]}"})");
   const std::string out = path("report");
   report_write(out, "title", {s});
   const std::string md = test::file_read(out + "/report.md");
@@ -110,7 +114,8 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
 
   // Figures not drawn: the skipped one with the script's reason, the other without one.
   EXPECT_NE(md.find("Figures not drawn:"), std::string::npos) << md;
-  EXPECT_NE(md.find("- `empty`: no ok run with a test_nmse value matches"), std::string::npos) << md;
+  EXPECT_NE(md.find("- `empty`: no ok run with a test_nmse value matches"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("- `unexplained`: not drawn"), std::string::npos) << md;
   EXPECT_EQ(md.find("- `drawn`"), std::string::npos) << md;
   EXPECT_NE(html.find("<li><code>empty</code>: no ok run"), std::string::npos);
@@ -120,8 +125,8 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
 
 TEST_F(ReportTest, ClaimDocMustNameADocsParagraph) {
   const std::string base = std::string(kSpec).substr(0, std::string(kSpec).find("[[claim]]"));
-  for (const char* bad : {"sanford2023.md#x", "docs/sanford2023.md", "docs/x.txt#a", "docs/../x.md#a",
-                          "docs/x.md#"}) {
+  for (const char* bad : {"sanford2023.md#x", "docs/sanford2023.md", "docs/x.txt#a",
+                          "docs/../x.md#a", "docs/x.md#"}) {
     const std::string msg = error(base + "[[claim]]\nid = \"c\"\ntext = \"t\"\ntype = \"below\"\n"
                                          "metric = \"m\"\nthreshold = 1\ndoc = \"" + bad + "\"\n");
     EXPECT_NE(msg.find("docs/NAME.md#anchor"), std::string::npos) << bad << ": " << msg;

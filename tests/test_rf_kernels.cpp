@@ -84,7 +84,8 @@ TEST(RfKernelGauss, ArcCosineMatchesItsPowerSeries) {
 }
 
 TEST(RfKernelGauss, ArcCosineSymmetryScalingAndSpecialValues) {
-  for (double q : {0.01, 0.5, 1.0, 7.0}) EXPECT_NEAR(relu_gauss_kernel(q, q, q), q / 2.0, 1e-15 * q);
+  for (double q : {0.01, 0.5, 1.0, 7.0})
+    EXPECT_NEAR(relu_gauss_kernel(q, q, q), q / 2.0, 1e-15 * q);
   EXPECT_DOUBLE_EQ(relu_gauss_kernel(1.3, 0.4, 0.2), relu_gauss_kernel(0.4, 1.3, 0.2));
   // positive homogeneity: κ(t qa, t qb, t c) = t κ(qa, qb, c)
   EXPECT_NEAR(relu_gauss_kernel(3 * 1.3, 3 * 0.4, 3 * 0.2), 3 * relu_gauss_kernel(1.3, 0.4, 0.2),
@@ -157,7 +158,8 @@ TEST(RfKernelGauss, MeanQuadratureAtZeroMeanIsTheClosedForm) {
   double worst = 0.0;
   for (double qa : {0.3, 1.0, 2.5}) {
     for (double qb : {0.5, 1.0}) {
-      for (double rho : {-1.0, -0.999999, -0.93, -0.5, 0.0, 0.2, 0.7, 0.92, 0.99, 1.0 - 1e-9, 1.0}) {
+      for (double rho :
+           {-1.0, -0.999999, -0.93, -0.5, 0.0, 0.2, 0.7, 0.92, 0.99, 1.0 - 1e-9, 1.0}) {
         const double c = rho * std::sqrt(qa * qb);
         const double exact = relu_gauss_kernel(qa, qb, c);
         worst = std::max(worst, std::abs(relu_gauss_kernel_mean(0, 0, qa, qb, c) - exact));
@@ -176,9 +178,9 @@ TEST(RfKernelGauss, MeanMatchesMonteCarlo) {
   double worst_z = 0.0;
   uint64_t seed = 2;
   for (const Case& k : cases) {
-    const auto [mean, se] = monte_carlo(k.qa, k.qb, k.c, 1000000, seed++, [&](double ga, double gb) {
-      return relu(k.ma + ga) * relu(k.mb + gb);
-    });
+    const auto [mean, se] =
+        monte_carlo(k.qa, k.qb, k.c, 1000000, seed++,
+                    [&](double ga, double gb) { return relu(k.ma + ga) * relu(k.mb + gb); });
     const double quad = relu_gauss_kernel_mean(k.ma, k.mb, k.qa, k.qb, k.c);
     const double z = std::abs(quad - mean) / se;
     worst_z = std::max(worst_z, z);
@@ -238,7 +240,8 @@ TEST(RfKernelGauss, BivariateNormalCdf) {
     const double exact = 0.25 + std::asin(rho) / (2 * kPi);  // h = k = 0
     worst = std::max(worst, std::abs(bvn_cdf(0.0, 0.0, rho) - exact));
   }
-  for (double rho : {-0.6, 0.0, 0.2}) EXPECT_NEAR(bvn_cdf(0.0, 0.0, rho), 0.25 + std::asin(rho) / (2 * kPi), 1e-15);
+  for (double rho : {-0.6, 0.0, 0.2})
+    EXPECT_NEAR(bvn_cdf(0.0, 0.0, rho), 0.25 + std::asin(rho) / (2 * kPi), 1e-15);
   EXPECT_NEAR(bvn_cdf(0.7, -0.3, 0.0), Phi(0.7) * Phi(-0.3), 1e-16);
   EXPECT_NEAR(bvn_cdf(0.7, -0.3, 1.0), Phi(-0.3), 1e-15);                      // Z₂ = Z₁
   EXPECT_NEAR(bvn_cdf(0.7, -0.3, -1.0), std::max(0.0, Phi(0.7) - Phi(0.3)), 1e-15);  // Z₂ = −Z₁
@@ -324,11 +327,13 @@ double rfa_reference(const double* x, const double* y, int64_t T, int64_t d,
   double sum = 0.0;
   for (int64_t i = 1; i <= N; ++i) {
     const auto xi = tilde(x + i * d, d, cfg.augment);
-    const double mi = mu * dot(std::vector<double>(x, x + d), std::vector<double>(x + i * d, x + i * d + d));
+    const double mi =
+        mu * dot(std::vector<double>(x, x + d), std::vector<double>(x + i * d, x + i * d + d));
     const double qi = s2 * dot(x0, x0) * dot(xi, xi);
     for (int64_t j = 1; j <= N; ++j) {
       const auto yj = tilde(y + j * d, d, cfg.augment);
-      const double mj = mu * dot(std::vector<double>(y, y + d), std::vector<double>(y + j * d, y + j * d + d));
+      const double mj =
+          mu * dot(std::vector<double>(y, y + d), std::vector<double>(y + j * d, y + j * d + d));
       const double qj = s2 * dot(y0, y0) * dot(yj, yj);
       const double c = s2 * dot(x0, y0) * dot(xi, yj);
       double e;
@@ -370,7 +375,8 @@ struct RfaCase {
 };
 std::vector<RfaCase> rfa_cases() {
   std::vector<RfaCase> v;
-  auto add = [&](std::string name, std::string act, bool aug, double mu, std::string method = "cdf") {
+  auto add = [&](std::string name, std::string act, bool aug, double mu,
+                 std::string method = "cdf") {
     RfaKernelConfig c;
     c.activation = choice_parse(act, kRfaActivations, "model.activation");
     c.augment = aug;
@@ -567,7 +573,8 @@ TEST(RfKernelRfmlp, MatchesMonteCarloAndDefault) {
     for (int64_t b = 0; b < n; ++b) {
       const std::vector<double> za(&X[a * T * d], &X[(a + 1) * T * d]);
       const std::vector<double> zb(&X[b * T * d], &X[(b + 1) * T * d]);
-      EXPECT_NEAR(K2[a * n + b], relu_gauss_kernel(0.3 * dot(za, za), 0.3 * dot(zb, zb), 0.3 * dot(za, zb)),
+      EXPECT_NEAR(K2[a * n + b],
+                  relu_gauss_kernel(0.3 * dot(za, za), 0.3 * dot(zb, zb), 0.3 * dot(za, zb)),
                   1e-15);
     }
 }

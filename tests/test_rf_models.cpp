@@ -23,9 +23,9 @@ Batch rf_data(int64_t n, int64_t first) {
   return task_generate(*task_make("rf_target", p), 4, first, n);
 }
 
-std::unique_ptr<Model> make_model(const std::string& name,
-                                  const std::vector<std::pair<std::string, std::string>>& model_sets,
-                                  const std::string& lambdas, const TaskShape& shape) {
+std::unique_ptr<Model> make_model(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& model_sets,
+    const std::string& lambdas, const TaskShape& shape) {
   Params model("model", model_find(name).schema());
   for (const auto& [k, v] : model_sets) model.set_text(k, v);
   Params train("train", model_train_schema(model_find(name)));

@@ -43,7 +43,8 @@ class TestFeatures final : public FeatureMap {
 class TestKernel final : public KernelFunction {
  public:
   explicit TestKernel(int64_t x_size) : f_(x_size), x_size_(x_size) {}
-  void kernel(const double* Xa, int64_t na, const double* Xb, int64_t nb, double* K) const override {
+  void kernel(const double* Xa, int64_t na, const double* Xb, int64_t nb,
+              double* K) const override {
     std::vector<double> a(na * f_.dim()), b(nb * f_.dim());
     f_.features(Xa, na, a.data());
     f_.features(Xb, nb, b.data());
@@ -393,7 +394,8 @@ TEST(Ridge, TestPathIsOneDirectFitPerLambdaOnTheFitSplit) {
   // independent long-double solve on the fit split (the first 80 % of the training samples)
   // at that λ, scored with metrics_compute; the oracle must be the smallest of them and the
   // λ → 0⁺ point the tiny-λ limit of the same solves.
-  const Batch train = make_batch(80, 11, 0.8, planted()), test = make_batch(200, 12, 0.8, planted());
+  const Batch train = make_batch(80, 11, 0.8, planted()),
+              test = make_batch(200, 12, 0.8, planted());
   RidgeOptions o;
   o.lambdas = {1e-6, 1e-2, 1.0, 100.0};
   RidgeSolver m(std::make_unique<TestFeatures>(6), o);
@@ -410,7 +412,8 @@ TEST(Ridge, TestPathIsOneDirectFitPerLambdaOnTheFitSplit) {
     return std::numeric_limits<double>::quiet_NaN();
   };
   std::vector<double> expected;
-  for (double lambda : o.lambdas) expected.push_back(nmse_of(direct_predictions(fit_split, test, lambda)));
+  for (double lambda : o.lambdas)
+    expected.push_back(nmse_of(direct_predictions(fit_split, test, lambda)));
   std::vector<double> path(o.lambdas.size(), NAN);
   for (const auto& p : log.points)
     if (p.series == "test_nmse_path") path.at(static_cast<size_t>(p.step)) = p.value;

@@ -139,12 +139,14 @@ bool expect_equal_to_rounding(const Outcome& band, const Outcome& eigen, double 
     }
     const auto& b = band.series.at(name);
     for (size_t l = 0; l < s.size(); ++l) {
-      EXPECT_LE(rel(b[l], s[l]), tol) << what << ": " << name << "[" << l << "] " << b[l] << " vs " << s[l];
+      EXPECT_LE(rel(b[l], s[l]), tol)
+          << what << ": " << name << "[" << l << "] " << b[l] << " vs " << s[l];
       differs = differs || b[l] != s[l];
     }
   }
   if (band.pred.size() != eigen.pred.size()) {
-    ADD_FAILURE() << what << ": " << band.pred.size() << " vs " << eigen.pred.size() << " predictions";
+    ADD_FAILURE() << what << ": " << band.pred.size() << " vs " << eigen.pred.size()
+                  << " predictions";
     return true;
   }
   EXPECT_LE(max_rel(band.pred, eigen.pred), tol) << what;
@@ -213,18 +215,21 @@ TEST(RidgeBand, KernelAndRfaFitsEqualTheEigenPathToRounding) {
       config.heads = std::string(solver) == "primal" ? 30 : 60;  // P = 150 < n_fit = 200 < 300
       Outcome out[2];
       for (const int reduced : {0, 1})
-        out[reduced] = run(std::make_unique<RidgeSolver>(
-                               std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7),
-                               grid_options(reduced ? path : "eigen", solver)),
-                           train, test);
-      EXPECT_TRUE(expect_equal_to_rounding(out[1], out[0], 1e-9, std::string("rfa ") + solver + " " + path));
+        out[reduced] =
+            run(std::make_unique<RidgeSolver>(
+                    std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7),
+                    grid_options(reduced ? path : "eigen", solver)),
+                train, test);
+      EXPECT_TRUE(expect_equal_to_rounding(out[1], out[0], 1e-9,
+                                           std::string("rfa ") + solver + " " + path));
     }
     Outcome out[2];
     for (const int reduced : {0, 1})
-      out[reduced] = run(std::make_unique<RidgeSolver>(
-                             std::make_unique<RfaKernel>(RfaKernelConfig{}, task->shape().T, task->shape().d_in),
-                             grid_options(reduced ? path : "eigen", "auto")),
-                         train, test);
+      out[reduced] = run(
+          std::make_unique<RidgeSolver>(
+              std::make_unique<RfaKernel>(RfaKernelConfig{}, task->shape().T, task->shape().d_in),
+              grid_options(reduced ? path : "eigen", "auto")),
+          train, test);
     EXPECT_TRUE(expect_equal_to_rounding(out[1], out[0], 1e-9, std::string("rfa_kernel ") + path));
   }
 }
@@ -242,7 +247,8 @@ TEST(RidgeBand, RankDeficientSystemKeepsTheEigenPathBitForBit) {
   const Outcome eigen = fit("eigen");
   EXPECT_EQ(eigen.scalars.at("ridge_primal"), 0);
   for (const char* path : {"tridiagonal", "band"})
-    EXPECT_FALSE(expect_equal_to_rounding(fit(path), eigen, 0.0, std::string("rank-deficient ") + path));
+    EXPECT_FALSE(
+        expect_equal_to_rounding(fit(path), eigen, 0.0, std::string("rank-deficient ") + path));
 }
 
 TEST(RidgeBand, SharedBandSpectraEqualUnsharedFitsBitForBit) {
@@ -263,20 +269,24 @@ TEST(RidgeBand, SharedBandSpectraEqualUnsharedFitsBitForBit) {
       for (const char* target : {"pair_power", "keys_power", "query_power"}) {
         p.set("target", std::string(target));
         const auto task = task_make("rf_target", p);
-        const Batch train = task_generate(*task, 3, 0, 250), test = task_generate(*task, 3, 1000, 60);
-        const Outcome r = run(std::make_unique<RidgeSolver>(
-                                  std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7), o),
-                              train, test);
+        const Batch train = task_generate(*task, 3, 0, 250),
+                    test = task_generate(*task, 3, 1000, 60);
+        const Outcome r = run(
+            std::make_unique<RidgeSolver>(
+                std::make_unique<RfaFeatures>(config, task->shape().T, task->shape().d_in, 7), o),
+            train, test);
         out[share].insert(out[share].end(), r.pred.begin(), r.pred.end());
         for (const auto& [name, v] : r.scalars) out[share].push_back(v);
-        for (const auto& [name, s] : r.series) out[share].insert(out[share].end(), s.begin(), s.end());
+        for (const auto& [name, s] : r.series)
+          out[share].insert(out[share].end(), s.begin(), s.end());
       }
       if (share) hits = ridge_share_hits() - before;
     }
     ridge_share_enable(false);
     EXPECT_GE(hits, 2) << solver;
     ASSERT_EQ(out[0].size(), out[1].size());
-    EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(double)), 0) << solver;
+    EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(double)), 0)
+        << solver;
   }
 }
 
@@ -309,7 +319,8 @@ TEST(RidgeBand, FormSolvesEveryShiftAndRefusesWhatItCannotSolve) {
     for (size_t l = 0; l < ask.size(); ++l) {
       const Eigen::MatrixXd S = PD + ask[l] * Eigen::MatrixXd::Identity(D, D);
       const Eigen::MatrixXd direct = S.llt().solve(R);
-      EXPECT_LE((X.middleCols(static_cast<int64_t>(2 * l), 2) - direct).norm() / direct.norm(), 1e-12)
+      EXPECT_LE((X.middleCols(static_cast<int64_t>(2 * l), 2) - direct).norm() / direct.norm(),
+                1e-12)
           << "kd " << kd << ", λ = " << ask[l];
     }
     // λ at or below the floor is the solve at 0, as the eigen path's pseudo-inverse (here a
@@ -317,7 +328,8 @@ TEST(RidgeBand, FormSolvesEveryShiftAndRefusesWhatItCannotSolve) {
     const Eigen::MatrixXd Xf = ridge_band_path(band, band.qt_times(R), 0.6, ask);
     const Eigen::MatrixXd at0 = PD.llt().solve(R);
     for (int64_t l : {0, 1, 2})
-      EXPECT_LE((Xf.middleCols(2 * l, 2) - at0).norm() / at0.norm(), 1e-12) << "kd " << kd << ", " << l;
+      EXPECT_LE((Xf.middleCols(2 * l, 2) - at0).norm() / at0.norm(), 1e-12)
+          << "kd " << kd << ", " << l;
     EXPECT_GT((Xf.middleCols(6, 2) - at0).norm() / at0.norm(), 1e-3) << kd;  // λ = 1 > floor
     // Q is orthogonal: Q Qᵀ R = R.
     EXPECT_LE((band.q_times(band.qt_times(R)) - R).norm() / R.norm(), 1e-13) << kd;
@@ -333,7 +345,9 @@ TEST(RidgeBand, FormSolvesEveryShiftAndRefusesWhatItCannotSolve) {
       RidgeBand refused;
       EXPECT_FALSE(ridge_band_make(*m, lambdas, kd, refused)) << kd;
       ASSERT_EQ(m->size(), before.size());
-      EXPECT_EQ(std::memcmp(m->data(), before.data(), static_cast<size_t>(before.size()) * sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(m->data(), before.data(),
+                            static_cast<size_t>(before.size()) * sizeof(double)),
+                0);
       EXPECT_TRUE(refused.empty());
     }
   }

@@ -34,7 +34,8 @@ std::string run_id_lines() {
   const fs::path root = fs::path(test_source_dir()) / "experiments";
   std::vector<fs::path> specs;
   for (const auto& entry : fs::recursive_directory_iterator(root))
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") specs.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".toml")
+      specs.push_back(entry.path());
   std::sort(specs.begin(), specs.end());
   std::ostringstream out;
   for (const auto& path : specs)

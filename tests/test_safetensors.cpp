@@ -28,8 +28,9 @@ namespace fs = std::filesystem;
 class SafetensorsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnlab_st_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("attnlab_st_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -40,13 +41,15 @@ class SafetensorsTest : public ::testing::Test {
 // A file image: u64 LE header length, header text, data bytes.
 std::string image(const std::string& header, const std::string& data = "") {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
   return s + header + data;
 }
 
 std::string image_with_length(uint64_t length, const std::string& rest) {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xFF);
   return s + rest;
 }
 
@@ -132,7 +135,8 @@ TEST(SafetensorsHalf, ExhaustiveRoundTrip) {
 TEST(SafetensorsHalf, RoundsToNearestEven) {
   Rng rng(7, "test.half", 0);
   for (int trial = 0; trial < 20000; ++trial) {
-    const float x = static_cast<float>(std::ldexp(rng.uniform() * 2.0 - 1.0, static_cast<int>(rng.uniform_int(43)) - 27));
+    const float x = static_cast<float>(
+        std::ldexp(rng.uniform() * 2.0 - 1.0, static_cast<int>(rng.uniform_int(43)) - 27));
     for (int fmt = 0; fmt < 2; ++fmt) {
       const auto to = fmt == 0 ? f16_to_float : bf16_to_float;
       const uint16_t r = fmt == 0 ? f16_from_float(x) : bf16_from_float(x);
@@ -164,9 +168,13 @@ TEST_F(SafetensorsTest, RoundTripEveryFloatDtype) {
       {"w.bf16", SafetensorsDType::BF16, {2, 2, 2}, v.data()},
       {"scalar", SafetensorsDType::F32, {}, scalar.data()},
       {"empty", SafetensorsDType::F16, {0, 3}, nullptr},
-      {"empty64", SafetensorsDType::F64, {4, 0}, nullptr},  // fuzzer find: memcpy of 0 bytes from null
+      {"empty64",
+       SafetensorsDType::F64,
+       {4, 0},
+       nullptr},  // fuzzer find: memcpy of 0 bytes from null
   };
-  safetensors_write(path("a.safetensors"), views, {{"num_attention_heads", "12"}, {"format", "pt"}});
+  safetensors_write(path("a.safetensors"), views,
+                    {{"num_attention_heads", "12"}, {"format", "pt"}});
   SafetensorsFile f(path("a.safetensors"));
   ASSERT_EQ(f.entries().size(), 7u);
   EXPECT_EQ(f.entries()[0].name, "empty");  // sorted by name
@@ -198,8 +206,10 @@ TEST_F(SafetensorsTest, RoundTripEveryFloatDtype) {
 // compact JSON, metadata first, offsets contiguous, header padded to 8 with spaces.
 TEST_F(SafetensorsTest, WriterBytesAreTheDocumentedLayout) {
   const std::vector<double> a = {1.0, 2.0};
-  safetensors_write(path("w.safetensors"), {{"a", SafetensorsDType::F32, {2}, a.data()}}, {{"k", "v"}});
-  const std::string header = R"({"__metadata__":{"k":"v"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  safetensors_write(path("w.safetensors"), {{"a", SafetensorsDType::F32, {2}, a.data()}},
+                    {{"k", "v"}});
+  const std::string header =
+      R"({"__metadata__":{"k":"v"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   std::string padded = header + std::string((8 - header.size() % 8) % 8, ' ');
   EXPECT_EQ(test::file_read(path("w.safetensors")), image(padded, f32_bytes({1.0f, 2.0f})));
 }
@@ -226,7 +236,8 @@ TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {
     EXPECT_NE(std::string(e.what()).find("dtype I64"), std::string::npos) << e.what();
   }
   // An unknown dtype name is indexed (offsets checked) but not readable.
-  const std::string unknown = image(R"({"x":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", "ab");
+  const std::string unknown =
+      image(R"({"x":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", "ab");
   SafetensorsFile u = SafetensorsFile::from_memory(unknown.data(), unknown.size(), "u");
   EXPECT_EQ(u.find("x")->item_bytes, 0);
   EXPECT_THROW(u.read_f64("x"), UserError);
@@ -255,25 +266,36 @@ TEST_F(SafetensorsTest, RefusesTruncationAtEveryLength) {
 
 TEST_F(SafetensorsTest, RefusesWrongOffsets) {
   const std::string d = f32_bytes({1, 2, 3, 4});  // 16 bytes
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,20]}})", d), "data section has 16 bytes");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[8,4]}})", d), "end before they begin");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", d), "needs 12");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,20]}})", d),
+                 "data section has 16 bytes");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[8,4]}})", d),
+                 "end before they begin");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", d),
+                 "needs 12");
   expect_refused(image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", d), "overlap");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[18446744073709551615,0]}})", d),
-                 "end before they begin");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", d),
-                 "too large");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}})", d),
-                 "too large");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", d), "whole number");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4.0],"data_offsets":[0,16]}})", d), "whole number");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}})", d), "[begin, end]");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,1e3]}})", d), "whole number");
+  expect_refused(
+      image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[18446744073709551615,0]}})", d),
+      "end before they begin");
+  expect_refused(
+      image(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", d),
+      "too large");
+  expect_refused(
+      image(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}})", d),
+      "too large");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", d),
+                 "whole number");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4.0],"data_offsets":[0,16]}})", d),
+                 "whole number");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}})", d),
+                 "[begin, end]");
+  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,1e3]}})", d),
+                 "whole number");
 }
 
 TEST_F(SafetensorsTest, RefusesHugeHeaderLengths) {
-  const std::string rest = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})" + f32_bytes({1});
+  const std::string rest =
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})" + f32_bytes({1});
   expect_refused(image_with_length(~uint64_t{0}, rest), "100 MiB limit");
   expect_refused(image_with_length(uint64_t{1} << 63, rest), "100 MiB limit");
   expect_refused(image_with_length((100ull << 20) + 1, rest), "100 MiB limit");
@@ -291,14 +313,19 @@ TEST_F(SafetensorsTest, RefusesHeadersThatAreNotSafetensorsJson) {
   expect_refused(image("{} trailing"), "not valid JSON");
   expect_refused(image(R"({"a": 5})"), "entry must be an object");
   expect_refused(image(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", "abcd"), "dtype");
-  expect_refused(image(R"({"a": {"dtype": 1, "shape": [1], "data_offsets": [0, 4]}})", "abcd"), "dtype");
+  expect_refused(image(R"({"a": {"dtype": 1, "shape": [1], "data_offsets": [0, 4]}})", "abcd"),
+                 "dtype");
   expect_refused(image(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", "abcd"), "shape");
   expect_refused(image(R"({"a": {"dtype": "F32", "shape": [1]}})", "abcd"), "data_offsets");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
-                       "abcd"),
-                 "twice");
-  expect_refused(image(R"({"a": {"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]}})", "abcd"),
-                 "twice");
+  expect_refused(
+      image(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+            R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+            "abcd"),
+      "twice");
+  expect_refused(
+      image(R"({"a": {"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]}})",
+            "abcd"),
+      "twice");
   expect_refused(image(R"({"__metadata__": {"n": 12}})"), "must be a string");
   expect_refused(image(R"({"__metadata__": [1]})"), "object of strings");
   expect_refused(image(R"({"a": {"b": {"c": {"d": {"e": 1}}}}})"), "nests JSON deeper");
@@ -306,8 +333,10 @@ TEST_F(SafetensorsTest, RefusesHeadersThatAreNotSafetensorsJson) {
   expect_refused(image("{\"a\": " + std::string(100000, '[')), "nests JSON deeper");
   std::string shape65 = "[";
   for (int i = 0; i < 65; ++i) shape65 += i ? ",1" : "1";
-  expect_refused(image(R"({"a": {"dtype": "F32", "shape": )" + shape65 + R"(], "data_offsets": [0, 4]}})", "abcd"),
-                 "dimensions");
+  expect_refused(
+      image(R"({"a": {"dtype": "F32", "shape": )" + shape65 + R"(], "data_offsets": [0, 4]}})",
+            "abcd"),
+      "dimensions");
   // A name with a newline is printed on one line.
   expect_refused(image("{\"bad\\nname\": 5}"), "bad?name");
 }
@@ -332,14 +361,16 @@ TEST_F(SafetensorsTest, WriterRefusesBadViews) {
   const std::vector<double> v = {1, 2};
   const std::string p = path("bad.safetensors");
   EXPECT_THROW(safetensors_write(p, {{"", SafetensorsDType::F32, {2}, v.data()}}), UserError);
-  EXPECT_THROW(safetensors_write(p, {{"__metadata__", SafetensorsDType::F32, {2}, v.data()}}), UserError);
+  EXPECT_THROW(safetensors_write(p, {{"__metadata__", SafetensorsDType::F32, {2}, v.data()}}),
+               UserError);
   EXPECT_THROW(safetensors_write(p, {{"a", SafetensorsDType::F32, {2}, v.data()},
                                      {"a", SafetensorsDType::F32, {2}, v.data()}}),
                UserError);
   EXPECT_THROW(safetensors_write(p, {{"a", SafetensorsDType::Other, {2}, v.data()}}), UserError);
   EXPECT_THROW(safetensors_write(p, {{"a", SafetensorsDType::F32, {-2}, v.data()}}), UserError);
   EXPECT_THROW(safetensors_write(p, {{"a", SafetensorsDType::F32, {2}, nullptr}}), UserError);
-  EXPECT_THROW(safetensors_write(path("no/such/dir/x.safetensors"), {{"a", SafetensorsDType::F32, {2}, v.data()}}),
+  EXPECT_THROW(safetensors_write(path("no/such/dir/x.safetensors"),
+                                 {{"a", SafetensorsDType::F32, {2}, v.data()}}),
                IoError);
   EXPECT_FALSE(fs::exists(p));
 }

@@ -29,8 +29,9 @@ class SeriesExport : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  static StoredRun run(const std::string& id, int64_t point, uint64_t seed, const std::string& status,
-                       const std::string& lambdas, const std::string& n) {
+  static StoredRun run(const std::string& id, int64_t point, uint64_t seed,
+                       const std::string& status, const std::string& lambdas,
+                       const std::string& n) {
     StoredRun r;
     r.run_id = id;
     r.point = point;

@@ -18,8 +18,10 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> shipped_specs() {
   std::vector<fs::path> specs;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments"))
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") specs.push_back(entry.path());
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments"))
+    if (entry.is_regular_file() && entry.path().extension() == ".toml")
+      specs.push_back(entry.path());
   return specs;
 }
 
@@ -45,7 +47,8 @@ TEST(ShippedSpecs, ExecutionSettingsDoNotChangeTheFingerprint) {
   const std::string path =
       (fs::path(test_source_dir()) / "experiments" / "fu2023" / "e2_n_dependence.toml").string();
   const std::string plain = spec_runs_json(spec_load(path, {}, true));
-  EXPECT_EQ(spec_runs_json(spec_load(path, {"train.dual_features=recompute", "train.distributed=true"}, true)),
+  EXPECT_EQ(spec_runs_json(
+                spec_load(path, {"train.dual_features=recompute", "train.distributed=true"}, true)),
             plain);
   EXPECT_NE(spec_runs_json(spec_load(path, {"train.refit=true"}, true)), plain);
 }

@@ -1,6 +1,6 @@
 // Rules of the source tree that one grep checks (issue #30, item 6): the three error tiers are
-// the only ones, one errno classifier, one FNV-1a, one RowMatrix alias. Each test reads every
-// file of src/ and python/src/ and names the file that breaks the rule.
+// the only ones, one errno classifier, one FNV-1a, one RowMatrix alias, and every C++ line fits
+// .clang-format's column limit. Each test reads the files and names the one that breaks the rule.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -79,6 +79,32 @@ TEST(SourceRules, OneRowMatrixAlias) {
   // Eigen stays out of widely included headers: the alias header is included by .cpp files.
   for (const auto& f : files_with("#include \"core/eigen_rows.h\"", {}))
     EXPECT_EQ(fs::path(f).extension(), ".cpp") << f;
+}
+
+// Every C++ line of the tree fits .clang-format's ColumnLimit (100), counted in characters
+// (UTF-8 code points, as clang-format counts columns), not bytes.
+TEST(SourceRules, LinesFitTheColumnLimit) {
+  constexpr size_t kColumnLimit = 100;
+  const fs::path root = test_source_dir();
+  std::vector<std::string> long_lines;
+  size_t files = 0;
+  for (const char* dir : {"src", "apps", "python/src", "tests", "bench", "fuzz"})
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      for (int number = 1; std::getline(in, line); ++number) {
+        size_t columns = 0;
+        for (const char c : line) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        if (columns > kColumnLimit)
+          long_lines.push_back(fs::relative(e.path(), root).string() + ":" +
+                               std::to_string(number) + " (" + std::to_string(columns) + ")");
+      }
+    }
+  EXPECT_GT(files, 300u);
+  EXPECT_EQ(long_lines, std::vector<std::string>{}) << "run `git clang-format` on these lines";
 }
 
 }  // namespace

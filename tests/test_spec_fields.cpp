@@ -120,7 +120,9 @@ S all_set(const std::vector<SpecField<S>>& fields, const std::string& kind) {
         s.*f.number = 7.5;
         if (f.given) s.*f.given = true;
         break;
-      case FieldType::Filter: s.*f.filter = {{"task.N", {ParamValue(int64_t{8}), ParamValue(16.5)}}}; break;
+      case FieldType::Filter:
+        s.*f.filter = {{"task.N", {ParamValue(int64_t{8}), ParamValue(16.5)}}};
+        break;
       case FieldType::Kind: EXPECT_TRUE(f.kind_set(s, kind)); break;
       case FieldType::Custom: break;
     }
@@ -168,7 +170,8 @@ TEST(SpecFields, SpecJsonReadsBackEveryKeyItWrites) {
 
 TEST(SpecFields, SpecJsonOfAnEarlierReleaseReadsWithDefaults) {
   // A plot as an earlier release wrote it: no "none" nor "mark" (they were added later).
-  const std::string text = R"({"name": "e", "plots": [{"name": "p", "kind": "heatmap", "metric": "m",
+  const std::string text =
+      R"({"name": "e", "plots": [{"name": "p", "kind": "heatmap", "metric": "m",
       "x": "task.N", "y": "task.q", "logx": true, "where": {"seed": [0]}}], "claims": []})";
   const auto plots = plots_from_spec_json(text, nullptr);
   ASSERT_EQ(plots.size(), 1u);

@@ -31,7 +31,9 @@ class StoreRobustness : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  test::CliResult run(const std::string& out) { return test::cli_run("run " + spec_ + " --out " + out + " -q"); }
+  test::CliResult run(const std::string& out) {
+    return test::cli_run("run " + spec_ + " --out " + out + " -q");
+  }
 
   fs::path dir_;
   std::string spec_;
@@ -50,7 +52,8 @@ std::string sqlite_reads(const std::string& store, int runs) {
   sqlite3* db = nullptr;
   const std::string uri = "file:" + store + "?mode=ro";
   std::string failure;
-  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
+      SQLITE_OK) {
     failure = "open: " + std::string(sqlite3_errmsg(db));
   } else {
     sqlite3_stmt* s = nullptr;
@@ -79,7 +82,8 @@ TEST_F(StoreRobustness, FinishedStoreIsOnePlainFileReadableFromReadOnlyDir) {
   // A resumed run goes back to WAL while it runs and leaves a plain file again.
   ASSERT_EQ(run(out).exit_code, 0);
   EXPECT_EQ(test::file_read(out + "/results.sqlite")[18], 1);
-  const auto view = test::in_read_only_view(out, [&] { return sqlite_reads(out + "/results.sqlite", 6); });
+  const auto view =
+      test::in_read_only_view(out, [&] { return sqlite_reads(out + "/results.sqlite", 6); });
   if (!view.available) GTEST_SKIP() << "no read-only bind mount here (unshare -m)";
   EXPECT_EQ(view.failure, "");
 }
@@ -109,13 +113,15 @@ TEST_F(StoreRobustness, ReadOnlyDirectoryIsNamedAndStillRead) {
       rq.run_nothing = true;
       rq.progress = false;
       const RunSummary s = experiment_run(rq);
-      if (s.planned != 6 || s.skipped != 6) return "report-only: " + std::to_string(s.skipped) + " stored";
+      if (s.planned != 6 || s.skipped != 6)
+        return "report-only: " + std::to_string(s.skipped) + " stored";
     } catch (const std::exception& e) {
       return std::string("report-only: ") + e.what();
     }
     // export has to write results.csv: one line saying so.
     const auto e = test::cli_run("export " + out);
-    if (e.exit_code != 2 || line_count(e.out) != 1 || e.out.find("not writable") == std::string::npos)
+    if (e.exit_code != 2 || line_count(e.out) != 1 ||
+        e.out.find("not writable") == std::string::npos)
       return "export: " + e.out;
     return sqlite_reads(out + "/results.sqlite", 6);
   });
@@ -177,10 +183,10 @@ TEST_F(StoreRobustness, FullDiskAtCreationNamesSpaceAndLeavesNoObstacle) {
   fs::create_directories(mnt);
   const std::string cmd = std::string(test_cli_path()) + " run " + spec_ + " --out " + out + " -q";
   for (const char* size : {"4k", "8k", "16k", "32k"}) {
-    const auto r = test::shell("unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=" +
-                               std::string(size) + " tmpfs " + mnt + " && { " + cmd +
-                               "; echo rc=$?; mount -o remount,size=4m " + mnt + " && " + cmd +
-                               "; echo rc=$?; }'");
+    const auto r = test::shell(
+        "unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=" + std::string(size) +
+        " tmpfs " + mnt + " && { " + cmd + "; echo rc=$?; mount -o remount,size=4m " + mnt +
+        " && " + cmd + "; echo rc=$?; }'");
     SCOPED_TRACE(size);
     const size_t first = r.out.find("rc=");
     ASSERT_NE(first, std::string::npos) << r.out;

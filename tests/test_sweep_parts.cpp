@@ -60,7 +60,8 @@ class SweepParts : public test::SpecFileTest {
     EXPECT_EQ(slow.size(), 1u);
     EXPECT_EQ(quick.size(), 4u);
     const std::string tag = std::to_string(jobs);
-    ResultsStore slow_store(path("slow" + tag + ".sqlite")), quick_store(path("quick" + tag + ".sqlite"));
+    ResultsStore slow_store(path("slow" + tag + ".sqlite")),
+        quick_store(path("quick" + tag + ".sqlite"));
     std::vector<std::string> done_order;
     int64_t stored_then = -1;
     std::vector<SweepPart> parts(3);

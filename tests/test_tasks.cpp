@@ -23,7 +23,8 @@
 namespace attn {
 namespace {
 
-Params params_for(const std::string& task, const std::vector<std::pair<std::string, std::string>>& sets) {
+Params params_for(const std::string& task,
+                  const std::vector<std::pair<std::string, std::string>>& sets) {
   Params p = task_default_params(task);
   for (const auto& [k, v] : sets) p.set_text(k, v);
   return p;
@@ -279,7 +280,9 @@ TEST(Match, EncodingsMatchTheTokens) {
     const Params p = params_for("match3_pointer", {{"N", "6"}, {"M", "13"}, {"s", "2"},
                                                    {"encoding", encoding}});
     const Batch b = generate("match3_pointer", p, 30);
-    const int64_t token_dim = std::string(encoding) == "one_hot" ? 13 : std::string(encoding) == "circle" ? 2 : 1;
+    const int64_t token_dim = std::string(encoding) == "one_hot"  ? 13
+                              : std::string(encoding) == "circle" ? 2
+                                                                  : 1;
     ASSERT_EQ(b.shape.d_in, token_dim + 6);
     for (int64_t j = 0; j < b.n; ++j) {
       for (int64_t i = 0; i < 6; ++i) {

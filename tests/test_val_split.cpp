@@ -42,7 +42,8 @@ int64_t earlier_rule(const RunConfig& c, int64_t n) {
 
 TEST(ValSplit, EveryShippedPointKeepsItsSplit) {
   int checked = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments")) {
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(test_source_dir()) / "experiments")) {
     if (!entry.is_regular_file() || entry.path().extension() != ".toml") continue;
     for (bool quick : {false, true})
       for (const auto& p : plan_make(spec_load(entry.path().string(), {}, quick))) {

@@ -37,8 +37,9 @@ struct Core {
 };
 
 std::string dims_text(const attn::ModelRecord& r, bool inputs) {
-  return inputs ? "(n, " + std::to_string(r.shape.T) + ", " + std::to_string(r.shape.d_in) + ")"
-                : "(n, " + std::to_string(r.shape.T_out) + ", " + std::to_string(r.shape.d_out) + ")";
+  return inputs
+             ? "(n, " + std::to_string(r.shape.T) + ", " + std::to_string(r.shape.d_in) + ")"
+             : "(n, " + std::to_string(r.shape.T_out) + ", " + std::to_string(r.shape.d_out) + ")";
 }
 
 void require_fitted(const Core& c, const char* what) {
@@ -110,7 +111,8 @@ void fit_batch(Core& c, const attn::Batch& data,
   auto model = info.make(attn::ModelContext{c.record.model_params, c.record.train_params,
                                             c.record.shape, c.record.seed, c.task.get(),
                                             index_limit});
-  attn::model_fit_checked(*model, data, c.log, "fit(X, Y)");  // may throw; then the model stays unfitted
+  attn::model_fit_checked(*model, data, c.log,
+                          "fit(X, Y)");  // may throw; then the model stays unfitted
   c.model = std::move(model);
 }
 
@@ -190,10 +192,12 @@ void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_p
   const int64_t n = tp.get_int("n");
   const attn::ModelInfo& info = attn::model_find(c.record.model);
   ATTN_CHECK(n > 0 || info.fresh_samples,
-             "model " + c.record.model + " needs a training set: train.n = 0 (fresh samples) is only "
-             "for gradient-trained models");
-  ATTN_CHECK(eval_first >= n, "eval_first = " + std::to_string(eval_first) + " is below train.n = " +
-                                  std::to_string(n) + "; the test samples must not overlap the training set");
+             "model " + c.record.model +
+                 " needs a training set: train.n = 0 (fresh samples) is only "
+                 "for gradient-trained models");
+  ATTN_CHECK(eval_first >= n, "eval_first = " + std::to_string(eval_first) +
+                                  " is below train.n = " + std::to_string(n) +
+                                  "; the test samples must not overlap the training set");
   attn::Batch b;
   {
     py::gil_scoped_release release;
@@ -253,15 +257,17 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
   require_fitted(c, "evaluate(X, Y)");
   attn::Batch b = inputs_for(c, X_obj, constants);
   const auto Y = as_f64(Y_obj, "Y", 3, dims_text(c.record, false));
-  ATTN_CHECK(Y.shape(0) == b.n && Y.shape(1) == c.record.shape.T_out && Y.shape(2) == c.record.shape.d_out,
-             "Y has shape " + shape_text(Y) + " but model " + c.record.model + " predicts " +
-                 dims_text(c.record, false) + " for " + std::to_string(b.n) + " inputs");
+  ATTN_CHECK(
+      Y.shape(0) == b.n && Y.shape(1) == c.record.shape.T_out && Y.shape(2) == c.record.shape.d_out,
+      "Y has shape " + shape_text(Y) + " but model " + c.record.model + " predicts " +
+          dims_text(c.record, false) + " for " + std::to_string(b.n) + " inputs");
   ATTN_CHECK(b.n >= 1, "X has no samples; give at least one");
   b.Y.assign(Y.data(), Y.data() + Y.size());
   attn::FitLog log;
   {
     py::gil_scoped_release release;
-    attn::model_predict_checked(*c.model, b, "evaluate(X, Y)");  // evaluate() may reuse the work of the predict() before it
+    attn::model_predict_checked(
+        *c.model, b, "evaluate(X, Y)");  // evaluate() may reuse the work of the predict() before it
     c.model->evaluate(b, log);
   }
   return log_dict(log);
@@ -277,7 +283,8 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
   s.d_in = X.shape(2);
   s.T_out = 1;
   s.d_out = 1;
-  const auto map = attn::rf_feature_map_make(c.record.model, c.record.model_params, s, c.record.seed);
+  const auto map =
+      attn::rf_feature_map_make(c.record.model, c.record.model_params, s, c.record.seed);
   const int64_t n = X.shape(0), dim = map->dim();
   uint64_t cells = 0;
   ATTN_CHECK(attn::checked_mul(static_cast<uint64_t>(n), static_cast<uint64_t>(dim), &cells) &&
@@ -294,7 +301,8 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
     // Chunks of a multiple of the map's block size: the same bits as one call over all.
     int64_t block = 256;
     if (const auto* r = dynamic_cast<const attn::RfaFeatures*>(map.get())) block = r->block_size();
-    if (const auto* m = dynamic_cast<const attn::RfmlpFeatures*>(map.get())) block = m->block_size();
+    if (const auto* m = dynamic_cast<const attn::RfmlpFeatures*>(map.get()))
+      block = m->block_size();
     const int64_t chunk = block * std::max<int64_t>(1, 4096 / block);
     for (int64_t lo = 0; lo < n; lo += chunk) {
       attn::interrupt_poll();
@@ -353,7 +361,8 @@ py::dict log_dict(const attn::FitLog& log) {
   for (const auto& name : order) {
     auto& [steps, values] = by_name[name];
     const auto k = static_cast<int64_t>(steps.size());
-    series[py::str(name)] = py::make_tuple(to_array(std::move(steps), {k}), to_array(std::move(values), {k}));
+    series[py::str(name)] =
+        py::make_tuple(to_array(std::move(steps), {k}), to_array(std::move(values), {k}));
   }
   py::dict out;
   out["scalars"] = scalars;
@@ -393,25 +402,30 @@ void register_models(py::module_& m) {
       .def("save", &core_save, py::arg("path"))
       .def_property_readonly("name", [](const Core& c) { return c.record.model; })
       .def_property_readonly("seed", [](const Core& c) { return c.record.seed; })
-      .def_property_readonly("fitted", [](Core& c) {
-        auto lock = lock_model(c);
-        return c.model != nullptr;
-      })
-      .def_property_readonly("params", [](const Core& c) { return params_dict(c.record.model_params); })
-      .def_property_readonly("train_params", [](Core& c) -> py::object {
-        auto lock = lock_model(c);
-        if (!c.model) return py::none();
-        return params_dict(c.record.train_params);
-      })
-      .def_property_readonly("shape", [](Core& c) -> py::object {
-        auto lock = lock_model(c);
-        if (!c.model) return py::none();
-        return shape_dict(c.record.shape);
-      })
-      .def_property_readonly("log", [](Core& c) {
-        auto lock = lock_model(c);
-        return log_dict(c.log);
-      })
+      .def_property_readonly("fitted",
+                             [](Core& c) {
+                               auto lock = lock_model(c);
+                               return c.model != nullptr;
+                             })
+      .def_property_readonly("params",
+                             [](const Core& c) { return params_dict(c.record.model_params); })
+      .def_property_readonly("train_params",
+                             [](Core& c) -> py::object {
+                               auto lock = lock_model(c);
+                               if (!c.model) return py::none();
+                               return params_dict(c.record.train_params);
+                             })
+      .def_property_readonly("shape",
+                             [](Core& c) -> py::object {
+                               auto lock = lock_model(c);
+                               if (!c.model) return py::none();
+                               return shape_dict(c.record.shape);
+                             })
+      .def_property_readonly("log",
+                             [](Core& c) {
+                               auto lock = lock_model(c);
+                               return log_dict(c.log);
+                             })
       .def_property_readonly("metadata", [](const Core& c) { return c.metadata; });
   m.def("list_models", &list_models, "Every model: description, [model] and [train] schemas.");
 }

@@ -1,14 +1,13 @@
 // Experiment runs (attnlab run), reproductions (attnlab reproduce) and loading a results store.
 //
-// run and reproduce: the sweep runs in a forked child process (which itself forks one worker per run,
-// as `attnlab run` does), while this process waits with the GIL released and checks for
-// Ctrl-C every 50 ms. On KeyboardInterrupt the child is killed (its workers die with it,
-// PR_SET_PDEATHSIG) and the exception propagates; every run finished before that is in
-// DIR/results.sqlite, and calling run() again resumes. The child never touches the
-// interpreter: it reports through a pipe (core/child_process.h, the runner's frames) and
-// leaves with _exit. Its warnings (and those of its run workers), its progress and its status
-// lines come over the same pipe and are handed to Python callables (warnings.warn, a progress
-// bar, print) as they arrive.
+// run and reproduce: the sweep runs in a forked child process (which itself forks one worker per
+// run, as `attnlab run` does), while this process waits with the GIL released and checks for Ctrl-C
+// every 50 ms. On KeyboardInterrupt the child is killed (its workers die with it, PR_SET_PDEATHSIG)
+// and the exception propagates; every run finished before that is in DIR/results.sqlite, and
+// calling run() again resumes. The child never touches the interpreter: it reports through a pipe
+// (core/child_process.h, the runner's frames) and leaves with _exit. Its warnings (and those of its
+// run workers), its progress and its status lines come over the same pipe and are handed to Python
+// callables (warnings.warn, a progress bar, print) as they arrive.
 #include <filesystem>
 #include <string>
 
@@ -105,8 +104,8 @@ py::dict run(const std::string& spec, const std::string& out, bool quick, int jo
 }
 
 // attnlab reproduce in a child process; returns reproduce_result_json's text.
-std::string reproduce(const std::string& name, const std::string& out, bool quick, int jobs, bool force_new,
-                      bool report_only, bool progress, int threads, bool run_groups,
+std::string reproduce(const std::string& name, const std::string& out, bool quick, int jobs,
+                      bool force_new, bool report_only, bool progress, int threads, bool run_groups,
                       const ChildHandlers& handlers) {
   ATTN_CHECK(jobs >= 1, "jobs = " + std::to_string(jobs) + " must be at least 1");
   ATTN_CHECK(!(force_new && report_only), "force_new=True and report_only=True exclude each other");
@@ -131,7 +130,8 @@ std::string reproduce(const std::string& name, const std::string& out, bool quic
 py::dict load_runs(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "results.sqlite").string();
   if (!std::filesystem::exists(path))
-    throw attn::IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir + "` first");
+    throw attn::IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir +
+                        "` first");
   std::vector<attn::StoredRun> runs;
   std::string swept, experiment, spec_path;
   {
@@ -181,8 +181,8 @@ void register_run(py::module_& m) {
   m.def(
       "run",
       [](const std::string& spec, const std::string& out, bool quick, int jobs,
-         const std::vector<std::string>& overrides, bool force_new, bool retry_failed, bool progress, int threads,
-         bool groups, py::object on_warning, py::object on_progress) {
+         const std::vector<std::string>& overrides, bool force_new, bool retry_failed,
+         bool progress, int threads, bool groups, py::object on_warning, py::object on_progress) {
         return run(spec, out, quick, jobs, overrides, force_new, retry_failed, progress, threads,
                    groups, {on_warning, on_progress, py::none()});
       },
@@ -192,15 +192,15 @@ void register_run(py::module_& m) {
       "attnlab run SPEC --out DIR in a child process; returns the summary.");
   m.def(
       "reproduce",
-      [](const std::string& name, const std::string& out, bool quick, int jobs, bool force_new, bool report_only,
-         bool progress, int threads, bool run_groups, py::object on_warning, py::object on_progress,
-         py::object on_line) {
-        return reproduce(name, out, quick, jobs, force_new, report_only, progress, threads, run_groups,
-                         {on_warning, on_progress, on_line});
+      [](const std::string& name, const std::string& out, bool quick, int jobs, bool force_new,
+         bool report_only, bool progress, int threads, bool run_groups, py::object on_warning,
+         py::object on_progress, py::object on_line) {
+        return reproduce(name, out, quick, jobs, force_new, report_only, progress, threads,
+                         run_groups, {on_warning, on_progress, on_line});
       },
       py::arg("name"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("force_new"),
-      py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("run_groups"), py::arg("on_warning"),
-      py::arg("on_progress"), py::arg("on_line"),
+      py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("run_groups"),
+      py::arg("on_warning"), py::arg("on_progress"), py::arg("on_line"),
       "attnlab reproduce NAME in a child process; returns the result as JSON text.");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
 }

@@ -91,7 +91,8 @@ void params_set(attn::Params& params, const py::dict& values) {
       std::vector<double> list;
       for (const auto& x : v) {
         if (!py::isinstance<py::int_>(x) && !py::isinstance<py::float_>(x))
-          throw attn::UserError(params.section() + "." + key + " must be a number or a list of numbers");
+          throw attn::UserError(params.section() + "." + key +
+                                " must be a number or a list of numbers");
         list.push_back(x.cast<double>());
       }
       value = std::move(list);
@@ -116,7 +117,8 @@ py::dict params_dict(const attn::Params& params) {
   py::dict out;
   const auto& schema = params.schema();
   const auto& values = params.values();
-  for (size_t k = 0; k < schema.size(); ++k) out[py::str(schema[k].name)] = param_value_py(values[k]);
+  for (size_t k = 0; k < schema.size(); ++k)
+    out[py::str(schema[k].name)] = param_value_py(values[k]);
   return out;
 }
 

@@ -41,7 +41,8 @@ void probe_rank_pair(const ProbeInput& in, FitLog& log) {
   const std::vector<double> f = in.model.predict(both);
   const int64_t size = N * dz;
   double output_gap = 0, certified = 0, target_gap = 0;
-  for (int64_t k = 0; k < size; ++k) output_gap = std::max(output_gap, std::fabs(f[k] - f[size + k]));
+  for (int64_t k = 0; k < size; ++k)
+    output_gap = std::max(output_gap, std::fabs(f[k] - f[size + k]));
   for (int64_t s = 0; s < 2; ++s)
     for (int64_t i = 0; i < N; ++i) {
       double e2 = 0;

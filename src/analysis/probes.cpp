@@ -19,7 +19,9 @@ std::vector<std::string> probe_names_all() {
 }
 
 // "mlp" or "rfa or brfa".
-std::string alternatives(const std::vector<std::string>& names) { return join_names(names, " or "); }
+std::string alternatives(const std::vector<std::string>& names) {
+  return join_names(names, " or ");
+}
 
 std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t");
@@ -79,7 +81,8 @@ std::vector<ProbeKind> probes_parse(const std::string& names) {
   size_t at = 0;
   for (;;) {
     const size_t comma = names.find(',', at);
-    const std::string name = trim(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    const std::string name =
+        trim(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
     ATTN_CHECK(!name.empty(), "eval.probes: an empty probe name in '" + names +
                                   "'; write a list of names, e.g. probes = [\"rank_pair\"]");
     const ProbeKind kind = probe_find(name);
@@ -110,7 +113,8 @@ void probe_check(ProbeKind kind, const std::string& model, const std::string& ta
   std::vector<std::string> needs, here;
   if (!row.models.empty()) needs.push_back("model = " + alternatives(row.models));
   if (!row.tasks.empty()) needs.push_back("task = " + alternatives(row.tasks));
-  if (!row.eval_instances.empty()) needs.push_back("eval.instances = \"" + row.eval_instances + "\"");
+  if (!row.eval_instances.empty())
+    needs.push_back("eval.instances = \"" + row.eval_instances + "\"");
   const std::string last = needs.size() > 1 ? " and " + needs.back() : "";
   if (needs.size() > 1) needs.pop_back();
   throw UserError("eval.probes: " + std::string(row.name) + " needs " + join_names(needs) + last +

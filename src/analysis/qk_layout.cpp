@@ -85,18 +85,21 @@ QkLayout layout_build(const std::string& name, QkLayoutKind kind, const std::str
   prefixes.insert(k.prefixes.begin(), k.prefixes.end());
   if (q.names.empty() && k.names.empty()) return layout;
   ATTN_CHECK(prefixes.size() == 1,
-             label + ": the " + name + " pattern '" + qp + "' matches tensors under several prefixes (" +
-                 join_prefixes(prefixes) + "); put the prefix you want in --query-pattern/--key-pattern");
+             label + ": the " + name + " pattern '" + qp +
+                 "' matches tensors under several prefixes (" + join_prefixes(prefixes) +
+                 "); put the prefix you want in --query-pattern/--key-pattern");
   layout.prefix = *prefixes.begin();
   for (const auto& [layer, qname] : q.names) {
     const auto it = k.names.find(layer);
-    ATTN_CHECK(it != k.names.end(), label + ": layer " + std::to_string(layer) + " has query weight " +
-                                        qname + " but no key weight matching '" + kp + "'");
+    ATTN_CHECK(it != k.names.end(), label + ": layer " + std::to_string(layer) +
+                                        " has query weight " + qname +
+                                        " but no key weight matching '" + kp + "'");
     layout.layers.push_back({layer, qname, it->second});
   }
   for (const auto& [layer, kname] : k.names) {
-    ATTN_CHECK(q.names.count(layer), label + ": layer " + std::to_string(layer) + " has key weight " +
-                                         kname + " but no query weight matching '" + qp + "'");
+    ATTN_CHECK(q.names.count(layer), label + ": layer " + std::to_string(layer) +
+                                         " has key weight " + kname +
+                                         " but no query weight matching '" + qp + "'");
   }
   return layout;
 }
@@ -148,34 +151,40 @@ QkLayout qk_layout_detect(const std::vector<std::string>& names, const QkLayoutO
   ATTN_CHECK(layout == "auto" || layout == "bert" || layout == "gpt2" || layout == "custom",
              "--layout " + layout + " is not one of auto, bert, gpt2, custom");
   if (layout == "gpt2") {
-    ATTN_CHECK(o.key_pattern.empty(), "--key-pattern: the gpt2 layout fuses q, k, v into one tensor; "
-                                      "give only --query-pattern (the fused weight's name)");
+    ATTN_CHECK(o.key_pattern.empty(),
+               "--key-pattern: the gpt2 layout fuses q, k, v into one tensor; "
+               "give only --query-pattern (the fused weight's name)");
     if (!o.query_pattern.empty()) pattern_check(o.query_pattern, "--query-pattern");
     const std::string qp = o.query_pattern.empty() ? kGpt2Fused : o.query_pattern;
     QkLayout l = layout_build("gpt2", QkLayoutKind::FusedConv1D, qp, "", names, label);
-    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches the gpt2 pattern '" + qp + "'; tensors include " +
-                                      name_sample(names) + "; choose another --layout or give --query-pattern");
+    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches the gpt2 pattern '" + qp +
+                                      "'; tensors include " + name_sample(names) +
+                                      "; choose another --layout or give --query-pattern");
     return l;
   }
   if (layout == "custom" || patterns) {
-    ATTN_CHECK(!o.query_pattern.empty() && !o.key_pattern.empty(),
-               "--layout " + layout + " with custom names needs both --query-pattern and --key-pattern, "
-               "e.g. --query-pattern 'layers.{l}.q.weight' --key-pattern 'layers.{l}.k.weight'");
+    ATTN_CHECK(
+        !o.query_pattern.empty() && !o.key_pattern.empty(),
+        "--layout " + layout +
+            " with custom names needs both --query-pattern and --key-pattern, "
+            "e.g. --query-pattern 'layers.{l}.q.weight' --key-pattern 'layers.{l}.k.weight'");
     pattern_check(o.query_pattern, "--query-pattern");
     pattern_check(o.key_pattern, "--key-pattern");
     ATTN_CHECK(o.query_pattern != o.key_pattern,
-               "--query-pattern and --key-pattern are the same; for a fused q/k/v weight use --layout gpt2");
-    QkLayout l = layout_build(layout == "bert" ? "bert" : "custom", QkLayoutKind::Separate, o.query_pattern,
-                              o.key_pattern, names, label);
-    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches --query-pattern '" + o.query_pattern +
-                                      "'; tensors include " + name_sample(names));
+               "--query-pattern and --key-pattern are the same; for a fused q/k/v weight use "
+               "--layout gpt2");
+    QkLayout l = layout_build(layout == "bert" ? "bert" : "custom", QkLayoutKind::Separate,
+                              o.query_pattern, o.key_pattern, names, label);
+    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches --query-pattern '" +
+                                      o.query_pattern + "'; tensors include " + name_sample(names));
     return l;
   }
   QkLayout bert = layout_build("bert", QkLayoutKind::Separate, kBertQuery, kBertKey, names, label);
   if (layout == "bert") {
-    ATTN_CHECK(!bert.layers.empty(), label + ": no tensor matches the bert pattern '" +
-                                         std::string(kBertQuery) + "'; tensors include " + name_sample(names) +
-                                         "; choose another --layout or give --query-pattern/--key-pattern");
+    ATTN_CHECK(!bert.layers.empty(),
+               label + ": no tensor matches the bert pattern '" + std::string(kBertQuery) +
+                   "'; tensors include " + name_sample(names) +
+                   "; choose another --layout or give --query-pattern/--key-pattern");
     return bert;
   }
   QkLayout gpt2 = layout_build("gpt2", QkLayoutKind::FusedConv1D, kGpt2Fused, "", names, label);
@@ -185,24 +194,28 @@ QkLayout qk_layout_detect(const std::vector<std::string>& names, const QkLayoutO
   if (!gpt2.layers.empty()) return gpt2;
   throw UserError(label + ": no query/key weights found (tried bert '" + std::string(kBertQuery) +
                   "' and gpt2 '" + kGpt2Fused + "'); tensors include " + name_sample(names) + " (" +
-                  std::to_string(names.size()) + " in all); give --layout, or --query-pattern and --key-pattern");
+                  std::to_string(names.size()) +
+                  " in all); give --layout, or --query-pattern and --key-pattern");
 }
 
-QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout, const QkLayerSource& src) {
+QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
+                            const QkLayerSource& src) {
   const SafetensorsEntry* q = file.find(src.query_name);
   const SafetensorsEntry* k = file.find(src.key_name);
   ATTN_ASSERT(q != nullptr && k != nullptr, "layout names a tensor the file does not have");
   const std::string where = file.label() + ": layer " + std::to_string(src.layer) + ": ";
   for (const SafetensorsEntry* e : {q, k}) {
     ATTN_CHECK(e->dtype != SafetensorsDType::Other,
-               where + e->name + " has dtype " + e->dtype_name + "; only F64, F32, F16 and BF16 weights can be analysed");
+               where + e->name + " has dtype " + e->dtype_name +
+                   "; only F64, F32, F16 and BF16 weights can be analysed");
     ATTN_CHECK(e->shape.size() == 2 && e->shape[0] >= 1 && e->shape[1] >= 1,
                where + e->name + " is not a 2-D weight matrix; check --layout or the patterns");
   }
   if (layout.kind == QkLayoutKind::FusedConv1D) {
     const int64_t D = q->shape[0];
     ATTN_CHECK(q->shape[1] == 3 * D, where + q->name + " has shape (" + std::to_string(D) + ", " +
-                                         std::to_string(q->shape[1]) + "); a GPT-2 Conv1D c_attn weight is (D, 3D)");
+                                         std::to_string(q->shape[1]) +
+                                         "); a GPT-2 Conv1D c_attn weight is (D, 3D)");
     return {D, D};
   }
   ATTN_CHECK(q->shape == k->shape, where + "query " + q->name + " and key " + k->name +
@@ -224,15 +237,16 @@ QkHeads qk_heads_resolve(int64_t out, int64_t heads, int64_t head_size,
     return {heads, out / heads, "--heads"};
   }
   if (head_size > 0) {
-    ATTN_CHECK(out % head_size == 0, "--head-size " + std::to_string(head_size) + " does not divide " + dims);
+    ATTN_CHECK(out % head_size == 0,
+               "--head-size " + std::to_string(head_size) + " does not divide " + dims);
     return {out / head_size, head_size, "--head-size"};
   }
   for (const char* key : {"num_attention_heads", "n_head", "num_heads"}) {
     const auto it = metadata.find(key);
     if (it == metadata.end()) continue;
     const int64_t h = metadata_int(key, it->second);
-    ATTN_CHECK(out % h == 0, "__metadata__." + std::string(key) + " = " + it->second + " does not divide " +
-                                 dims + "; give --heads H to override it");
+    ATTN_CHECK(out % h == 0, "__metadata__." + std::string(key) + " = " + it->second +
+                                 " does not divide " + dims + "; give --heads H to override it");
     return {h, out / h, "__metadata__." + std::string(key)};
   }
   throw UserError("the head count cannot be read from the weights alone (" + dims +
@@ -240,7 +254,8 @@ QkHeads qk_heads_resolve(int64_t out, int64_t heads, int64_t head_size,
                   "give --heads H (BERT-base and GPT-2 small: --heads 12) or --head-size S");
 }
 
-QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout, const QkLayerSource& src) {
+QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout,
+                             const QkLayerSource& src) {
   const QkLayerShape shape = qk_layer_shape(file, layout, src);
   QkLayerWeights w;
   w.layer = src.layer;
@@ -268,13 +283,15 @@ QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout
 }
 
 std::vector<int64_t> qk_list_parse(const std::string& text, const std::string& option) {
-  const std::string example = option + " '" + text + "' must be a list of numbers and ranges, e.g. 0,2,5-7";
+  const std::string example =
+      option + " '" + text + "' must be a list of numbers and ranges, e.g. 0,2,5-7";
   std::set<int64_t> out;
   size_t pos = 0;
   ATTN_CHECK(!text.empty(), example);
   auto number = [&](const std::string& s) -> int64_t {
     ATTN_CHECK(!s.empty() && s.size() <= 9 &&
-                   std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }),
+                   std::all_of(s.begin(), s.end(),
+                               [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }),
                example);
     return std::stoll(s);
   };

@@ -63,7 +63,8 @@ QkLayout qk_layout_detect(const std::vector<std::string>& names, const QkLayoutO
 struct QkLayerShape {
   int64_t out = 0, in = 0;
 };
-QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout, const QkLayerSource& src);
+QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
+                            const QkLayerSource& src);
 
 // Head count and size: from the options (heads > 0 or head_size > 0), else from the
 // file's __metadata__ (num_attention_heads, n_head or num_heads), else a UserError that
@@ -81,7 +82,8 @@ struct QkLayerWeights {
   int64_t out = 0, in = 0;
   std::vector<double> wq, wk;
 };
-QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout, const QkLayerSource& src);
+QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout,
+                             const QkLayerSource& src);
 
 // "0,2,5-7" -> {0, 2, 5, 6, 7} (sorted, distinct). UserError naming `option` otherwise.
 std::vector<int64_t> qk_list_parse(const std::string& text, const std::string& option);

@@ -33,44 +33,48 @@ void stats_fields(nlohmann::ordered_json& j, const QkMatrixStats& s, const QkMat
   j["null_residual"] = null.residual;
 }
 
-std::string csv_row(const std::string& scope, int64_t layer, const std::string& head, const QkMatrixStats& s,
-                    const QkMatrixStats& n) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", scope, layer, head, s.c_star,
-                     s.identity_cosine, s.diag_ratio, s.abs_diag_ratio, s.positive_diag_fraction, s.residual,
-                     s.frobenius, n.c_star, n.identity_cosine, n.diag_ratio, n.abs_diag_ratio,
-                     n.positive_diag_fraction, n.residual);
+std::string csv_row(const std::string& scope, int64_t layer, const std::string& head,
+                    const QkMatrixStats& s, const QkMatrixStats& n) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", scope, layer, head,
+                     s.c_star, s.identity_cosine, s.diag_ratio, s.abs_diag_ratio,
+                     s.positive_diag_fraction, s.residual, s.frobenius, n.c_star, n.identity_cosine,
+                     n.diag_ratio, n.abs_diag_ratio, n.positive_diag_fraction, n.residual);
 }
 
 }  // namespace
 
 std::string qk_report_table(const QkReportInfo& info, const std::vector<QkLayerResult>& layers) {
   std::string s = fmt::format("qk-stats {}\n", info.file);
-  s += fmt::format("layout {}{}, {} layers, D = {}, {} heads x {} (from {}), null seed {}\n", info.layout,
-                   info.prefix.empty() ? "" : " (prefix '" + info.prefix + "')", layers.size(), info.D,
-                   info.heads, info.head_size, info.heads_source, info.seed);
+  s += fmt::format("layout {}{}, {} layers, D = {}, {} heads x {} (from {}), null seed {}\n",
+                   info.layout, info.prefix.empty() ? "" : " (prefix '" + info.prefix + "')",
+                   layers.size(), info.D, info.heads, info.head_size, info.heads_source, info.seed);
   s += "A = W_q^T W_k summed over heads; null: Gaussian W_q, W_k with the same norms\n";
-  s += fmt::format("{:>5} {:>11} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>13}\n", "layer", "c*", "cos(A,I)",
-                   "diag ratio", "pos diag", "residual", "null cos", "null ratio", "head cos mean");
+  s += fmt::format("{:>5} {:>11} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>13}\n", "layer", "c*",
+                   "cos(A,I)", "diag ratio", "pos diag", "residual", "null cos", "null ratio",
+                   "head cos mean");
   for (const auto& r : layers) {
     double head_cos = 0.0;
     for (const auto& h : r.head_results) head_cos += h.stats.identity_cosine;
     head_cos /= static_cast<double>(std::max<size_t>(1, r.head_results.size()));
-    s += fmt::format("{:>5} {:>11.4g} {:>9.4f} {:>10.4g} {:>9.3f} {:>9.4f} {:>9.4f} {:>10.4g} {:>13.4f}\n",
-                     r.layer, r.stats.c_star, r.stats.identity_cosine, r.stats.diag_ratio,
-                     r.stats.positive_diag_fraction, r.stats.residual, r.null_stats.identity_cosine,
-                     r.null_stats.diag_ratio, head_cos);
+    s += fmt::format(
+        "{:>5} {:>11.4g} {:>9.4f} {:>10.4g} {:>9.3f} {:>9.4f} {:>9.4f} {:>10.4g} {:>13.4f}\n",
+        r.layer, r.stats.c_star, r.stats.identity_cosine, r.stats.diag_ratio,
+        r.stats.positive_diag_fraction, r.stats.residual, r.null_stats.identity_cosine,
+        r.null_stats.diag_ratio, head_cos);
   }
   return s;
 }
 
 std::string qk_report_csv(const std::vector<QkLayerResult>& layers) {
   std::string s =
-      "scope,layer,head,c_star,identity_cosine,diag_ratio,abs_diag_ratio,positive_diag_fraction,residual,"
+      "scope,layer,head,c_star,identity_cosine,diag_ratio,abs_diag_ratio,positive_diag_fraction,"
+      "residual,"
       "frobenius,null_c_star,null_identity_cosine,null_diag_ratio,null_abs_diag_ratio,"
       "null_positive_diag_fraction,null_residual\n";
   for (const auto& r : layers) s += csv_row("layer", r.layer, "", r.stats, r.null_stats);
   for (const auto& r : layers) {
-    for (const auto& h : r.head_results) s += csv_row("head", r.layer, std::to_string(h.head), h.stats, h.null_stats);
+    for (const auto& h : r.head_results)
+      s += csv_row("head", r.layer, std::to_string(h.head), h.stats, h.null_stats);
   }
   return s;
 }

@@ -36,7 +36,8 @@ void out_dir_check(const std::string& dir) {
   std::error_code ec;
   const fs::path p(dir);
   if (fs::exists(p, ec)) {
-    ATTN_CHECK(fs::is_directory(p, ec), "--out " + dir + " exists and is not a directory; choose another path");
+    ATTN_CHECK(fs::is_directory(p, ec),
+               "--out " + dir + " exists and is not a directory; choose another path");
     output_path_check((p / "qk_stats.json").string(), 1 << 20);
     return;
   }
@@ -51,7 +52,9 @@ void out_dir_check(const std::string& dir) {
 void dir_create(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw IoError("cannot create directory " + dir.string() + ": " + ec.message() + "; choose another --out");
+  if (ec)
+    throw IoError("cannot create directory " + dir.string() + ": " + ec.message() +
+                  "; choose another --out");
 }
 
 void heatmaps_write(const fs::path& dir, const std::string& file, const QkLayerResult& r) {
@@ -61,15 +64,16 @@ void heatmaps_write(const fs::path& dir, const std::string& file, const QkLayerR
   const std::string base = (dir / ("layer" + std::to_string(r.layer))).string();
   heatmap_write_png(base + ".png", r.layer_block.data(), b, b, cell_px);
   heatmap_write_svg(base + ".svg", r.layer_block.data(), b, b,
-                    fmt::format("A = Wq^T Wk, layer {}, {} ({}), c* = {:.4g}, cos(A,I) = {:.3f}", r.layer, corner,
-                                file, r.stats.c_star, r.stats.identity_cosine));
+                    fmt::format("A = Wq^T Wk, layer {}, {} ({}), c* = {:.4g}, cos(A,I) = {:.3f}",
+                                r.layer, corner, file, r.stats.c_star, r.stats.identity_cosine));
   for (const auto& [h, block] : r.head_blocks) {
     const QkMatrixStats& s = r.head_results[static_cast<size_t>(h)].stats;
     const std::string name = base + "_head" + std::to_string(h);
     heatmap_write_png(name + ".png", block.data(), b, b, cell_px);
-    heatmap_write_svg(name + ".svg", block.data(), b, b,
-                      fmt::format("A = Wq^T Wk, layer {} head {}, {} ({}), c* = {:.4g}, cos(A,I) = {:.3f}", r.layer,
-                                  h, corner, file, s.c_star, s.identity_cosine));
+    heatmap_write_svg(
+        name + ".svg", block.data(), b, b,
+        fmt::format("A = Wq^T Wk, layer {} head {}, {} ({}), c* = {:.4g}, cos(A,I) = {:.3f}",
+                    r.layer, h, corner, file, s.c_star, s.identity_cosine));
   }
 }
 
@@ -79,7 +83,8 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   ATTN_CHECK(o.heatmap_block >= 1 && o.heatmap_block <= 4096,
              "--heatmap-block " + std::to_string(o.heatmap_block) + " must be between 1 and 4096");
   const bool heatmap_asked = !o.heatmap_layers.empty();
-  ATTN_CHECK(!heatmap_asked || !o.out.empty(), "--heatmap-layers needs --out DIR to write the heat maps into");
+  ATTN_CHECK(!heatmap_asked || !o.out.empty(),
+             "--heatmap-layers needs --out DIR to write the heat maps into");
 
   SafetensorsFile file(o.file);
   std::vector<std::string> names;
@@ -94,8 +99,8 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
     std::vector<QkLayerSource> kept;
     for (int64_t l : want) {
       const auto it = std::find(found.begin(), found.end(), l);
-      ATTN_CHECK(it != found.end(), "--layers: layer " + std::to_string(l) + " is not in " + o.file +
-                                        " (its layers: " + list_text(found) + ")");
+      ATTN_CHECK(it != found.end(), "--layers: layer " + std::to_string(l) + " is not in " +
+                                        o.file + " (its layers: " + list_text(found) + ")");
       kept.push_back(layout.layers[static_cast<size_t>(it - found.begin())]);
     }
     layout.layers = kept;
@@ -108,8 +113,10 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   for (const auto& src : layout.layers) {
     const QkLayerShape s = qk_layer_shape(file, layout, src);
     ATTN_CHECK(s.out == shape.out && s.in == shape.in,
-               o.file + ": layer " + std::to_string(src.layer) + " has a different shape from layer " +
-                   std::to_string(layout.layers.front().layer) + "; analyse them separately with --layers");
+               o.file + ": layer " + std::to_string(src.layer) +
+                   " has a different shape from layer " +
+                   std::to_string(layout.layers.front().layer) +
+                   "; analyse them separately with --layers");
   }
   ATTN_CHECK(shape.in >= 2, o.file + ": the model dimension D = " + std::to_string(shape.in) +
                                 " is too small; the statistics need D >= 2");
@@ -122,14 +129,14 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
     heat_layers = heatmap_asked ? qk_list_parse(o.heatmap_layers, "--heatmap-layers") : selected;
     for (int64_t l : heat_layers) {
       ATTN_CHECK(std::find(selected.begin(), selected.end(), l) != selected.end(),
-                 "--heatmap-layers: layer " + std::to_string(l) + " is not analysed (layers: " + list_text(selected) +
-                     ")");
+                 "--heatmap-layers: layer " + std::to_string(l) +
+                     " is not analysed (layers: " + list_text(selected) + ")");
     }
     analyze.block_heads = qk_list_parse(o.heatmap_heads, "--heatmap-heads");
     for (int64_t h : analyze.block_heads) {
-      ATTN_CHECK(h < heads.heads, "--heatmap-heads: head " + std::to_string(h) + " does not exist (" +
-                                      std::to_string(heads.heads) + " heads: 0-" + std::to_string(heads.heads - 1) +
-                                      ")");
+      ATTN_CHECK(h < heads.heads, "--heatmap-heads: head " + std::to_string(h) +
+                                      " does not exist (" + std::to_string(heads.heads) +
+                                      " heads: 0-" + std::to_string(heads.heads - 1) + ")");
     }
     out_dir_check(o.out);
   }
@@ -145,7 +152,8 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   Progress progress("qk-stats", static_cast<int64_t>(layout.layers.size()));
   for (const auto& src : layout.layers) {
     const QkLayerWeights w = qk_layer_load(file, layout, src);
-    const bool heat = std::find(heat_layers.begin(), heat_layers.end(), src.layer) != heat_layers.end();
+    const bool heat =
+        std::find(heat_layers.begin(), heat_layers.end(), src.layer) != heat_layers.end();
     QkAnalyzeOptions a = analyze;
     a.block = heat ? o.heatmap_block : 0;
     results.push_back(qk_layer_analyze(w, a));
@@ -154,19 +162,22 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   progress.finish();
 
   QkStatsResult r;
-  r.info = {o.file, layout.name, layout.prefix, shape.in, heads.heads, heads.head_size, heads.source, o.seed};
+  r.info = {o.file,      layout.name,     layout.prefix, shape.in,
+            heads.heads, heads.head_size, heads.source,  o.seed};
   r.json = qk_report_json(r.info, results);
   const std::string& json = r.json;
   if (!o.out.empty()) {
     const fs::path dir(o.out);
     dir_create(dir);
     const std::string csv = qk_report_csv(results);
-    for (const auto& [name, text] : {std::pair{"qk_stats.csv", &csv}, std::pair{"qk_stats.json", &json}}) {
+    for (const auto& [name, text] :
+         {std::pair{"qk_stats.csv", &csv}, std::pair{"qk_stats.json", &json}}) {
       atomic_file_write((dir / name).string(), *text);
     }
     if (!heat_layers.empty()) dir_create(dir / "heatmaps");
     for (const auto& layer : results) {
-      if (layer.block > 0) heatmaps_write(dir / "heatmaps", fs::path(o.file).filename().string(), layer);
+      if (layer.block > 0)
+        heatmaps_write(dir / "heatmaps", fs::path(o.file).filename().string(), layer);
     }
   }
   r.heatmaps = !heat_layers.empty();

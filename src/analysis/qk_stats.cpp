@@ -19,13 +19,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double safe_div(double a, double b) {
   if (b != 0.0) return a / b;
   if (a == 0.0 || std::isnan(a)) return kNaN;
-  return a > 0.0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  return a > 0.0 ? std::numeric_limits<double>::infinity()
+                 : -std::numeric_limits<double>::infinity();
 }
 
 // Sum of squares of rows [r0, r0 + rows) of a row-major matrix with `cols` columns.
 double block_sumsq(const std::vector<double>& w, int64_t r0, int64_t rows, int64_t cols) {
   double s = 0.0;
-  for (int64_t i = r0 * cols; i < (r0 + rows) * cols; ++i) s += w[static_cast<size_t>(i)] * w[static_cast<size_t>(i)];
+  for (int64_t i = r0 * cols; i < (r0 + rows) * cols; ++i)
+    s += w[static_cast<size_t>(i)] * w[static_cast<size_t>(i)];
   return s;
 }
 
@@ -66,7 +68,8 @@ QkMatrixStats qk_matrix_stats(const double* A, int64_t D) {
   QkMatrixStats s;
   s.frobenius = std::sqrt(sumsq);
   s.c_star = c;
-  s.identity_cosine = s.frobenius > 0.0 ? trace / (std::sqrt(static_cast<double>(D)) * s.frobenius) : kNaN;
+  s.identity_cosine =
+      s.frobenius > 0.0 ? trace / (std::sqrt(static_cast<double>(D)) * s.frobenius) : kNaN;
   const double off_mean = off_abs / static_cast<double>(D * (D - 1));
   s.diag_ratio = safe_div(c, off_mean);
   s.abs_diag_ratio = safe_div(diag_abs / static_cast<double>(D), off_mean);
@@ -79,7 +82,8 @@ void qk_head_product(const QkLayerWeights& w, int64_t head, int64_t head_size, d
   ATTN_ASSERT(head >= 0 && head_size >= 1 && (head + 1) * head_size <= w.out, "head out of range");
   ConstRowMap Wq(w.wq.data(), w.out, w.in), Wk(w.wk.data(), w.out, w.in);
   RowMap out(A, w.in, w.in);
-  out.noalias() = Wq.middleRows(head * head_size, head_size).transpose() * Wk.middleRows(head * head_size, head_size);
+  out.noalias() = Wq.middleRows(head * head_size, head_size).transpose() *
+                  Wk.middleRows(head * head_size, head_size);
 }
 
 QkLayerWeights qk_null_weights(const QkLayerWeights& w, int64_t heads, uint64_t seed) {
@@ -89,7 +93,8 @@ QkLayerWeights qk_null_weights(const QkLayerWeights& w, int64_t heads, uint64_t 
   z.out = w.out;
   z.in = w.in;
   const int64_t hs = w.out / heads;
-  const std::pair<const std::vector<double>*, std::vector<double>*> sides[2] = {{&w.wq, &z.wq}, {&w.wk, &z.wk}};
+  const std::pair<const std::vector<double>*, std::vector<double>*> sides[2] = {{&w.wq, &z.wq},
+                                                                                {&w.wk, &z.wk}};
   const char* streams[2] = {"qk_stats.null.query", "qk_stats.null.key"};
   for (int s = 0; s < 2; ++s) {
     const std::vector<double>& real = *sides[s].first;
@@ -101,7 +106,8 @@ QkLayerWeights qk_null_weights(const QkLayerWeights& w, int64_t heads, uint64_t 
       const double target = std::sqrt(block_sumsq(real, h * hs, hs, w.in));
       const double have = std::sqrt(block_sumsq(draw, h * hs, hs, w.in));
       const double scale = have > 0.0 ? target / have : 0.0;
-      for (int64_t i = h * hs * w.in; i < (h + 1) * hs * w.in; ++i) draw[static_cast<size_t>(i)] *= scale;
+      for (int64_t i = h * hs * w.in; i < (h + 1) * hs * w.in; ++i)
+        draw[static_cast<size_t>(i)] *= scale;
     }
   }
   return z;
@@ -115,8 +121,8 @@ QkLayerResult qk_layer_analyze(const QkLayerWeights& w, const QkAnalyzeOptions& 
   ATTN_ASSERT(w.wq.size() == static_cast<size_t>(w.out * w.in) && w.wk.size() == w.wq.size(),
               "weights do not match their shape");
   ATTN_ASSERT(o.heads >= 1 && w.out % o.heads == 0, "heads must divide out");
-  ATTN_CHECK(w.in >= 2, "layer " + std::to_string(w.layer) + ": the model dimension D = " + std::to_string(w.in) +
-                            " is too small; the statistics need D >= 2");
+  ATTN_CHECK(w.in >= 2, "layer " + std::to_string(w.layer) + ": the model dimension D = " +
+                            std::to_string(w.in) + " is too small; the statistics need D >= 2");
   QkLayerResult r;
   r.layer = w.layer;
   r.D = w.in;

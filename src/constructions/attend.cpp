@@ -19,7 +19,8 @@ void construction_attend(int64_t N, int64_t dk, int64_t dv, std::vector<T> q, st
     // attention op can round the scores too. Long double is for exact (bits = 0) evaluation.
     if (p.bits > 0) {
       std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end()), vd(v.begin(), v.end());
-      std::vector<double> od(static_cast<size_t>(N * dv)), pd(probs ? static_cast<size_t>(N * N) : 0);
+      std::vector<double> od(static_cast<size_t>(N * dv)),
+          pd(probs ? static_cast<size_t>(N * N) : 0);
       construction_attend<double>(N, dk, dv, std::move(qd), std::move(kd), std::move(vd), p,
                                   od.data(), probs ? pd.data() : nullptr);
       std::copy(od.begin(), od.end(), out);

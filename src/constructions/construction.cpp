@@ -14,10 +14,10 @@ struct Entry {
 
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
-      {"qsa_random_codes", qsa_random_codes_make},   {"qsa_neighbourly", qsa_neighbourly_make},
-      {"match2_trig", match2_trig_make},             {"match3_third_order", match3_third_order_make},
-      {"smallm_match3", smallm_match3_make},         {"local_match3", local_match3_make},
-      {"adjacent_match3", adjacent_match3_make},     {"pointer_match3", pointer_match3_make},
+      {"qsa_random_codes", qsa_random_codes_make}, {"qsa_neighbourly", qsa_neighbourly_make},
+      {"match2_trig", match2_trig_make},           {"match3_third_order", match3_third_order_make},
+      {"smallm_match3", smallm_match3_make},       {"local_match3", local_match3_make},
+      {"adjacent_match3", adjacent_match3_make},   {"pointer_match3", pointer_match3_make},
   };
   return entries;
 }

@@ -1,13 +1,15 @@
 // Match2 with one softmax head (m = 3) and Match3 with one third-order head (m = 4)
 // (spec sanford2023 §3.3–3.4). θ_x = 2πx/M, g = 1 − cos(2π/M).
 //
-//   match2_trig         q_i = β(cos θ_i, −sin θ_i), k_j = (cos θ_j, sin θ_j)  ⇒ score β cos(θ_i + θ_j);
+//   match2_trig         q_i = β(cos θ_i, −sin θ_i), k_j = (cos θ_j, sin θ_j)  ⇒ score β cos(θ_i +
+//   θ_j);
 //                       v_j = (cos θ_j, −sin θ_j) (the point of −x_j); β from ln(4N/g)/g.
-//   match3_third_order  q_i = β(cos a, −cos a, −sin a, −sin a), k¹_j = (cos b, sin b, cos b, sin b),
+//   match3_third_order  q_i = β(cos a, −cos a, −sin a, −sin a), k¹_j = (cos b, sin b, cos b, sin
+//   b),
 //                       k²_k = (cos c, sin c, sin c, cos c) ⇒ score β cos(a + b + c);
-//                       v¹_j = (cos b, sin b, sin b, cos b), v²_k = (cos c, −sin c, −cos c, −sin c);
-//                       read-out (e₁ + e₂, e₃ + e₄) of the averaged v¹ ∘ v² = the point of −(b + c);
-//                       β from ln(4N²/g)/g.
+//                       v¹_j = (cos b, sin b, sin b, cos b), v²_k = (cos c, −sin c, −cos c, −sin
+//                       c); read-out (e₁ + e₂, e₃ + e₄) of the averaged v¹ ∘ v² = the point of −(b
+//                       + c); β from ln(4N²/g)/g.
 // ψ (with the residual copy of φ(x_i)): y_i = 1 iff ‖(cos θ_i, sin θ_i) − read-out‖ < g/2.
 // A match leaves the read-out within 2·(leaked mass) < g/2 of the target; without one every
 // value point is ≥ 2π/M away on the circle, so every convex combination is ≥ g away.
@@ -40,7 +42,8 @@ class Match2Trig final : public Construction {
     return {{"m", 3}, {"heads", 1}, {"layers", 1}};
   }
   void weights(ModelTensors& out) const override {
-    // φ(x) = (cos θ_x, sin θ_x, 1); Q = diag(1, −1, 0) (times β), K = diag(1, 1, 0), V = diag(1, −1, 0).
+    // φ(x) = (cos θ_x, sin θ_x, 1); Q = diag(1, −1, 0) (times β), K = diag(1, 1, 0), V = diag(1,
+    // −1, 0).
     out.add("q", {3, 3}, {1, 0, 0, 0, -1, 0, 0, 0, 0});
     out.add("k", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 0});
     out.add("v", {3, 2}, {1, 0, 0, -1, 0, 0});
@@ -80,7 +83,9 @@ class Match3ThirdOrder final : public Construction {
                                     probs ? layer.data() : nullptr);
     for (int64_t i = 0; i < N; ++i) {
       const double* ai = a.data() + 4 * i;
-      y[i] = readout_distance(match_angle(tokens[i], M), ai[0] + ai[1], ai[2] + ai[3]) < g / 2 ? 1.0 : 0.0;
+      y[i] = readout_distance(match_angle(tokens[i], M), ai[0] + ai[1], ai[2] + ai[3]) < g / 2
+                 ? 1.0
+                 : 0.0;
     }
     if (probs) probs->push_back(std::move(layer));
   }

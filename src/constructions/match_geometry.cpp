@@ -30,7 +30,8 @@ std::vector<int64_t> MatchLayout::decode(const double* x, int64_t M) const {
                      "'modulus'); the data has none");
   ATTN_CHECK(td == 1 || td == 2 || td == M,
              "construction " + name_ + ": a token encoding of " + std::to_string(td) +
-                 " columns is none of scalar (1), circle (2) or one_hot (M = " + std::to_string(M) + ")");
+                 " columns is none of scalar (1), circle (2) or one_hot (M = " + std::to_string(M) +
+                 ")");
   std::vector<int64_t> tokens(static_cast<size_t>(N_));
   for (int64_t i = 0; i < N_; ++i) {
     const double* xi = x + i * d_in_;
@@ -69,9 +70,10 @@ void match2_head(const std::vector<int64_t>& queries, const std::vector<int64_t>
   if (probs) probs->push_back(std::move(layer));
 }
 
-void match_retrieve(const std::vector<double>& U, int64_t m_prime, const std::vector<int64_t>& target,
-                    const std::vector<double>& values, int64_t M, const Params& model,
-                    const Precision& p, double* out, LayerProbs* probs, ConstructionStats* stats) {
+void match_retrieve(const std::vector<double>& U, int64_t m_prime,
+                    const std::vector<int64_t>& target, const std::vector<double>& values,
+                    int64_t M, const Params& model, const Precision& p, double* out,
+                    LayerProbs* probs, ConstructionStats* stats) {
   const int64_t N = static_cast<int64_t>(target.size());
   const double epsilon = 0.5 * std::sin(M_PI / static_cast<double>(M));
   const double beta_fixed = model.get_real("beta"), factor = model.get_real("beta_factor");
@@ -81,8 +83,9 @@ void match_retrieve(const std::vector<double>& U, int64_t m_prime, const std::ve
     double* w = q.data() + i * m_prime;
     qsa_query_code(U.data(), m_prime, &target[i], 1, QsaQueryCode::dual, w);
     const double gamma = qsa_margin(U.data(), N, m_prime, &target[i], 1, w);
-    const double beta = beta_fixed > 0 ? beta_fixed
-                                       : factor * qsa_temperature(N, 1, epsilon, gamma > 0 ? gamma : 0.5);
+    const double beta = beta_fixed > 0
+                            ? beta_fixed
+                            : factor * qsa_temperature(N, 1, epsilon, gamma > 0 ? gamma : 0.5);
     if (stats) stats->row(gamma, beta);
     for (int64_t c = 0; c < m_prime; ++c) w[c] *= beta;
   }

@@ -62,8 +62,9 @@ void match2_head(const std::vector<int64_t>& queries, const std::vector<int64_t>
 // softmax attention with position codes U (N, m', by position) and dual-certificate queries
 // (q = 1); target −1 gives a zero query (uniform row; callers ignore it). β per row from the
 // temperature rule with ε = sin(π/M)/2, enough to decode the token exactly. out (N, 2).
-void match_retrieve(const std::vector<double>& U, int64_t m_prime, const std::vector<int64_t>& target,
-                    const std::vector<double>& values, int64_t M, const Params& model,
-                    const Precision& p, double* out, LayerProbs* probs, ConstructionStats* stats);
+void match_retrieve(const std::vector<double>& U, int64_t m_prime,
+                    const std::vector<int64_t>& target, const std::vector<double>& values,
+                    int64_t M, const Params& model, const Precision& p, double* out,
+                    LayerProbs* probs, ConstructionStats* stats);
 
 }  // namespace attn

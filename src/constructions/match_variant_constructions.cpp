@@ -86,13 +86,15 @@ class SmallMMatch3 final : public Construction {
 
 // Fetches, for every token i, the circle point of token target[i] (−1: none) and decodes it.
 std::vector<int64_t> fetch_tokens(const std::vector<double>& U, int64_t m_prime,
-                                  const std::vector<int64_t>& target, const std::vector<double>& circle,
-                                  int64_t M, const Params& model, const Precision& p,
-                                  std::vector<LayerProbs>* probs, ConstructionStats* stats) {
+                                  const std::vector<int64_t>& target,
+                                  const std::vector<double>& circle, int64_t M, const Params& model,
+                                  const Precision& p, std::vector<LayerProbs>* probs,
+                                  ConstructionStats* stats) {
   const int64_t N = static_cast<int64_t>(target.size());
   std::vector<double> out(static_cast<size_t>(2 * N));
   LayerProbs layer;
-  match_retrieve(U, m_prime, target, circle, M, model, p, out.data(), probs ? &layer : nullptr, stats);
+  match_retrieve(U, m_prime, target, circle, M, model, p, out.data(), probs ? &layer : nullptr,
+                 stats);
   if (probs) probs->push_back(std::move(layer));
   std::vector<int64_t> got(static_cast<size_t>(N), -1);
   for (int64_t i = 0; i < N; ++i)
@@ -114,8 +116,8 @@ class LocalMatch3 final : public Construction {
     const int64_t N = layout_.N(), M = ctx.M;
     ATTN_CHECK(ctx.window == 0 || ctx.window == w_,
                "construction local_match3: model.window = " + std::to_string(w_) +
-                   " but the data's task.w = " + std::to_string(ctx.window) + "; set model.window = " +
-                   std::to_string(ctx.window));
+                   " but the data's task.w = " + std::to_string(ctx.window) +
+                   "; set model.window = " + std::to_string(ctx.window));
     const auto tokens = layout_.decode(x, M);
     const auto circle = circle_points(tokens, M, 1.0);
     // window[i] collects the fetched tokens of i's in-range offsets.

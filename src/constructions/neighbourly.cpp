@@ -62,7 +62,8 @@ long double neighbourly_poly_ref(const int64_t* set, int64_t q, int64_t N, int64
 long double neighbourly_gap(const int64_t* set, int64_t q, int64_t N) {
   long double gap = std::numeric_limits<long double>::infinity();
   for (int64_t j = 0; j < N; ++j)
-    if (std::find(set, set + q, j) == set + q) gap = std::min(gap, neighbourly_poly_ref(set, q, N, j));
+    if (std::find(set, set + q, j) == set + q)
+      gap = std::min(gap, neighbourly_poly_ref(set, q, N, j));
   return gap;
 }
 

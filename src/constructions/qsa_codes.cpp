@@ -17,7 +17,8 @@ std::vector<double> qsa_codebook(int64_t N, int64_t m_prime, QsaCodeDist dist, u
     Rng rng(seed, stream, static_cast<uint64_t>(j));  // code j does not depend on N
     double* u = U.data() + j * m_prime;
     for (int64_t l = 0; l < m_prime; ++l)
-      u[l] = dist == QsaCodeDist::sign ? ((rng.next_u32() & 1u) ? amp : -amp) : amp * rng.gaussian();
+      u[l] =
+          dist == QsaCodeDist::sign ? ((rng.next_u32() & 1u) ? amp : -amp) : amp * rng.gaussian();
   }
   return U;
 }
@@ -27,7 +28,9 @@ std::vector<double> position_codes_rotational(int64_t N, int64_t m_prime, uint64
   const int64_t pairs = m_prime / 2;
   std::vector<int64_t> freq(static_cast<size_t>(pairs));
   Rng rng(seed, stream, 0);
-  for (auto& f : freq) f = 1 + static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(std::max<int64_t>(N - 1, 1))));
+  for (auto& f : freq)
+    f = 1 +
+        static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(std::max<int64_t>(N - 1, 1))));
   std::vector<double> U(static_cast<size_t>(N * m_prime), 0.0);
   const double amp = 1.0 / std::sqrt(static_cast<double>(pairs));
   for (int64_t j = 0; j < N; ++j)

@@ -205,7 +205,8 @@ class QsaNeighbourly final : public Construction {
           neighbourly_key(l, N, q, u.data());
           long double dot = 0;
           for (int64_t c = 0; c < dk; ++c) dot += w[c] * u[c];
-          stats->tie_error_max = std::max(stats->tie_error_max, static_cast<double>(std::fabs(dot - a0)));
+          stats->tie_error_max =
+              std::max(stats->tie_error_max, static_cast<double>(std::fabs(dot - a0)));
         }
       }
       for (int64_t c = 0; c < dk; ++c) w[c] *= static_cast<long double>(beta);
@@ -225,7 +226,8 @@ class QsaNeighbourly final : public Construction {
   void weights(ModelTensors& out) const override {
     out.add("key_angles", {layout_.N()}, [&] {
       std::vector<double> a(static_cast<size_t>(layout_.N()));
-      for (int64_t j = 0; j < layout_.N(); ++j) a[j] = 2 * M_PI * static_cast<double>(j) / static_cast<double>(layout_.N());
+      for (int64_t j = 0; j < layout_.N(); ++j)
+        a[j] = 2 * M_PI * static_cast<double>(j) / static_cast<double>(layout_.N());
       return a;
     }());
   }

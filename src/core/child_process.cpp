@@ -69,7 +69,8 @@ void child_enter(int fd, pid_t parent) {
 ChildPipe child_pipe_make() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
-    throw UserError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
+    throw UserError(std::string("cannot create a pipe for a child process: ") +
+                    std::strerror(errno));
   return {fds[0], fds[1]};
 }
 
@@ -89,7 +90,8 @@ Child child_fork(const std::string& what, const std::function<void(int fd)>& bod
     try {
       body(pipe.write_fd);
     } catch (const std::exception& e) {
-      child_frame_write(pipe.write_fd, kFrameWarning, std::string("attnlab: ") + what + " failed: " + e.what() + "\n");
+      child_frame_write(pipe.write_fd, kFrameWarning,
+                        std::string("attnlab: ") + what + " failed: " + e.what() + "\n");
       code = 1;
     } catch (...) {
       code = 1;

@@ -124,7 +124,8 @@ MemoryBudget memory_budget(const std::string& root) {
         cgroup_walk(mount + base, path, {"memory.max", "memory.current", "inactive_file"}, &budget);
     } else if (controllers.find(",memory,") != std::string::npos) {
       cgroup_walk(mount + "/memory", path,
-                  {"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"}, &budget);
+                  {"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"},
+                  &budget);
     }
   }
   return budget;

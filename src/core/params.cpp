@@ -151,8 +151,9 @@ size_t Params::index_of(const std::string& key) const {
     names.push_back(schema_[k].name);
   }
   const std::string known = join_names(names);
-  throw UserError("unknown parameter '" + section_ + "." + key + "'" + did_you_mean(key, names) +
-                  (known.empty() ? "; this " + section_ + " takes no parameters" : "; known: " + known));
+  throw UserError(
+      "unknown parameter '" + section_ + "." + key + "'" + did_you_mean(key, names) +
+      (known.empty() ? "; this " + section_ + " takes no parameters" : "; known: " + known));
 }
 
 bool Params::has(const std::string& key) const {
@@ -224,7 +225,8 @@ void Params::set(const std::string& key, const ParamValue& value) {
   const std::string got = std::holds_alternative<std::string>(value)
                               ? "the string \"" + std::get<std::string>(value) + "\""
                               : param_value_text(value);
-  ATTN_CHECK(type_ok, section_ + "." + spec.name + " must be " + param_type_name(spec.type) + ", got " + got);
+  ATTN_CHECK(type_ok, section_ + "." + spec.name + " must be " + param_type_name(spec.type) +
+                          ", got " + got);
   check_value(spec, v);
   values_[k] = std::move(v);
 }

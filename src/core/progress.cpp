@@ -59,7 +59,8 @@ Progress::Progress(std::string label, int64_t total, const ProgressStyle& style)
       style_(style),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {
-  if (style_.mode == ProgressMode::kLines && total_ > 0) ticker_ = std::thread([this] { ticker_main(); });
+  if (style_.mode == ProgressMode::kLines && total_ > 0)
+    ticker_ = std::thread([this] { ticker_main(); });
 }
 
 Progress::~Progress() { finish(); }

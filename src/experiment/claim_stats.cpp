@@ -131,7 +131,8 @@ int seeds_to_decide(const Interval& iv, double bar, double level) {
   if (effect == 0) return 0;
   const double sd = iv.se * std::sqrt(static_cast<double>(iv.seeds));
   for (int k = iv.seeds + 1; k <= 100000; k += (k < 1000 ? 1 : k / 100))
-    if (student_t_quantile(level, k - 1) * sd / std::sqrt(static_cast<double>(k)) < effect) return k;
+    if (student_t_quantile(level, k - 1) * sd / std::sqrt(static_cast<double>(k)) < effect)
+      return k;
   return 100000;
 }
 

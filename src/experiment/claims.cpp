@@ -81,8 +81,10 @@ void seed_value_add(const StoredRun& r, const std::string& metric, SeedValue& v)
   double se = r.metric(metric + "_se");
   const double samples = r.metric("test_samples");
   // A fraction of 0/1 outcomes whose test samples all agree is not certain (claim_stats.h).
-  const bool fraction = metric.rfind("test_", 0) == 0 && metric_is_sample_fraction(metric.substr(5));
-  if (fraction && std::isfinite(se) && std::isfinite(value) && std::isfinite(samples) && samples >= 2)
+  const bool fraction =
+      metric.rfind("test_", 0) == 0 && metric_is_sample_fraction(metric.substr(5));
+  if (fraction && std::isfinite(se) && std::isfinite(value) && std::isfinite(samples) &&
+      samples >= 2)
     se = fraction_standard_error(value, samples, se);
   if (std::isfinite(se) && std::isfinite(samples) && samples >= 2) {
     v.se_sq += se * se;

@@ -99,7 +99,8 @@ ClaimResult monotone_claim(const ClaimSpec& c, const std::vector<StoredRun>& run
 ClaimResult flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 // claims_size.cpp: size_increasing, size_flat, size_ratio_increasing.
-ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                                  Cells* cells);
 ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 

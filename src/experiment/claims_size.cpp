@@ -18,7 +18,9 @@ namespace {
 using Bracket = SizeBracket;
 
 std::string bracket_text(const Bracket& b) {
-  auto size = [&](double s) { return s == kNever ? "none up to " + fmt_num(b.largest) : fmt_num(s); };
+  auto size = [&](double s) {
+    return s == kNever ? "none up to " + fmt_num(b.largest) : fmt_num(s);
+  };
   if (b.may == b.sure) return size(b.sure);
   return "between " + size(b.may) + " and " + size(b.sure);
 }
@@ -42,7 +44,8 @@ std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& wh
 // The bracket of needed(a) / needed(b): a never-reached side is larger than its largest size.
 Bracket ratio_bracket(const Bracket& a, const Bracket& b) {
   Bracket r;
-  const double a_lo = a.may == kNever ? a.largest : a.may, b_lo = b.may == kNever ? b.largest : b.may;
+  const double a_lo = a.may == kNever ? a.largest : a.may,
+               b_lo = b.may == kNever ? b.largest : b.may;
   r.may = b.sure == kNever ? 0 : a_lo / b.sure;
   r.sure = a.sure == kNever ? kNever : a.sure / b_lo;
   return r;
@@ -50,7 +53,8 @@ Bracket ratio_bracket(const Bracket& a, const Bracket& b) {
 
 std::string ratio_text(const Bracket& a, const Bracket& b, const Bracket& r) {
   auto end = [](double v) { return v == kNever ? std::string("inf") : fmt_num(v); };
-  return "[" + end(r.may) + ", " + end(r.sure) + "] (" + bracket_text(a) + " / " + bracket_text(b) + ")";
+  return "[" + end(r.may) + ", " + end(r.sure) + "] (" + bracket_text(a) + " / " + bracket_text(b) +
+         ")";
 }
 
 // Brackets that grow from the first to the last value and never surely shrink.
@@ -72,7 +76,8 @@ using BracketsVerdict = Verdict (*)(const ClaimSpec& c, const std::vector<Bracke
 Verdict increasing_brackets(const ClaimSpec&, const std::vector<Bracket>& v, std::string* claim) {
   const Verdict verdict = increasing_verdict(v);
   *claim = "grows from the first to the last value and never shrinks";
-  if (verdict == Verdict::Inconclusive) *claim += " (undecided at these bounds: add seeds or sizes)";
+  if (verdict == Verdict::Inconclusive)
+    *claim += " (undecided at these bounds: add seeds or sizes)";
   return verdict;
 }
 
@@ -105,7 +110,8 @@ ClaimResult size_ratio_verdict(const ClaimSpec& c, const std::vector<StoredRun>&
     const auto ib = nb.find(x);
     if (ib == nb.end()) continue;
     const Bracket r = ratio_bracket(a, ib->second);
-    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + ratio_text(a, ib->second, r);
+    seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " +
+           ratio_text(a, ib->second, r);
     v.push_back(r);
   }
   if (v.size() < 2)

@@ -55,7 +55,8 @@ bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, dou
 Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   Curve cv;
   const bool ratio = is_ratio(c);
-  const auto a = seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where, c.metric, c.along);
+  const auto a =
+      seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where, c.metric, c.along);
   const auto b = ratio ? seed_values_along(runs, filter_and(c.b, c.where), c.metric, c.along)
                        : std::map<double, SeedValues>{};
   std::set<uint64_t> seeds;
@@ -193,7 +194,9 @@ ClaimResult flat_verdict(const ClaimSpec& c, const Curve& cv, const std::string&
                      interval_text(iv, c.threshold, c.confidence);
       }
     }
-  const Verdict v = all_within ? Verdict::Pass : some_outside ? Verdict::Fail : Verdict::Inconclusive;
+  const Verdict v = all_within     ? Verdict::Pass
+                    : some_outside ? Verdict::Fail
+                                   : Verdict::Inconclusive;
   return result(c, v,
                 what + " spreads by " + fmt_num(worst) + " (largest pair: " + worst_pair +
                     "); claim: every pair within ±" + fmt_num(c.threshold) +
@@ -256,10 +259,11 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
   ClaimResult out;
   if (!along_values_enough(c, runs, ratio ? filter_and(c.a, c.where) : c.where, &out)) return out;
   const Curve cv = curve_make(c, runs);
-  const std::string what =
-      ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
-                  filter_text(filter_and(c.b, c.where)) + "}"
-            : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" + filter_text(c.where) + "}";
+  const std::string what = ratio
+                               ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) +
+                                     "} / {" + filter_text(filter_and(c.b, c.where)) + "}"
+                               : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" +
+                                     filter_text(c.where) + "}";
   if (cv.y.empty() || cv.along.size() < 2)
     return result(c, Verdict::Inconclusive,
                   "no seed has finished runs with " + c.metric + " at two or more values of " +

@@ -32,7 +32,9 @@ namespace attn {
 namespace fs = std::filesystem;
 namespace {
 
-std::string store_path(const std::string& dir) { return (fs::path(dir) / "results.sqlite").string(); }
+std::string store_path(const std::string& dir) {
+  return (fs::path(dir) / "results.sqlite").string();
+}
 
 // The parameter columns of results.csv: the swept keys, then any other key a plot uses
 // (so a plot over a key fixed by --set still finds its column).
@@ -62,7 +64,8 @@ void move_aside(const std::string& dir) {
   const std::time_t t = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
   fs::path old = fs::path(dir) / (std::string("old-") + stamp);
-  for (int k = 2; fs::exists(old); ++k) old = fs::path(dir) / (std::string("old-") + stamp + "-" + std::to_string(k));
+  for (int k = 2; fs::exists(old); ++k)
+    old = fs::path(dir) / (std::string("old-") + stamp + "-" + std::to_string(k));
   fs::create_directories(old);
   for (const char* name : {"results.sqlite", "results.sqlite-wal", "results.sqlite-shm",
                            "results.csv", "series.csv", "spec.json", "figures"}) {
@@ -78,7 +81,8 @@ std::string different_spec_message(const RunRequest& rq, const ResultsStore& exi
                                    const std::string& previous) {
   bool other_size = false;
   try {
-    other_size = hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
+    other_size =
+        hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
   } catch (const UserError&) {
   }
   const std::string aside = std::string("; use another output directory (") +
@@ -314,11 +318,13 @@ void experiment_plot(const std::string& dir) {
   if (rc == 127)
     throw UserError("cannot run " + attnlab_python() + " for plotting; install python3-matplotlib "
                     "(scripts/install-deps) or set ATTNLAB_PYTHON");
-  if (rc != 0) throw UserError("plotting " + dir + " failed (exit code " + std::to_string(rc) + ")");
+  if (rc != 0)
+    throw UserError("plotting " + dir + " failed (exit code " + std::to_string(rc) + ")");
 }
 
 int64_t experiment_merge(const std::string& out_dir, const std::vector<std::string>& shard_dirs) {
-  ATTN_CHECK(!shard_dirs.empty(), "attnlab merge OUT SHARD_DIR...: name at least one shard directory");
+  ATTN_CHECK(!shard_dirs.empty(),
+             "attnlab merge OUT SHARD_DIR...: name at least one shard directory");
   // Check every shard before writing anything.
   std::string fingerprint, first_dir;
   std::vector<std::unique_ptr<ResultsStore>> shards;
@@ -342,7 +348,8 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   ResultsStore out(store_path(out_dir));
   const std::string existing = out.meta("spec_hash");
   if (!existing.empty() && existing != fingerprint)
-    throw UserError(out_dir + " already holds results of a different spec; merge into a new directory");
+    throw UserError(out_dir +
+                    " already holds results of a different spec; merge into a new directory");
   for (const char* key : {"spec_hash", "spec_runs", "experiment", "attnlab_version", "spec_path",
                           "spec_json", "swept"})
     if (out.meta(key).empty()) out.set_meta(key, shards.front()->meta(key));

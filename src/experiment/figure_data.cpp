@@ -47,7 +47,8 @@ Picked pick(const PlotSpec& plot, const std::vector<StoredRun>& runs) {
 
 // Drops the runs whose value of `what` (by `value`) is not positive, on a log axis.
 void drop_non_positive(Runs& runs, const PlotSpec& plot, const std::string& axis,
-                       const std::string& what, double (*value)(const StoredRun&, const PlotSpec&)) {
+                       const std::string& what,
+                       double (*value)(const StoredRun&, const PlotSpec&)) {
   const size_t before = runs.size();
   runs.erase(std::remove_if(runs.begin(), runs.end(),
                             [&](const StoredRun* r) { return !(value(*r, plot) > 0); }),
@@ -125,8 +126,8 @@ FigureData line_data(const PlotSpec& plot, const std::vector<std::string>& swept
   if (runs.empty()) {
     d.skipped = "no ok run with a " + plot.metric + " value matches {" +
                 claims_detail::filter_text(plot.where) + "}" +
-                (picked.nones ? " (" + std::to_string(picked.nones) + " run(s) have " + plot.metric +
-                                    " = " + fmt_g(plot.none) + ", none)"
+                (picked.nones ? " (" + std::to_string(picked.nones) + " run(s) have " +
+                                    plot.metric + " = " + fmt_g(plot.none) + ", none)"
                               : "");
     return d;
   }
@@ -253,7 +254,8 @@ FigureData size_needed_data(const PlotSpec& plot, const std::vector<std::string>
   std::vector<Runs> groups;
   for (const auto& lv : lines_of(runs, line_keys)) {
     FigureLine line;
-    line.label = plot.line.empty() ? "smallest " + plot.size : (lv.label.empty() ? "(empty)" : lv.label);
+    line.label =
+        plot.line.empty() ? "smallest " + plot.size : (lv.label.empty() ? "(empty)" : lv.label);
     for (const auto& xv : d.x_values) {
       const Runs at = runs_at(runs, plot.x, xv, line_keys, &lv);
       if (at.empty()) continue;

@@ -93,6 +93,7 @@ std::string figure_data_json(const FigureData& data);
 void figure_data_write(const std::string& dir);
 
 // The plots and swept keys of a spec.json (spec_to_json's text).
-std::vector<PlotSpec> plots_from_spec_json(const std::string& text, std::vector<std::string>* swept);
+std::vector<PlotSpec> plots_from_spec_json(const std::string& text,
+                                           std::vector<std::string>* swept);
 
 }  // namespace attn

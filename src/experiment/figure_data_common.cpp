@@ -27,11 +27,13 @@ bool same_value(const FigureValue& a, const FigureValue& b) {
 std::vector<FigureValue> ordered(const std::vector<FigureValue>& seen) {
   std::vector<FigureValue> out;
   for (const auto& v : seen)
-    if (std::none_of(out.begin(), out.end(), [&](const FigureValue& o) { return same_value(o, v); }))
+    if (std::none_of(out.begin(), out.end(),
+                     [&](const FigureValue& o) { return same_value(o, v); }))
       out.push_back(v);
   if (std::all_of(out.begin(), out.end(), [](const FigureValue& v) { return v.numeric; }))
-    std::stable_sort(out.begin(), out.end(),
-                     [](const FigureValue& a, const FigureValue& b) { return a.number < b.number; });
+    std::stable_sort(out.begin(), out.end(), [](const FigureValue& a, const FigureValue& b) {
+      return a.number < b.number;
+    });
   return out;
 }
 
@@ -98,7 +100,8 @@ std::string title_of(const std::string& title, const Runs& runs, const std::stri
 }
 
 std::vector<std::string> mean_note(const std::vector<Runs>& groups,
-                                   const std::vector<std::string>& others, const std::string& what) {
+                                   const std::vector<std::string>& others,
+                                   const std::string& what) {
   std::set<std::string> varying;
   for (const auto& group : groups)
     for (const auto& key : others) {

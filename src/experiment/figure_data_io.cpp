@@ -42,7 +42,8 @@ json filter_json(const RunFilter& f) {
   json j = json::object();
   for (const auto& [k, values] : f) {
     json list = json::array();
-    for (const auto& v : values) list.push_back(std::visit([](const auto& x) { return json(x); }, v));
+    for (const auto& v : values)
+      list.push_back(std::visit([](const auto& x) { return json(x); }, v));
     j[k] = list;
   }
   return j;
@@ -54,7 +55,8 @@ json stats_json(const FigurePoint& p) {
   return {{"mean", number_json(iv.mean)},
           {"lo", iv.ok ? number_json(iv.lo) : json(nullptr)},
           {"hi", iv.ok ? number_json(iv.hi) : json(nullptr)},
-          {"band", p.banded ? json::array({number_json(p.band_lo), number_json(p.band_hi)}) : json(nullptr)},
+          {"band", p.banded ? json::array({number_json(p.band_lo), number_json(p.band_hi)})
+                            : json(nullptr)},
           {"sd", p.sd >= 0 ? number_json(p.sd) : json(nullptr)},
           {"seeds", iv.seeds},
           {"runs", p.run_ids.size()},
@@ -122,8 +124,12 @@ std::string figure_data_json(const FigureData& d) {
       marked = json::array();
       for (const auto& [i, k] : d.marked) marked.push_back({i, k});
     }
-    j.update(json{{"value_label", d.value_label}, {"run_id", d.run_id}, {"run_label", d.run_label},
-              {"mark", d.mark.empty() ? json(nullptr) : json(d.mark)}, {"values", values}, {"marked", marked}});
+    j.update(json{{"value_label", d.value_label},
+                  {"run_id", d.run_id},
+                  {"run_label", d.run_label},
+                  {"mark", d.mark.empty() ? json(nullptr) : json(d.mark)},
+                  {"values", values},
+                  {"marked", marked}});
     return j.dump(1) + "\n";
   }
   j["spread"] = {{"rule", "the claims' bounds on the mean over seeds: Student-t over seeds, each "
@@ -154,18 +160,22 @@ std::string figure_data_json(const FigureData& d) {
     if (d.kind == PlotKind::size_needed) {
       json sizes = json::array();
       for (double s : d.sizes_tried) sizes.push_back(number_json(s));
-      j.update(json{{"size_key", d.size_key}, {"goal", d.goal}, {"threshold", number_json(d.threshold)},
-                {"sizes_tried", sizes}});
+      j.update(json{{"size_key", d.size_key},
+                    {"goal", d.goal},
+                    {"threshold", number_json(d.threshold)},
+                    {"sizes_tried", sizes}});
     }
     j["lines"] = lines_json(d, nx);
   }
   return j.dump(1) + "\n";
 }
 
-std::vector<PlotSpec> plots_from_spec_json(const std::string& text, std::vector<std::string>* swept) {
+std::vector<PlotSpec> plots_from_spec_json(const std::string& text,
+                                           std::vector<std::string>* swept) {
   const json j = json::parse(text, nullptr, false);
-  ATTN_CHECK(j.is_object() && j.value("plots", json::array()).is_array(),
-             "spec.json: not the JSON of a spec; rerun `attnlab run` (or `attnlab export`) to rewrite it");
+  ATTN_CHECK(
+      j.is_object() && j.value("plots", json::array()).is_array(),
+      "spec.json: not the JSON of a spec; rerun `attnlab run` (or `attnlab export`) to rewrite it");
   if (swept) *swept = j.value("swept", std::vector<std::string>{});
   std::vector<PlotSpec> plots;
   for (const auto& p : j.value("plots", json::array())) plots.push_back(plot_from_json(p));
@@ -175,7 +185,8 @@ std::vector<PlotSpec> plots_from_spec_json(const std::string& text, std::vector<
 void figure_data_write(const std::string& dir) {
   const fs::path spec_path = fs::path(dir) / "spec.json";
   std::ifstream in(spec_path);
-  if (!in) throw IoError(spec_path.string() + ": not found; run `attnlab export " + dir + "` first");
+  if (!in)
+    throw IoError(spec_path.string() + ": not found; run `attnlab export " + dir + "` first");
   std::stringstream text;
   text << in.rdbuf();
   std::vector<std::string> swept;

@@ -70,10 +70,13 @@ FigureData curve_data(const PlotSpec& plot, const std::vector<std::string>& swep
     }
     if (used) line_runs[li].push_back(&r);
   }
-  if (missing) warn(plot.name, std::to_string(missing) + " point(s) of " + plot.series + " are not finite; left out");
+  if (missing)
+    warn(plot.name,
+         std::to_string(missing) + " point(s) of " + plot.series + " are not finite; left out");
   if (dropped)
-    warn(plot.name, "log axis: skipped " + std::to_string(dropped) + " point(s) with a non-positive " +
-                        (plot.logx ? "step or " : "") + plot.series);
+    warn(plot.name, "log axis: skipped " + std::to_string(dropped) +
+                        " point(s) with a non-positive " + (plot.logx ? "step or " : "") +
+                        plot.series);
   FigureData d;
   if (line_values.empty()) {
     d.skipped = "no ok run with a series " + plot.series + " value matches {" +

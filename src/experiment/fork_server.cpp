@@ -57,7 +57,8 @@ bool request_receive(int sock, char* buf, std::string* text, int* fd) {
   if (n <= 0) return false;
   *fd = -1;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
   text->assign(buf, static_cast<size_t>(n));
   if (msg.msg_flags & MSG_TRUNC) text->clear();  // refused below: the worker gets no point
   return true;
@@ -133,7 +134,8 @@ bool request_receive(int sock, char* buf, std::string* text, int* fd) {
 ForkServer::ForkServer(ForkServerEntry entry) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-    throw UserError(std::string("cannot create the channel to the worker server: ") + std::strerror(errno));
+    throw UserError(std::string("cannot create the channel to the worker server: ") +
+                    std::strerror(errno));
   const int size = static_cast<int>(kRequestMax) + 4096;
   setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
@@ -188,8 +190,9 @@ pid_t ForkServer::start(const std::string& request, int result_fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &result_fd, sizeof(int));
-  ATTN_CHECK(!request.empty() && request.size() <= kRequestMax,
-             "a run point of " + std::to_string(request.size()) + " bytes cannot be sent to a worker");
+  ATTN_CHECK(
+      !request.empty() && request.size() <= kRequestMax,
+      "a run point of " + std::to_string(request.size()) + " bytes cannot be sent to a worker");
   ssize_t n;
   while ((n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }

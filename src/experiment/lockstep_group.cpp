@@ -22,7 +22,8 @@ LockstepStats lockstep_group_run(const std::vector<RunPoint>& points,
   std::exception_ptr failure;  // of done(): rethrown once every thread has ended
   auto run = [&](int party) {
     share.turnstile().wait(party);
-    RunOutcome outcome = run_point_execute(points[static_cast<size_t>(party)], RunShare{&share, party});
+    RunOutcome outcome =
+        run_point_execute(points[static_cast<size_t>(party)], RunShare{&share, party});
     try {
       ready[static_cast<size_t>(party)] = std::move(outcome);
       while (delivered < ready.size() && ready[delivered]) {

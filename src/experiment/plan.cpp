@@ -102,7 +102,9 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
     throw UserError(spec.path + ": " + e.what());
   }
   const ModelInfo& model = model_find(c.model);
-  auto params_of = [&](const std::string& section) -> Params& { return *run_config_section(c, section); };
+  auto params_of = [&](const std::string& section) -> Params& {
+    return *run_config_section(c, section);
+  };
   auto apply = [&](const std::string& dotted, const ParamValue& v) {
     const auto dot = dotted.find('.');
     const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
@@ -129,7 +131,8 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
   }
   for (const auto& [k, v] : swept) apply(k, v);
   std::string at;
-  for (const auto& [k, v] : swept) at += (at.empty() ? " (at " : ", ") + k + " = " + param_value_text(v);
+  for (const auto& [k, v] : swept)
+    at += (at.empty() ? " (at " : ", ") + k + " = " + param_value_text(v);
   if (!at.empty()) at += ")";
   const int64_t n_train = c.train_params.get_int("n"), first = c.eval_params.get_int("first");
   if (first < n_train)
@@ -291,7 +294,8 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   }
   // [task.<name>] / [model.<name>] tables are checked even for names no run uses.
   for (const auto& [scope, values] : spec.scoped) {
-    const std::string section = scope.substr(0, scope.find('.')), name = scope.substr(scope.find('.') + 1);
+    const std::string section = scope.substr(0, scope.find('.')),
+                      name = scope.substr(scope.find('.') + 1);
     Params params = section == "task" ? task_default_params(name)
                                       : Params("model", model_find(name).schema());
     for (const auto& [k, v] : values) {

@@ -21,7 +21,8 @@ std::string run_point_encode(const RunPoint& point) {
     const Params* p = run_config_section(point.config, section);
     for (size_t k = 0; k < p->schema().size(); ++k)
       if (p->schema()[k].execution_only)
-        execution[std::string(section) + "." + p->schema()[k].name] = param_value_json(p->values()[k]);
+        execution[std::string(section) + "." + p->schema()[k].name] =
+            param_value_json(p->values()[k]);
   }
   j["execution"] = execution;
   j["probes"] = probes_text(point.config.probes);  // not part of config_json (plan.h)
@@ -43,7 +44,8 @@ RunPoint run_point_decode(const std::string& text) {
   params_set_json(config.model_params, c.at("model_params"), "run point");
   params_set_json(config.train_params, c.at("train"), "run point");
   params_set_json(config.eval_params, c.at("eval"), "run point");
-  ATTN_CHECK(c.at("seed").get<uint64_t>() == p.seed, "run point: the seed differs from config_json's");
+  ATTN_CHECK(c.at("seed").get<uint64_t>() == p.seed,
+             "run point: the seed differs from config_json's");
   p.config_json = run_config_json(config, p.seed);
   ATTN_CHECK(hash_hex(p.config_json) == p.run_id,
              "run " + p.run_id + " resolves to a different configuration on this rank; run the "

@@ -69,7 +69,8 @@ std::string base64(const std::string& bytes) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const unsigned v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    const unsigned v =
+        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     out += table[v >> 18];
     out += table[(v >> 12) & 63];
     out += table[(v >> 6) & 63];
@@ -95,7 +96,8 @@ std::string doc_link(const std::string& doc, const std::string& out_dir) {
   const size_t hash = doc.find('#');
   const fs::path file = fs::absolute(fs::path(attnlab_home()) / doc.substr(0, hash));
   const fs::path from = fs::absolute(out_dir);
-  return fs::relative(file, from).generic_string() + (hash == std::string::npos ? "" : doc.substr(hash));
+  return fs::relative(file, from).generic_string() +
+         (hash == std::string::npos ? "" : doc.substr(hash));
 }
 
 }  // namespace
@@ -154,7 +156,8 @@ std::string report_counts_text(const ReportCounts& n) {
   std::string out = std::to_string(n.pass) + " of " + std::to_string(n.total) + " claims pass";
   if (n.fail) out += ", " + std::to_string(n.fail) + " fail";
   if (n.inconclusive) out += ", " + std::to_string(n.inconclusive) + " inconclusive";
-  if (n.not_evaluated) out += ", " + std::to_string(n.not_evaluated) + " not evaluated at this size";
+  if (n.not_evaluated)
+    out += ", " + std::to_string(n.not_evaluated) + " not evaluated at this size";
   return out;
 }
 
@@ -162,15 +165,16 @@ void report_write(const std::string& out_dir, const std::string& title,
                   const std::vector<ReportSection>& sections) {
   const std::string verdict = report_counts_text(report_counts(sections));
 
-  const std::string built = std::string("attnlab ") + kVersion + " (" + kGitCommit + "), OpenBLAS core " +
-                            blas_core_name();
+  const std::string built = std::string("attnlab ") + kVersion + " (" + kGitCommit +
+                            "), OpenBLAS core " + blas_core_name();
   std::string md = "# " + title + "\n\n" + verdict + ". " + built + ".\n";
-  std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
-                     xml_escape(title) + "</title>\n<style>body{font-family:sans-serif;max-width:"
-                     "60em;margin:2em auto}.pass{color:#087a2b;font-weight:bold}.fail{color:#b3001b;"
-                     "font-weight:bold}img{max-width:100%}td,th{padding:.2em .6em;text-align:left;"
-                     "vertical-align:top}</style></head><body>\n<h1>" + xml_escape(title) +
-                     "</h1>\n<p>" + xml_escape(verdict) + ". " + xml_escape(built) + ".</p>\n";
+  std::string html =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + xml_escape(title) +
+      "</title>\n<style>body{font-family:sans-serif;max-width:"
+      "60em;margin:2em auto}.pass{color:#087a2b;font-weight:bold}.fail{color:#b3001b;"
+      "font-weight:bold}img{max-width:100%}td,th{padding:.2em .6em;text-align:left;"
+      "vertical-align:top}</style></head><body>\n<h1>" +
+      xml_escape(title) + "</h1>\n<p>" + xml_escape(verdict) + ". " + xml_escape(built) + ".</p>\n";
   for (const auto& s : sections) {
     const Spec spec = spec_of(s);
     md += "\n## " + s.name + "\n\n";
@@ -219,7 +223,8 @@ void report_write(const std::string& out_dir, const std::string& title,
       std::ifstream in(fig.png_abs, std::ios::binary);
       const std::string bytes((std::istreambuf_iterator<char>(in)), {});
       html += "<figure><img alt=\"" + xml_escape(fig.title) + "\" src=\"data:image/png;base64," +
-              base64(bytes) + "\"><figcaption>" + xml_escape(fig.title) + "</figcaption></figure>\n";
+              base64(bytes) + "\"><figcaption>" + xml_escape(fig.title) +
+              "</figcaption></figure>\n";
     }
     // Every plot of the spec that has no figure, and why.
     const auto skipped = skipped_of(s);

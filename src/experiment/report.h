@@ -22,9 +22,9 @@ struct ReportSection {
 void report_write(const std::string& out_dir, const std::string& title,
                   const std::vector<ReportSection>& sections);
 
-// A failing or inconclusive claim whose spec entry has doc = "docs/NAME.md#anchor" links to that paragraph
-// (relative to OUT); each plot of the spec (read from spec_path) without a figure is listed
-// with the reason from dir/figures/skipped.json.
+// A failing or inconclusive claim whose spec entry has doc = "docs/NAME.md#anchor" links to that
+// paragraph (relative to OUT); each plot of the spec (read from spec_path) without a figure is
+// listed with the reason from dir/figures/skipped.json.
 
 // Text for one markdown table cell: `|` escaped, newlines as spaces.
 std::string report_md_cell(const std::string& s);

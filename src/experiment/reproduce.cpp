@@ -56,7 +56,8 @@ struct SectionRun {
   std::string unreadable;
 };
 
-SectionRun section_open(const ReproduceOptions& o, const fs::path& spec_path, const std::string& out) {
+SectionRun section_open(const ReproduceOptions& o, const fs::path& spec_path,
+                        const std::string& out) {
   SectionRun run;
   RunRequest& rq = run.rq;
   rq.spec_path = spec_path.string();
@@ -189,10 +190,12 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
     };
   }
   sweep_execute_parts(parts, SweepOptions{o.jobs, o.progress, server.get(), o.groups});
-  report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""), result.sections);
+  report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""),
+               result.sections);
   result.counts = report_counts(result.sections);
   result.exit_code = report_exit_code(result.counts);
-  atomic_file_write((fs::path(result.out) / "reproduce.json").string(), reproduce_result_json(result));
+  atomic_file_write((fs::path(result.out) / "reproduce.json").string(),
+                    reproduce_result_json(result));
   if (o.out.empty()) reproduce_index_write("results/reproduce");  // the default folder only
   return result;
 }
@@ -208,12 +211,15 @@ std::string reproduce_result_json(const ReproduceResult& r) {
   j["exit_code"] = r.exit_code;
   j["sections"] = nlohmann::json::array();
   for (const auto& s : r.sections) {
-    nlohmann::json js{{"name", s.name},       {"description", s.description}, {"spec_path", s.spec_path},
-                      {"dir", s.dir},         {"runs_ok", s.runs_ok},         {"runs_failed", s.runs_failed},
-                      {"note", s.note},       {"claims", nlohmann::json::array()}};
+    nlohmann::json js{{"name", s.name},           {"description", s.description},
+                      {"spec_path", s.spec_path}, {"dir", s.dir},
+                      {"runs_ok", s.runs_ok},     {"runs_failed", s.runs_failed},
+                      {"note", s.note},           {"claims", nlohmann::json::array()}};
     for (const auto& c : s.claims)
-      js["claims"].push_back(
-          {{"id", c.id}, {"text", c.text}, {"verdict", verdict_name(c.verdict)}, {"detail", c.detail}});
+      js["claims"].push_back({{"id", c.id},
+                              {"text", c.text},
+                              {"verdict", verdict_name(c.verdict)},
+                              {"detail", c.detail}});
     j["sections"].push_back(js);
   }
   return j.dump(1) + "\n";
@@ -241,12 +247,15 @@ void reproduce_index_write(const std::string& dir) {
         "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td>"
         "<td>{4}</td><td>{5}</td><td>{6}</td></tr>\n",
         xml_escape(folder), passed, failed, inconclusive, not_evaluated,
-        failed > 0 ? "some claims fail" : inconclusive > 0 ? "some claims undecided" : "no claim fails",
+        failed > 0         ? "some claims fail"
+        : inconclusive > 0 ? "some claims undecided"
+                           : "no claim fails",
         stamp);
   }
   const std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attnlab reproductions</title>"
-      "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .8em;text-align:left}</style>"
+      "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em "
+      ".8em;text-align:left}</style>"
       "</head><body>\n<h1>attnlab reproductions</h1>\n<p>The latest report of every group "
       "reproduced into this folder (<code>attnlab reproduce NAME</code>).</p>\n"
       "<table>\n<tr><th>report</th><th>PASS</th><th>FAIL</th><th>INCONCLUSIVE</th>"

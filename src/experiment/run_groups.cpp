@@ -47,7 +47,8 @@ std::string run_group_key(const RunPoint& point) {
   return run_config_json(k, point.seed);
 }
 
-std::vector<std::vector<const RunPoint*>> run_groups_make(const std::vector<const RunPoint*>& points) {
+std::vector<std::vector<const RunPoint*>> run_groups_make(
+    const std::vector<const RunPoint*>& points) {
   std::vector<std::vector<const RunPoint*>> groups;
   std::map<std::string, size_t> at;
   for (const RunPoint* p : points) {
@@ -84,8 +85,9 @@ std::vector<std::vector<const RunPoint*>> run_units_make(const std::vector<const
   }
   for (auto& g : run_groups_make(points))
     for (size_t at = 0; at < g.size(); at += kRunUnitMax)
-      units.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(at),
-                         g.begin() + static_cast<std::ptrdiff_t>(std::min(g.size(), at + kRunUnitMax)));
+      units.emplace_back(
+          g.begin() + static_cast<std::ptrdiff_t>(at),
+          g.begin() + static_cast<std::ptrdiff_t>(std::min(g.size(), at + kRunUnitMax)));
   return units;
 }
 

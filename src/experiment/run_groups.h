@@ -42,7 +42,8 @@ std::string run_group_key(const RunPoint& point);
 
 // The points split into groups (each in execution order); groups in the order of their
 // first point in `points`. A point with an empty key is a group of its own.
-std::vector<std::vector<const RunPoint*>> run_groups_make(const std::vector<const RunPoint*>& points);
+std::vector<std::vector<const RunPoint*>> run_groups_make(
+    const std::vector<const RunPoint*>& points);
 
 // What one worker runs at a time, in the order to start them: with `groups`, the groups of
 // run_groups_make cut into pieces of at most kRunUnitMax points; without (--no-groups), every

@@ -12,7 +12,8 @@
 
 namespace attn {
 
-void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction, RunOutcome& out) {
+void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction,
+                          RunOutcome& out) {
   std::vector<std::pair<std::string, double>> standard_errors;
   for (const auto& [name, value] : metrics_compute(test, prediction, &standard_errors))
     out.metrics.emplace_back("test_" + name, value);

@@ -42,7 +42,8 @@ RunOutcome run_point_execute(const RunPoint& point, const RunShare& share = {});
 
 // A run's test metrics (metrics_compute of the prediction, stored as test_*), their standard
 // errors over the test samples (test_*_se) and the test set's size (test_samples).
-void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction, RunOutcome& out);
+void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction,
+                          RunOutcome& out);
 
 // The end of a run, after the test metrics: the train metrics worth keeping (mse, nmse,
 // accuracy of `train_metrics`, stored as train_*; pass {} when there was no training set),

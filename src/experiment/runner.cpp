@@ -38,7 +38,9 @@ struct Worker {
 
 }  // namespace
 
-std::unique_ptr<ForkServer> sweep_server_start() { return std::make_unique<ForkServer>(run_worker_entry); }
+std::unique_ptr<ForkServer> sweep_server_start() {
+  return std::make_unique<ForkServer>(run_worker_entry);
+}
 
 void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress,
                   const RunPoint& point, const RunOutcome& outcome) {
@@ -77,9 +79,11 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
   std::vector<Unit> units;
   std::vector<int64_t> waiting(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
-    ATTN_CHECK(parts[i].points.empty() || parts[i].store != nullptr, "a sweep part without a store");
+    ATTN_CHECK(parts[i].points.empty() || parts[i].store != nullptr,
+               "a sweep part without a store");
     waiting[i] = static_cast<int64_t>(parts[i].points.size());
-    for (auto& unit : run_units_make(parts[i].points, options.groups)) units.push_back({i, std::move(unit)});
+    for (auto& unit : run_units_make(parts[i].points, options.groups))
+      units.push_back({i, std::move(unit)});
   }
   // Calls on_done of each part whose outcomes are all stored, once, as soon as they are (a
   // terminal bar is cleared first: the caller may print; the bar is drawn again at the next
@@ -137,8 +141,10 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
         throw;
       }
       ::close(pipe.write_fd);
-      auto group = unit.points.size() > 1 ? std::make_unique<RunGroupReceiver>(unit.points) : nullptr;
-      active.emplace(pid, Worker{unit.part, unit.points.front(), pipe.read_fd, {}, {}, std::move(group)});
+      auto group =
+          unit.points.size() > 1 ? std::make_unique<RunGroupReceiver>(unit.points) : nullptr;
+      active.emplace(
+          pid, Worker{unit.part, unit.points.front(), pipe.read_fd, {}, {}, std::move(group)});
       if (unit.points.size() > 1) {
         ++summaries[unit.part].groups;
         summaries[unit.part].grouped += static_cast<int64_t>(unit.points.size());

@@ -61,9 +61,11 @@ void quick_apply(const Loader& L, SpecTree& root, const SpecTree& quick) {
   const std::vector<std::string> settable = spec_section_names(false, true);
   for (const auto& [section, value] : quick.entries) {
     if (listed(sections, section) && !listed(settable, section))
-      L.fail(value.line, "[quick] may override " + names_list(settable, " and ") + ", not '" + section + "'");
+      L.fail(value.line,
+             "[quick] may override " + names_list(settable, " and ") + ", not '" + section + "'");
     if (!listed(sections, section))
-      L.fail(value.line, "unknown section 'quick." + section + "'" + did_you_mean(section, sections));
+      L.fail(value.line,
+             "unknown section 'quick." + section + "'" + did_you_mean(section, sections));
     if (value.kind != Kind::Table) L.fail(value.line, "quick." + section + " must be a table");
     SpecTree& target = root.at(section, value.line);
     if (section == "sweep") {
@@ -109,7 +111,8 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
   SpecTree& sec = root.at(section);
   if (section == "sweep") {
     if (value.kind != Kind::Array)
-      throw UserError("--set " + text + ": a sweep axis is a list, e.g. --set 'sweep.task.N=[2, 8]'");
+      throw UserError("--set " + text +
+                      ": a sweep axis is a list, e.g. --set 'sweep.task.N=[2, 8]'");
     if (SpecTree* e = sec.find(rest))
       *e = value;
     else
@@ -166,11 +169,13 @@ void experiment_build(const Loader& L, const SpecTree& root, Spec& spec) {
           L.fail(item.line, "experiment.seeds: every seed must be a whole number >= 0");
         const uint64_t seed = static_cast<uint64_t>(std::get<int64_t>(item.value));
         for (uint64_t earlier : spec.seeds)
-          if (earlier == seed) L.fail(item.line, "experiment.seeds lists seed " + std::to_string(seed) + " twice");
+          if (earlier == seed)
+            L.fail(item.line, "experiment.seeds lists seed " + std::to_string(seed) + " twice");
         spec.seeds.push_back(seed);
       }
     } else {
-      L.fail(v->line, "experiment.seeds must be a count (e.g. 5) or a non-empty list (e.g. [0, 7])");
+      L.fail(v->line,
+             "experiment.seeds must be a count (e.g. 5) or a non-empty list (e.g. [0, 7])");
     }
   }
 }
@@ -278,7 +283,8 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
   if (SpecTree* sweep = root.find("sweep"))
     if (sweep->kind == Kind::Table) sweep_flatten(*sweep);
   if (const SpecTree* q = root.find("quick")) {
-    if (q->kind != Kind::Table) L.fail(q->line, "'quick' must be a table: write [quick.train] etc.");
+    if (q->kind != Kind::Table)
+      L.fail(q->line, "'quick' must be a table: write [quick.train] etc.");
     const SpecTree quick_table = *q;
     root.erase("quick");
     SpecTree quick_root = root;  // [quick] is checked even when --quick is not given

@@ -51,7 +51,8 @@ struct PlotSpec {
   std::string x;       // dotted key on the x axis (line, heatmap)
   std::string y;       // dotted key on the y axis (heatmap)
   std::string series;  // series name (curve, matrix), e.g. "val_loss"
-  std::string line;    // dotted key(s): one line per value ("" = one line; line, curve; see plot_line_keys)
+  std::string
+      line;  // dotted key(s): one line per value ("" = one line; line, curve; see plot_line_keys)
   bool logx = false, logy = false;
   // heatmap: > 0 overlays the curve x·y = c, c the smallest x·y over the cells whose mean
   // reaches this level (the fitted boundary of a product law such as m·p = c·q); 0 = none.
@@ -85,7 +86,8 @@ struct ClaimSpec {
   double exponent = 0.0;       // power_law: the theory's exponent of metric in along
   double margin = 0.0;         // power_law: allowed distance from it
   std::string compare = "equal";  // power_law: equal | at_most | at_least
-  std::string doc;             // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
+  std::string
+      doc;  // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
 };
 
 struct Spec {

@@ -120,7 +120,8 @@ void fields_from_json(const std::vector<SpecField<S>>& fields, const json& j, S&
       case F::Filter:
         for (const auto& [k, values] : v.items())
           for (const auto& value : values)
-            (s.*f.filter)[k].push_back(param_value_from_json(value, std::string("spec.json ") + f.key));
+            (s.*f.filter)[k].push_back(
+                param_value_from_json(value, std::string("spec.json ") + f.key));
         break;
       case F::Kind:
         ATTN_CHECK(f.kind_set(s, v.get<std::string>()),
@@ -264,7 +265,9 @@ ClaimSpec claim_from_json(const json& j) {
   return claim;
 }
 
-void experiment_json(const Spec& spec, json& j) { j.update(fields_json(experiment_fields(), spec)); }
+void experiment_json(const Spec& spec, json& j) {
+  j.update(fields_json(experiment_fields(), spec));
+}
 
 const std::vector<SpecSection>& spec_sections() {
   static const std::vector<SpecSection> sections = {
@@ -298,7 +301,8 @@ KindText fields_read(const Loader& L, const SpecTree& table, const std::string& 
       case F::Text: {
         const std::string s = L.string_of(v, what);
         if (f->check_text)
-          if (const std::string wrong = f->check_text(s, what); !wrong.empty()) L.fail(v.line, wrong);
+          if (const std::string wrong = f->check_text(s, what); !wrong.empty())
+            L.fail(v.line, wrong);
         out.*f->text = s;
         break;
       }
@@ -310,7 +314,8 @@ KindText fields_read(const Loader& L, const SpecTree& table, const std::string& 
       case F::Number: {
         const double x = number_of(L, v, what);
         if (f->check_number)
-          if (const std::string wrong = f->check_number(x, what); !wrong.empty()) L.fail(v.line, wrong);
+          if (const std::string wrong = f->check_number(x, what); !wrong.empty())
+            L.fail(v.line, wrong);
         out.*f->number = x;
         if (f->given) out.*f->given = true;
         break;

@@ -41,7 +41,8 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
     }
     const PlotKindRow& kind = plot_kinds().row(plot.kind);
     for (const auto& [key, v] : p.entries) {
-      if (listed(plot_common_keys(), key) || listed(kind.required, key) || listed(kind.optional, key))
+      if (listed(plot_common_keys(), key) || listed(kind.required, key) ||
+          listed(kind.optional, key))
         continue;
       std::vector<std::string> uses = kind.required, others;
       uses.insert(uses.end(), kind.optional.begin(), kind.optional.end());
@@ -52,9 +53,10 @@ void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
     }
     for (const auto& key : kind.required) {
       if (field_given(plot_fields(), key, plot, p)) continue;
-      L.fail(p.line, kind.kind == PlotKind::line
-                         ? kind.needs  // the message from before plots had kinds
-                         : "[[plot]] '" + plot.name + "' (kind = \"" + kind.name + "\") " + kind.needs);
+      L.fail(p.line,
+             kind.kind == PlotKind::line
+                 ? kind.needs  // the message from before plots had kinds
+                 : "[[plot]] '" + plot.name + "' (kind = \"" + kind.name + "\") " + kind.needs);
     }
     spec.plots.push_back(plot);
   }
@@ -80,7 +82,8 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
                          join_names(types) + did_you_mean(text.text, types));
     claim.type = *found;
     if (claim.metric.empty()) L.fail(c.line, "claim '" + claim.id + "' needs metric = \"...\"");
-    if (claim.text.empty()) L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
+    if (claim.text.empty())
+      L.fail(c.line, "claim '" + claim.id + "' needs text = \"...\" saying what it checks");
     const ClaimKindRow& kind = claim_kinds().row(claim.type);
     std::vector<std::string> uses = {"metric"};
     for (const ClaimNeed& need : kind.needs) {

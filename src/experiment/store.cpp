@@ -295,7 +295,8 @@ void ResultsStore::insert(const StoredRun& r) {
     Statement metric(db_, "INSERT OR REPLACE INTO metrics(run_id, name, value) VALUES(?, ?, ?)",
                      path_);
     for (const auto& [k, v] : r.metrics) metric.text(1, r.run_id).text(2, k).real(3, v).run();
-    Statement series(db_, "INSERT INTO series(run_id, name, step, value) VALUES(?, ?, ?, ?)", path_);
+    Statement series(db_, "INSERT INTO series(run_id, name, step, value) VALUES(?, ?, ?, ?)",
+                     path_);
     for (const auto& p : r.series)
       series.text(1, r.run_id).text(2, p.series).integer(3, p.step).real(4, p.value).run();
     exec("COMMIT");

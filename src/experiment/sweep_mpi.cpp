@@ -104,7 +104,8 @@ SweepSummary sweep_mpi_coordinate(const std::vector<const RunPoint*>& points, Re
 }
 
 void sweep_mpi_finish(const Comm& comm, const std::string& error) {
-  if (g_busy_workers > 0) mpi_abort(error.empty() ? "the MPI sweep stopped with runs in flight" : error);
+  if (g_busy_workers > 0)
+    mpi_abort(error.empty() ? "the MPI sweep stopped with runs in flight" : error);
   for (int w = 1; w < comm.size(); ++w) comm.send(w, kStop, "");
 }
 

@@ -274,7 +274,8 @@ void output_path_check(const std::string& path, uint64_t bytes_needed) {
                   "/proc or /sys) that stores no files; choose an output path on a disk");
   }
   if (::statvfs(dir.c_str(), &vfs) == 0) {
-    const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
+    const uint64_t avail =
+        static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
     if (avail < bytes_needed) {
       throw IoError("not enough disk space for " + path + ": needs " + format_bytes(bytes_needed) +
                     ", the filesystem of " + dir + " has " + format_bytes(avail) +

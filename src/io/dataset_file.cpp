@@ -31,7 +31,8 @@ uint64_t dataset_file_bytes(const TaskShape& shape, int64_t n) {
 
 std::string dataset_meta_json(const Batch& b, const DatasetMeta& meta) {
   std::string constants;
-  for (const auto& c : b.constants) constants += (constants.empty() ? "" : ", ") + json_quote(c.spec.name);
+  for (const auto& c : b.constants)
+    constants += (constants.empty() ? "" : ", ") + json_quote(c.spec.name);
   return "{\"task\": " + json_quote(meta.task) + ", \"seed\": " + std::to_string(meta.seed) +
          ", \"first\": " + std::to_string(meta.first) + ", \"n\": " + std::to_string(b.n) +
          ", \"attnlab\": " + json_quote(kVersion) + ", \"constants\": [" + constants +
@@ -46,9 +47,11 @@ void dataset_write(const std::string& path, const Batch& b, const DatasetMeta& d
   arrays.push_back({"Y", DType::F64, {b.n, s.T_out, s.d_out}, b.Y.data()});
   for (const auto& r : b.raw) {
     if (r.spec.integer)
-      arrays.push_back({r.spec.name, DType::I64, full_shape(b.n, r.spec.sample_shape), r.i64.data()});
+      arrays.push_back(
+          {r.spec.name, DType::I64, full_shape(b.n, r.spec.sample_shape), r.i64.data()});
     else
-      arrays.push_back({r.spec.name, DType::F64, full_shape(b.n, r.spec.sample_shape), r.f64.data()});
+      arrays.push_back(
+          {r.spec.name, DType::F64, full_shape(b.n, r.spec.sample_shape), r.f64.data()});
   }
   for (const auto& c : b.constants) {
     if (c.spec.integer)
@@ -64,7 +67,8 @@ void dataset_write(const std::string& path, const Batch& b, const DatasetMeta& d
 namespace {
 
 // dataset_read's body; without Y when !y_required and the file has none.
-Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_required, bool* has_y) {
+Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_required,
+                        bool* has_y) {
   auto entries = npz_read(path);
   auto take = [&](const char* name) -> NpyArray& {
     auto it = entries.find(name);
@@ -108,7 +112,8 @@ Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_
   if (!meta.empty()) {
     const auto parsed = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded() || !parsed.is_object())
-      throw IoError(path + ": entry 'meta' is not valid JSON; rewrite the file with `attnlab data`");
+      throw IoError(path +
+                    ": entry 'meta' is not valid JSON; rewrite the file with `attnlab data`");
     if (parsed.contains("constants") && parsed["constants"].is_array())
       for (const auto& c : parsed["constants"])
         if (c.is_string()) constant_names.push_back(c.get<std::string>());

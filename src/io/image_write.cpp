@@ -37,8 +37,10 @@ std::array<uint8_t, 3> cell_colour(double v, double scale) {
 }  // namespace
 
 std::string png_encode_rgb(int64_t width, int64_t height, const std::vector<uint8_t>& rgb) {
-  ATTN_ASSERT(width >= 1 && height >= 1 && width <= (1 << 20) && height <= (1 << 20), "bad PNG size");
-  ATTN_ASSERT(rgb.size() == static_cast<size_t>(width * height * 3), "rgb size does not match the image");
+  ATTN_ASSERT(width >= 1 && height >= 1 && width <= (1 << 20) && height <= (1 << 20),
+              "bad PNG size");
+  ATTN_ASSERT(rgb.size() == static_cast<size_t>(width * height * 3),
+              "rgb size does not match the image");
   std::string out("\x89PNG\r\n\x1a\n", 8);
   std::string ihdr;
   put32be(ihdr, static_cast<uint32_t>(width));
@@ -55,8 +57,9 @@ std::string png_encode_rgb(int64_t width, int64_t height, const std::vector<uint
   }
   uLongf packed_size = compressBound(static_cast<uLong>(raw.size()));
   std::string packed(packed_size, '\0');
-  const int rc = compress2(reinterpret_cast<Bytef*>(packed.data()), &packed_size,
-                           reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 9);
+  const int rc =
+      compress2(reinterpret_cast<Bytef*>(packed.data()), &packed_size,
+                reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 9);
   ATTN_ASSERT(rc == Z_OK, "zlib compress2 failed");
   packed.resize(packed_size);
   png_chunk(out, "IDAT", packed);
@@ -64,7 +67,8 @@ std::string png_encode_rgb(int64_t width, int64_t height, const std::vector<uint
   return out;
 }
 
-void png_write_rgb(const std::string& path, int64_t width, int64_t height, const std::vector<uint8_t>& rgb) {
+void png_write_rgb(const std::string& path, int64_t width, int64_t height,
+                   const std::vector<uint8_t>& rgb) {
   atomic_file_write(path, png_encode_rgb(width, height, rgb));
 }
 
@@ -78,8 +82,8 @@ std::array<uint8_t, 3> colour_diverging(double t) {
   const double f = x - k;
   std::array<uint8_t, 3> c;
   for (int i = 0; i < 3; ++i) {
-    c[static_cast<size_t>(i)] =
-        static_cast<uint8_t>(std::lround(kAnchors[k][i] + f * (kAnchors[k + 1][i] - kAnchors[k][i])));
+    c[static_cast<size_t>(i)] = static_cast<uint8_t>(
+        std::lround(kAnchors[k][i] + f * (kAnchors[k + 1][i] - kAnchors[k][i])));
   }
   return c;
 }
@@ -114,16 +118,19 @@ void heatmap_write_svg(const std::string& path, const double* values, int64_t ro
   const int64_t cell = std::max<int64_t>(2, 512 / std::max(rows, cols));
   const int64_t width = cols * cell, height = rows * cell, top = 28, bottom = 24;
   std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
+      "{}\">\n"
       "<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"0\" y=\"18\" font-family=\"sans-serif\" font-size=\"14\">{}</text>\n"
       "<g transform=\"translate(0 {}) scale({})\" shape-rendering=\"crispEdges\">\n",
-      width, height + top + bottom, width, height + top + bottom, xml_escape(title), xml_escape(title), top, cell);
+      width, height + top + bottom, width, height + top + bottom, xml_escape(title),
+      xml_escape(title), top, cell);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
       const auto c = cell_colour(values[i * cols + j], scale);
-      s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"1\" height=\"1\" fill=\"#{:02x}{:02x}{:02x}\"/>\n", j, i,
-                       c[0], c[1], c[2]);
+      s += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"1\" height=\"1\" fill=\"#{:02x}{:02x}{:02x}\"/>\n", j, i,
+          c[0], c[1], c[2]);
     }
   }
   s += fmt::format(

@@ -20,7 +20,8 @@ namespace attn {
 
 // rgb holds width × height × 3 bytes, rows top to bottom.
 std::string png_encode_rgb(int64_t width, int64_t height, const std::vector<uint8_t>& rgb);
-void png_write_rgb(const std::string& path, int64_t width, int64_t height, const std::vector<uint8_t>& rgb);
+void png_write_rgb(const std::string& path, int64_t width, int64_t height,
+                   const std::vector<uint8_t>& rgb);
 
 // The diverging colour of t in [−1, 1] (clamped): −1 dark blue, 0 white, +1 dark red.
 // NaN gives grey.

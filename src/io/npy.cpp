@@ -71,7 +71,8 @@ ReadFile::~ReadFile() { ::close(fd_); }
 void ReadFile::read_at(uint64_t off, void* dst, size_t n, const std::string& where) const {
   char* p = static_cast<char*>(dst);
   while (n > 0) {
-    const ssize_t k = ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(off));
+    const ssize_t k =
+        ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(off));
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) {
       throw IoError(where + ": read error: " + std::strerror(errno) + "; check the disk");
@@ -96,13 +97,15 @@ NpyArray npy_from_source(ByteSource& src, uint64_t total, const std::string& whe
   read_exact(src, pre, 10, where);
   if (std::memcmp(pre, "\x93NUMPY", 6) != 0) {
     const bool zip = pre[0] == 'P' && pre[1] == 'K';
-    throw IoError(where + ": not a .npy array (wrong magic bytes)" +
-                  (zip ? "; it is a ZIP archive: read it as .npz" : "; give a file written by np.save"));
+    throw IoError(
+        where + ": not a .npy array (wrong magic bytes)" +
+        (zip ? "; it is a ZIP archive: read it as .npz" : "; give a file written by np.save"));
   }
   const int major = pre[6], minor = pre[7];
   if (major < 1 || major > 3 || minor != 0) {
     throw IoError(where + ": unsupported .npy format version " + std::to_string(major) + "." +
-                  std::to_string(minor) + " (this reader knows 1.0, 2.0, 3.0); re-save it with np.save");
+                  std::to_string(minor) +
+                  " (this reader knows 1.0, 2.0, 3.0); re-save it with np.save");
   }
   uint64_t prefix = 10, hlen = get16(pre + 8);
   if (major >= 2) {
@@ -112,23 +115,27 @@ NpyArray npy_from_source(ByteSource& src, uint64_t total, const std::string& whe
     hlen = get32(pre + 8);
   }
   if (hlen > total - prefix) {
-    throw IoError(where + ": header length " + std::to_string(hlen) + " points past the end of the data (" +
-                  std::to_string(total) + " bytes); the file is truncated or corrupt, re-create it");
+    throw IoError(where + ": header length " + std::to_string(hlen) +
+                  " points past the end of the data (" + std::to_string(total) +
+                  " bytes); the file is truncated or corrupt, re-create it");
   }
   if (hlen > kMaxHeaderBytes) {
-    throw IoError(where + ": header of " + std::to_string(hlen) + " bytes is implausibly large; the file is corrupt");
+    throw IoError(where + ": header of " + std::to_string(hlen) +
+                  " bytes is implausibly large; the file is corrupt");
   }
   std::string text(hlen, '\0');
   read_exact(src, text.data(), hlen, where);
   const NpyHeader h = npy_header_parse(text, where);
   const uint64_t avail = total - prefix - hlen;
   if (h.data_bytes > avail) {
-    throw IoError(where + ": truncated: shape " + shape_repr(h.shape) + " needs " + format_bytes(h.data_bytes) +
-                  " of data but " + format_bytes(avail) + " follow the header; re-create the file");
+    throw IoError(where + ": truncated: shape " + shape_repr(h.shape) + " needs " +
+                  format_bytes(h.data_bytes) + " of data but " + format_bytes(avail) +
+                  " follow the header; re-create the file");
   }
   if (h.data_bytes < avail) {
     throw IoError(where + ": " + std::to_string(avail - h.data_bytes) +
-                  " unexpected bytes after the array data; the header does not match the data, re-create the file");
+                  " unexpected bytes after the array data; the header does not match the data, "
+                  "re-create the file");
   }
   memory_check(h.data_bytes, where + ": the array", "read it on a machine with more memory");
   NpyArray a;
@@ -205,7 +212,8 @@ int64_t NpyArray::size() const {
 namespace {
 void array_check(const NpyArray& a) {
   uint64_t n = 0;
-  const bool ok = shape_bytes(a.shape, dtype_size(a.dtype, a.unicode_chars), n) && n == a.bytes.size();
+  const bool ok =
+      shape_bytes(a.shape, dtype_size(a.dtype, a.unicode_chars), n) && n == a.bytes.size();
   ATTN_ASSERT(ok, "NpyArray bytes do not match its dtype and shape");
 }
 
@@ -224,12 +232,15 @@ std::vector<double> NpyArray::to_f64() const {
   switch (dtype) {
     case DType::F64: if (n) std::memcpy(out.data(), bytes.data(), bytes.size()); break;
     case DType::F32: for (int64_t i = 0; i < n; ++i) out[i] = element<float>(bytes, i); break;
-    case DType::I64: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(element<int64_t>(bytes, i)); break;
+    case DType::I64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(element<int64_t>(bytes, i));
+      break;
     case DType::I32: for (int64_t i = 0; i < n; ++i) out[i] = element<int32_t>(bytes, i); break;
     case DType::U8: for (int64_t i = 0; i < n; ++i) out[i] = bytes[i]; break;
     case DType::Bool: for (int64_t i = 0; i < n; ++i) out[i] = bytes[i] ? 1.0 : 0.0; break;
     case DType::Unicode:
-      throw UserError("array of text ('" + dtype_descr(dtype, unicode_chars) + "') has no numeric values; read it with text()");
+      throw UserError("array of text ('" + dtype_descr(dtype, unicode_chars) +
+                      "') has no numeric values; read it with text()");
   }
   return out;
 }
@@ -253,11 +264,13 @@ std::vector<int64_t> NpyArray::to_i64() const {
 
 std::string NpyArray::text() const {
   if (dtype != DType::Unicode) {
-    throw UserError("array of dtype '" + dtype_descr(dtype, unicode_chars) + "' is not text; read it with to_f64()");
+    throw UserError("array of dtype '" + dtype_descr(dtype, unicode_chars) +
+                    "' is not text; read it with to_f64()");
   }
   array_check(*this);
   if (size() != 1) {
-    throw UserError("text() needs a single string; this array has " + std::to_string(size()) + " elements");
+    throw UserError("text() needs a single string; this array has " + std::to_string(size()) +
+                    " elements");
   }
   std::u32string s(static_cast<size_t>(unicode_chars), U'\0');
   if (!s.empty()) std::memcpy(s.data(), bytes.data(), 4 * s.size());

@@ -65,7 +65,7 @@ struct NpyArray {
   int64_t size() const;                // number of elements (1 for 0-d)
   std::vector<double> to_f64() const;  // any numeric or Bool dtype; UserError for Unicode
   std::vector<int64_t> to_i64() const; // I64/I32/U8/Bool; UserError for F64/F32/Unicode
-  std::string text() const;            // a one-element Unicode array as UTF-8 (trailing NULs dropped)
+  std::string text() const;  // a one-element Unicode array as UTF-8 (trailing NULs dropped)
 };
 
 NpyArray npy_read(const std::string& path);

@@ -96,7 +96,8 @@ class LiteralParser {
                   " of the header); the file is damaged, re-create it");
   }
   void skip_ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
   }
   bool eat(char c) {
     skip_ws();
@@ -236,7 +237,8 @@ bool descr_parse(const std::string& descr, DType& dtype, int64_t& chars, std::st
     dtype = DType::Unicode;
     chars = body.size() > 1 ? std::stoll(body.substr(1)) : 0;
   } else if (body == "O") {
-    why = "object dtype '" + descr + "' (pickled Python objects) is not supported; save a numeric or string array";
+    why = "object dtype '" + descr +
+          "' (pickled Python objects) is not supported; save a numeric or string array";
     return false;
   } else {
     why = "unsupported dtype '" + descr +
@@ -244,7 +246,8 @@ bool descr_parse(const std::string& descr, DType& dtype, int64_t& chars, std::st
     return false;
   }
   if (order == '>' && !one_byte) {
-    why = "big-endian dtype '" + descr + "' is not supported; convert it first with a.astype('<" + body + "')";
+    why = "big-endian dtype '" + descr + "' is not supported; convert it first with a.astype('<" +
+          body + "')";
     return false;
   }
   return true;
@@ -266,19 +269,27 @@ NpyHeader npy_header_parse(const std::string& text, const std::string& where) {
     if (k == "descr") descr = v;
     else if (k == "fortran_order") fortran = v;
     else if (k == "shape") shape = v;
-    else throw IoError(where + ": corrupt .npy header (unexpected key '" + k + "'); re-create the file");
+    else
+      throw IoError(where + ": corrupt .npy header (unexpected key '" + k +
+                    "'); re-create the file");
   }
   if (!descr || !fortran || !shape) {
-    throw IoError(where + ": corrupt .npy header (needs 'descr', 'fortran_order' and 'shape'); re-create the file");
+    throw IoError(
+        where +
+        ": corrupt .npy header (needs 'descr', 'fortran_order' and 'shape'); re-create the file");
   }
   NpyHeader h;
   if (descr->kind != PyValue::Kind::Str) {
-    throw IoError(where + ": structured dtype (a record array) is not supported; save each field as its own array");
+    throw IoError(
+        where +
+        ": structured dtype (a record array) is not supported; save each field as its own array");
   }
   std::string why;
   if (!descr_parse(descr->str, h.dtype, h.chars, why)) throw IoError(where + ": " + why);
   if (fortran->kind != PyValue::Kind::Bool || shape->kind != PyValue::Kind::Tuple) {
-    throw IoError(where + ": corrupt .npy header ('fortran_order' must be True/False, 'shape' a tuple); re-create the file");
+    throw IoError(where +
+                  ": corrupt .npy header ('fortran_order' must be True/False, 'shape' a tuple); "
+                  "re-create the file");
   }
   if (shape->items.size() > static_cast<size_t>(kMaxDims)) {
     throw IoError(where + ": " + std::to_string(shape->items.size()) + " dimensions; at most " +
@@ -286,7 +297,9 @@ NpyHeader npy_header_parse(const std::string& text, const std::string& where) {
   }
   for (const PyValue& v : shape->items) {
     if (v.kind != PyValue::Kind::Int || v.num < 0) {
-      throw IoError(where + ": corrupt .npy header (shape entries must be integers >= 0); re-create the file");
+      throw IoError(
+          where +
+          ": corrupt .npy header (shape entries must be integers >= 0); re-create the file");
     }
     h.shape.push_back(v.num);
   }
@@ -296,7 +309,8 @@ NpyHeader npy_header_parse(const std::string& text, const std::string& where) {
                           "np.save(path, np.ascontiguousarray(a))");
   }
   if (!shape_bytes(h.shape, dtype_size(h.dtype, h.chars), h.data_bytes)) {
-    throw IoError(where + ": shape " + shape_repr(h.shape) + " is too large; the header is corrupt");
+    throw IoError(where + ": shape " + shape_repr(h.shape) +
+                  " is too large; the header is corrupt");
   }
   return h;
 }

@@ -19,7 +19,8 @@
 
 namespace attn::npy_detail {
 
-static_assert(std::endian::native == std::endian::little, "io/npy*.cpp assume a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "io/npy*.cpp assume a little-endian host");
 
 constexpr int kMaxDims = 64;  // numpy 2's limit (numpy 1: 32)
 
@@ -39,7 +40,9 @@ inline void put64(std::string& s, uint64_t v) {
 }
 inline uint32_t get16(const unsigned char* p) { return uint32_t{p[0]} | (uint32_t{p[1]} << 8); }
 inline uint32_t get32(const unsigned char* p) { return get16(p) | (get16(p + 2) << 16); }
-inline uint64_t get64(const unsigned char* p) { return uint64_t{get32(p)} | (uint64_t{get32(p + 4)} << 32); }
+inline uint64_t get64(const unsigned char* p) {
+  return uint64_t{get32(p)} | (uint64_t{get32(p + 4)} << 32);
+}
 
 // ---- shapes and the .npy header (npy_header.cpp) ----
 

@@ -26,16 +26,19 @@ constexpr uint32_t k16 = 0xFFFFu;
 
 uint32_t crc_update(uint32_t crc, const void* data, uint64_t n) {
   if (n == 0) return crc;  // zlib treats a null buffer as "return the initial value"
-  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
+  return static_cast<uint32_t>(
+      crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 
 // ---- reading: inflate and CRC sources ----
 
 class InflateSource final : public ByteSource {  // raw deflate, as in ZIP method 8
  public:
-  InflateSource(RegionSource& in, std::string where) : in_(in), where_(std::move(where)), buf_(1 << 16) {
+  InflateSource(RegionSource& in, std::string where)
+      : in_(in), where_(std::move(where)), buf_(1 << 16) {
     std::memset(&zs_, 0, sizeof zs_);
-    if (inflateInit2(&zs_, -MAX_WBITS) != Z_OK) throw IoError(where_ + ": cannot start zlib inflate");
+    if (inflateInit2(&zs_, -MAX_WBITS) != Z_OK)
+      throw IoError(where_ + ": cannot start zlib inflate");
   }
   ~InflateSource() override { inflateEnd(&zs_); }
   InflateSource(const InflateSource&) = delete;
@@ -107,7 +110,8 @@ bool name_is_utf8(const std::string& name) {  // ZIP flag bit 11 marks non-ASCII
 
 std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) {
   auto corrupt = [&](const std::string& what) {
-    return IoError(path + ": corrupt .npz (" + what + "); the file is damaged or truncated, re-create it");
+    return IoError(path + ": corrupt .npz (" + what +
+                   "); the file is damaged or truncated, re-create it");
   };
   const uint64_t size = f.size();
   if (size < 22) {
@@ -131,20 +135,25 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
     if (std::memcmp(head, "\x93NUMPY", 6) == 0) {
       throw IoError(path + ": this is a .npy file, not .npz; read it as .npy");
     }
-    throw IoError(path + ": not a .npz file (no ZIP end record); it is another format or truncated, re-create it");
+    throw IoError(
+        path +
+        ": not a .npz file (no ZIP end record); it is another format or truncated, re-create it");
   }
   const uint64_t end_pos = size - tail_len + static_cast<uint64_t>(at);
   const unsigned char* e = tail.data() + at;
-  uint64_t disk = get16(e + 4), cd_disk = get16(e + 6), n_disk = get16(e + 8), n_total = get16(e + 10);
+  uint64_t disk = get16(e + 4), cd_disk = get16(e + 6), n_disk = get16(e + 8),
+           n_total = get16(e + 10);
   uint64_t cd_size = get32(e + 12), cd_offset = get32(e + 16);
   uint64_t cd_limit = end_pos;  // the central directory ends before this
   if (end_pos >= 20 && get32(e - 20) == kSigLocator64) {
     const unsigned char* loc = e - 20;
     const uint64_t z = get64(loc + 8);
     if (get32(loc + 4) != 0 || get32(loc + 16) != 1) {
-      throw IoError(path + ": multi-volume ZIP archives are not supported; re-create it as one file");
+      throw IoError(path +
+                    ": multi-volume ZIP archives are not supported; re-create it as one file");
     }
-    if (z > end_pos - 20 || end_pos - 20 - z < 56) throw corrupt("ZIP64 end record outside the file");
+    if (z > end_pos - 20 || end_pos - 20 - z < 56)
+      throw corrupt("ZIP64 end record outside the file");
     unsigned char r[56];
     f.read_at(z, r, 56, path);
     if (get32(r) != kSigEnd64) throw corrupt("bad ZIP64 end record signature");
@@ -160,8 +169,8 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
     throw IoError(path + ": multi-volume ZIP archives are not supported; re-create it as one file");
   }
   if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset) {
-    throw corrupt("central directory at " + std::to_string(cd_offset) + " (+" + std::to_string(cd_size) +
-                  " bytes) lies outside the file");
+    throw corrupt("central directory at " + std::to_string(cd_offset) + " (+" +
+                  std::to_string(cd_size) + " bytes) lies outside the file");
   }
   if (n_total > cd_size / 46) throw corrupt("entry count does not fit the central directory");
   std::vector<unsigned char> cd(cd_size);
@@ -170,7 +179,8 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
   std::vector<ZipEntry> entries;
   uint64_t p = 0;
   for (uint64_t k = 0; k < n_total; ++k) {
-    if (cd_size - p < 46 || get32(cd.data() + p) != kSigCentral) throw corrupt("bad central directory entry");
+    if (cd_size - p < 46 || get32(cd.data() + p) != kSigCentral)
+      throw corrupt("bad central directory entry");
     const unsigned char* c = cd.data() + p;
     ZipEntry z;
     z.flags = get16(c + 8);
@@ -180,7 +190,8 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
     z.usize = get32(c + 24);
     const uint64_t nlen = get16(c + 28), xlen = get16(c + 30), clen = get16(c + 32);
     z.offset = get32(c + 42);
-    if (cd_size - p - 46 < nlen + xlen + clen) throw corrupt("central directory entry runs past its end");
+    if (cd_size - p - 46 < nlen + xlen + clen)
+      throw corrupt("central directory entry runs past its end");
     z.name.assign(reinterpret_cast<const char*>(c + 46), nlen);
     // ZIP64 extra field: the 64-bit values of the fields that hold 0xFFFFFFFF, in order.
     const unsigned char* x = c + 46 + nlen;
@@ -205,17 +216,21 @@ std::vector<ZipEntry> zip_directory(const ReadFile& f, const std::string& path) 
   // Each entry's local header and data must lie before the central directory.
   for (ZipEntry& z : entries) {
     const std::string where = path + " (entry '" + z.name + "')";
-    if (z.offset > cd_offset || cd_offset - z.offset < 30) throw corrupt("entry '" + z.name + "' lies outside the file");
+    if (z.offset > cd_offset || cd_offset - z.offset < 30)
+      throw corrupt("entry '" + z.name + "' lies outside the file");
     unsigned char h[30];
     f.read_at(z.offset, h, 30, where);
     if (get32(h) != kSigLocal) throw corrupt("bad local header of '" + z.name + "'");
     const uint64_t nlen = get16(h + 26), xlen = get16(h + 28);
-    if (cd_offset - z.offset - 30 < nlen + xlen) throw corrupt("entry '" + z.name + "' lies outside the file");
+    if (cd_offset - z.offset - 30 < nlen + xlen)
+      throw corrupt("entry '" + z.name + "' lies outside the file");
     std::string local_name(nlen, '\0');
     f.read_at(z.offset + 30, local_name.data(), nlen, where);
-    if (local_name != z.name) throw corrupt("entry names '" + z.name + "' and '" + local_name + "' disagree");
+    if (local_name != z.name)
+      throw corrupt("entry names '" + z.name + "' and '" + local_name + "' disagree");
     z.offset += 30 + nlen + xlen;  // now: where the data starts
-    if (z.csize > cd_offset - z.offset) throw corrupt("data of entry '" + z.name + "' runs past its end");
+    if (z.csize > cd_offset - z.offset)
+      throw corrupt("data of entry '" + z.name + "' runs past its end");
   }
   return entries;
 }
@@ -287,7 +302,8 @@ void zip_central_entry(std::string& cd, const NpzEntryPlan& p) {
 }
 
 // ZIP64 end record and locator (if zip64), then the classic end record.
-std::string zip_end_records(uint64_t n, uint64_t cd_offset, uint64_t cd_size, bool zip64, bool force) {
+std::string zip_end_records(uint64_t n, uint64_t cd_offset, uint64_t cd_size, bool zip64,
+                            bool force) {
   std::string end;
   if (zip64) {
     put32(end, kSigEnd64);
@@ -328,15 +344,18 @@ void npz_write(const std::string& path, const std::vector<NpyView>& arrays, bool
   std::set<std::string> names;
   uint64_t offset = 0, cd_size = 0;
   for (const NpyView& a : arrays) {
-    if (a.name.empty()) throw UserError(path + ": an array has an empty name; give every npz entry a name");
+    if (a.name.empty())
+      throw UserError(path + ": an array has an empty name; give every npz entry a name");
     if (!names.insert(a.name).second) {
-      throw UserError(path + ": two arrays are named '" + a.name + "'; npz entry names must be distinct");
+      throw UserError(path + ": two arrays are named '" + a.name +
+                      "'; npz entry names must be distinct");
     }
     NpzEntryPlan p;
     p.view = &a;
     p.zip_name = a.name + ".npy";
     if (p.zip_name.size() > 0xFFFF) {
-      throw UserError(path + ": array name '" + a.name.substr(0, 40) + "...' is too long for a ZIP entry");
+      throw UserError(path + ": array name '" + a.name.substr(0, 40) +
+                      "...' is too long for a ZIP entry");
     }
     p.data_bytes = view_bytes(a, path + ": array '" + a.name + "'");
     p.npy_header = npy_header(a.dtype, a.unicode_chars, a.shape);
@@ -384,12 +403,14 @@ std::map<std::string, NpyArray> npz_read(const std::string& path) {
   std::map<std::string, NpyArray> out;
   for (const ZipEntry& z : entries) {
     const std::string where = path + " (entry '" + z.name + "')";
-    if (z.flags & 1) throw IoError(where + ": encrypted entries are not supported; save it without encryption");
+    if (z.flags & 1)
+      throw IoError(where + ": encrypted entries are not supported; save it without encryption");
     if (z.name.size() < 4 || z.name.compare(z.name.size() - 4, 4, ".npy") != 0) {
       throw IoError(where + ": not a .npy entry; an .npz holds only NAME.npy arrays (np.savez)");
     }
     const std::string key = z.name.substr(0, z.name.size() - 4);
-    if (out.count(key)) throw IoError(where + ": duplicate entry; the archive is corrupt, re-create it");
+    if (out.count(key))
+      throw IoError(where + ": duplicate entry; the archive is corrupt, re-create it");
     RegionSource raw(f, z.offset, z.csize, where);
     NpyArray a;
     uint32_t crc = 0;
@@ -404,19 +425,22 @@ std::map<std::string, NpyArray> npz_read(const std::string& path) {
       // deflate expands at most ~1032:1; a larger claim is a corrupt size field.
       if (z.usize / 1032 > z.csize + 64) {
         throw IoError(where + ": corrupt .npz (uncompressed size " + std::to_string(z.usize) +
-                      " is impossible for " + std::to_string(z.csize) + " compressed bytes); re-create it");
+                      " is impossible for " + std::to_string(z.csize) +
+                      " compressed bytes); re-create it");
       }
       InflateSource inflater(raw, where);
       CrcSource src(inflater);
       a = npy_from_source(src, z.usize, where);
       unsigned char extra;
       if (src.read(&extra, 1) != 0) {
-        throw IoError(where + ": corrupt .npz (decompresses to more bytes than recorded); re-create it");
+        throw IoError(where +
+                      ": corrupt .npz (decompresses to more bytes than recorded); re-create it");
       }
       crc = src.crc();
     } else {
       throw IoError(where + ": compression method " + std::to_string(z.method) +
-                    " is not supported (only stored and deflated, as np.savez and np.savez_compressed write)");
+                    " is not supported (only stored and deflated, as np.savez and "
+                    "np.savez_compressed write)");
     }
     if (crc != z.crc) {
       char buf[80];

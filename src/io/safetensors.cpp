@@ -24,7 +24,8 @@
 
 namespace attn {
 
-static_assert(std::endian::native == std::endian::little, "safetensors.cpp assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors.cpp assumes a little-endian host");
 
 namespace {
 
@@ -140,7 +141,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) {
   }
 }
 
-SafetensorsFile SafetensorsFile::from_memory(const void* data, size_t size, const std::string& label) {
+SafetensorsFile SafetensorsFile::from_memory(const void* data, size_t size,
+                                             const std::string& label) {
   SafetensorsFile f;
   f.label_ = label;
   f.memory_ = static_cast<const unsigned char*>(data);
@@ -163,14 +165,16 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
       metadata_(std::move(o.metadata_)) {}
 
 void SafetensorsFile::read_at(uint64_t offset, void* dst, size_t n) const {
-  ATTN_ASSERT(offset <= file_size_ && n <= file_size_ - offset, "read past the validated file size");
+  ATTN_ASSERT(offset <= file_size_ && n <= file_size_ - offset,
+              "read past the validated file size");
   if (memory_ != nullptr) {
     if (n > 0) std::memcpy(dst, memory_ + offset, n);
     return;
   }
   char* p = static_cast<char*>(dst);
   while (n > 0) {
-    const ssize_t k = ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(offset));
+    const ssize_t k =
+        ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(offset));
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) throw IoError(label_ + ": read error: " + std::strerror(errno) + "; check the disk");
     if (k == 0) {
@@ -191,9 +195,10 @@ void SafetensorsFile::parse() {
   const size_t got = static_cast<size_t>(std::min<uint64_t>(file_size_, sizeof prefix));
   read_at(0, prefix, got);
   if (file_size_ < 8) {
-    throw IoError(f + ": not a safetensors file (" + std::to_string(file_size_) +
-                  " bytes; it must start with an 8-byte header length)" +
-                  (file_size_ == 0 ? std::string("; the file is empty") : format_hint(prefix, got)));
+    throw IoError(
+        f + ": not a safetensors file (" + std::to_string(file_size_) +
+        " bytes; it must start with an 8-byte header length)" +
+        (file_size_ == 0 ? std::string("; the file is empty") : format_hint(prefix, got)));
   }
   const uint64_t n = get64(prefix);
   if (n > kMaxHeaderBytes) {
@@ -206,7 +211,8 @@ void SafetensorsFile::parse() {
                   std::to_string(file_size_) + " bytes): the file is truncated or not safetensors" +
                   format_hint(prefix, got));
   }
-  if (n < 2) throw IoError(f + ": empty header (" + std::to_string(n) + " bytes); the file is corrupted");
+  if (n < 2)
+    throw IoError(f + ": empty header (" + std::to_string(n) + " bytes); the file is corrupted");
   data_start_ = 8 + n;
   const uint64_t data_bytes = file_size_ - data_start_;
 
@@ -221,14 +227,17 @@ void SafetensorsFile::parse() {
   std::vector<std::set<std::string>> keys(kMaxHeaderDepth + 2);
   auto guard = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     if (depth > kMaxHeaderDepth) {
-      throw IoError(f + ": the header nests JSON deeper than a safetensors header does; the file is corrupted");
+      throw IoError(
+          f +
+          ": the header nests JSON deeper than a safetensors header does; the file is corrupted");
     }
     if (event == nlohmann::json::parse_event_t::object_start) {
       keys[static_cast<size_t>(depth) + 1].clear();
     } else if (event == nlohmann::json::parse_event_t::key) {
       const std::string& key = parsed.get_ref<const std::string&>();
       if (!keys[static_cast<size_t>(depth)].insert(key).second) {
-        throw IoError(f + ": the header has key \"" + printable(key) + "\" twice; the file is corrupted");
+        throw IoError(f + ": the header has key \"" + printable(key) +
+                      "\" twice; the file is corrupted");
       }
     }
     return true;
@@ -237,9 +246,11 @@ void SafetensorsFile::parse() {
   try {
     header = nlohmann::json::parse(text, guard);
   } catch (const nlohmann::json::exception& e) {
-    throw IoError(f + ": the header is not valid JSON (" + json_error_text(e) + "); the file is corrupted");
+    throw IoError(f + ": the header is not valid JSON (" + json_error_text(e) +
+                  "); the file is corrupted");
   }
-  if (!header.is_object()) throw IoError(f + ": the header is not a JSON object; the file is corrupted");
+  if (!header.is_object())
+    throw IoError(f + ": the header is not a JSON object; the file is corrupted");
 
   for (const auto& [name, v] : header.items()) {
     if (name == kMetadataKey) {
@@ -254,11 +265,13 @@ void SafetensorsFile::parse() {
       continue;
     }
     const std::string where = f + ": tensor \"" + printable(name) + "\"";
-    if (!v.is_object()) throw IoError(where + ": entry must be an object with dtype, shape, data_offsets");
+    if (!v.is_object())
+      throw IoError(where + ": entry must be an object with dtype, shape, data_offsets");
     const auto dt = v.find("dtype");
     const auto sh = v.find("shape");
     const auto off = v.find("data_offsets");
-    if (dt == v.end() || !dt->is_string()) throw IoError(where + ": missing or non-string \"dtype\"");
+    if (dt == v.end() || !dt->is_string())
+      throw IoError(where + ": missing or non-string \"dtype\"");
     if (sh == v.end() || !sh->is_array()) throw IoError(where + ": missing or non-array \"shape\"");
     if (off == v.end() || !off->is_array() || off->size() != 2) {
       throw IoError(where + ": \"data_offsets\" must be an array [begin, end]");
@@ -275,7 +288,8 @@ void SafetensorsFile::parse() {
     uint64_t count = 1;
     for (const auto& d : *sh) {
       const uint64_t dim = header_uint(d, where + ": shape entry");
-      if (dim > (uint64_t{1} << 62) || !checked_mul(count, dim, &count) || count > (uint64_t{1} << 62)) {
+      if (dim > (uint64_t{1} << 62) || !checked_mul(count, dim, &count) ||
+          count > (uint64_t{1} << 62)) {
         throw IoError(where + ": shape is too large to address; the file is corrupted");
       }
       e.shape.push_back(static_cast<int64_t>(dim));
@@ -283,8 +297,8 @@ void SafetensorsFile::parse() {
     e.begin = header_uint((*off)[0], where + ": data_offsets[0]");
     e.end = header_uint((*off)[1], where + ": data_offsets[1]");
     if (e.begin > e.end) {
-      throw IoError(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                    "] end before they begin; the file is corrupted");
+      throw IoError(where + ": data_offsets [" + std::to_string(e.begin) + ", " +
+                    std::to_string(e.end) + "] end before they begin; the file is corrupted");
     }
     if (e.end > data_bytes) {
       throw IoError(where + ": data_offsets end at byte " + std::to_string(e.end) +
@@ -294,9 +308,10 @@ void SafetensorsFile::parse() {
     uint64_t bytes = 0;
     if (e.item_bytes > 0 && (!checked_mul(count, static_cast<uint64_t>(e.item_bytes), &bytes) ||
                              bytes != e.end - e.begin)) {
-      throw IoError(where + ": " + std::to_string(e.end - e.begin) + " bytes in data_offsets, but " +
-                    e.dtype_name + " of " + std::to_string(count) + " elements needs " +
-                    (bytes ? std::to_string(bytes) : std::string("more")) + "; the file is corrupted");
+      throw IoError(where + ": " + std::to_string(e.end - e.begin) +
+                    " bytes in data_offsets, but " + e.dtype_name + " of " + std::to_string(count) +
+                    " elements needs " + (bytes ? std::to_string(bytes) : std::string("more")) +
+                    "; the file is corrupted");
     }
     entries_.push_back(std::move(e));
   }
@@ -306,21 +321,24 @@ void SafetensorsFile::parse() {
   for (const auto& e : entries_) {
     if (e.end > e.begin) by_offset.push_back(&e);
   }
-  std::sort(by_offset.begin(), by_offset.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) {
-    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-  });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const SafetensorsEntry* a, const SafetensorsEntry* b) {
+              return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+            });
   for (size_t i = 1; i < by_offset.size(); ++i) {
     if (by_offset[i]->begin < by_offset[i - 1]->end) {
       throw IoError(f + ": tensors \"" + printable(by_offset[i - 1]->name) + "\" and \"" +
-                    printable(by_offset[i]->name) + "\" overlap in the data section; the file is corrupted");
+                    printable(by_offset[i]->name) +
+                    "\" overlap in the data section; the file is corrupted");
     }
   }
   // nlohmann objects iterate in key order, so entries_ is sorted by name.
 }
 
 const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
-  const auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                                   [](const SafetensorsEntry& e, const std::string& n) { return e.name < n; });
+  const auto it =
+      std::lower_bound(entries_.begin(), entries_.end(), name,
+                       [](const SafetensorsEntry& e, const std::string& n) { return e.name < n; });
   return it != entries_.end() && it->name == name ? &*it : nullptr;
 }
 

@@ -15,7 +15,8 @@
 
 namespace attn {
 
-static_assert(std::endian::native == std::endian::little, "safetensors_write.cpp assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors_write.cpp assumes a little-endian host");
 
 namespace {
 
@@ -46,10 +47,12 @@ void safetensors_write(const std::string& path, const std::vector<SafetensorsVie
   uint64_t offset = 0;
   for (const auto& t : tensors) {
     const std::string where = path + ": tensor \"" + t.name + "\"";
-    if (t.name.empty()) throw UserError(path + ": a tensor name is empty; give every tensor a name");
+    if (t.name.empty())
+      throw UserError(path + ": a tensor name is empty; give every tensor a name");
     if (t.name == kMetadataKey) throw UserError(where + ": the name is reserved for metadata");
     if (!names.insert(t.name).second) throw UserError(where + ": the name is used twice");
-    if (t.dtype == SafetensorsDType::Other) throw UserError(where + ": dtype must be F64, F32, F16 or BF16");
+    if (t.dtype == SafetensorsDType::Other)
+      throw UserError(where + ": dtype must be F64, F32, F16 or BF16");
     uint64_t count = 1;
     for (int64_t d : t.shape) {
       if (d < 0) throw UserError(where + ": negative dimension " + std::to_string(d));
@@ -95,7 +98,8 @@ void safetensors_write(const std::string& path, const std::vector<SafetensorsVie
         buf.resize(count * 2);
         for (size_t i = 0; i < count; ++i) {
           const float v = static_cast<float>(t.data[i]);
-          const uint16_t h = t.dtype == SafetensorsDType::F16 ? f16_from_float(v) : bf16_from_float(v);
+          const uint16_t h =
+              t.dtype == SafetensorsDType::F16 ? f16_from_float(v) : bf16_from_float(v);
           buf[2 * i] = static_cast<unsigned char>(h & 0xFF);
           buf[2 * i + 1] = static_cast<unsigned char>(h >> 8);
         }

@@ -102,7 +102,8 @@ class ConstructionModel final : public Model {
       const double threshold = success_threshold(test);
       const int64_t q = threshold > 0 ? std::llround(1.0 / (2.0 * threshold)) : 0;
       if (mp > 0 && q > 0)
-        log.scalar("m_prime_needed_ratio", static_cast<double>(mp) / (q * std::log(static_cast<double>(shape_.T))));
+        log.scalar("m_prime_needed_ratio",
+                   static_cast<double>(mp) / (q * std::log(static_cast<double>(shape_.T))));
     }
   }
 
@@ -120,9 +121,11 @@ class ConstructionModel final : public Model {
       bool same = per_sample[b].size() == per_sample[0].size();
       for (size_t h = 0; same && h < per_sample[0].size(); ++h)
         same = per_sample[b][h].size() == per_sample[0][h].size();
-      ATTN_CHECK(same, "construction " + params_.get_string("construction") + ": sequence " +
-                           std::to_string(b) + " has other heads than sequence 0 (e.g. another "
-                           "number of pointers); attention maps need the same heads in every sequence");
+      ATTN_CHECK(same,
+                 "construction " + params_.get_string("construction") + ": sequence " +
+                     std::to_string(b) +
+                     " has other heads than sequence 0 (e.g. another "
+                     "number of pointers); attention maps need the same heads in every sequence");
     }
     for (size_t h = 0; h < per_sample[0].size(); ++h) {
       const int64_t cols = static_cast<int64_t>(per_sample[0][h].size()) / N;
@@ -172,7 +175,8 @@ class ConstructionModel final : public Model {
   }
 
   double bits_needed(const Batch& test) const {
-    const Batch probe = batch_head(test, std::min<int64_t>(test.n, params_.get_int("bits_search_n")));
+    const Batch probe =
+        batch_head(test, std::min<int64_t>(test.n, params_.get_int("bits_search_n")));
     Precision p = precision_;
     p.bits = 0;
     if (!succeeds(probe, p)) return -1;
@@ -204,13 +208,16 @@ std::vector<ParamSpec> construction_schema() {
   return {
       param_choice("construction", "qsa_random_codes", construction_names(),
                    "the recipe (docs/constructions.md)"),
-      param_int("bits", 0, "precision p of queries, keys and values: 0 = exact, else 2..53 bits "
-                           "of fixed point with one scale per tensor (docs/precision.md)", 0, 53),
+      param_int("bits", 0,
+                "precision p of queries, keys and values: 0 = exact, else 2..53 bits "
+                "of fixed point with one scale per tensor (docs/precision.md)",
+                0, 53),
       param_bool("bits_scores", false, "also round the attention scores to `bits` bits"),
       param_real("epsilon", 0, "qSA target error of the temperature rule; 0 = 1/(4q)", 0, 1e6),
       param_real("beta", 0, "fixed inverse temperature; 0 = the temperature rule", 0, 1e300),
       param_real("beta_factor", 1.05, "multiplies the temperature rule's β", 1e-6, 1e6),
-      param_int("m_prime", 64, "position-code dimension m' (qsa_random_codes, match variants)", 1, 1 << 20),
+      param_int("m_prime", 64, "position-code dimension m' (qsa_random_codes, match variants)", 1,
+                1 << 20),
       param_choice("code_dist", "sign", {"sign", "gaussian"},
                    "qsa_random_codes code entries: ±1/√m' or N(0, 1/m')"),
       param_choice("query_code", "dual", {"dual", "sum"},

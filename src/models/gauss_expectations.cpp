@@ -31,8 +31,9 @@ inline __m128d exp_pd(__m128d x) {
   const __m128d xc = _mm_min_pd(_mm_max_pd(x, _mm_set1_pd(-708.0)), _mm_set1_pd(709.78));
   const __m128d t = _mm_add_pd(_mm_mul_pd(xc, _mm_set1_pd(1.4426950408889634074)), shift);
   const __m128d k = _mm_sub_pd(t, shift);
-  const __m128d r = _mm_sub_pd(_mm_sub_pd(xc, _mm_mul_pd(k, _mm_set1_pd(6.93147180369123816490e-01))),
-                               _mm_mul_pd(k, _mm_set1_pd(1.90821492927058770002e-10)));
+  const __m128d r =
+      _mm_sub_pd(_mm_sub_pd(xc, _mm_mul_pd(k, _mm_set1_pd(6.93147180369123816490e-01))),
+                 _mm_mul_pd(k, _mm_set1_pd(1.90821492927058770002e-10)));
   __m128d p = _mm_set1_pd(1.0 / 6227020800.0);
   for (const double c : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
                          1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
@@ -213,7 +214,8 @@ double bvn_upper_high(double h, double k, double r) {
 }
 
 // I(a, b, ρ) = (1/2π) ∫_0^{asin ρ} (ρ − sin θ) exp(−(a² + b² − 2ab sin θ)/(2cos²θ)) dθ
-//            = (1/2π) ∫_0^{asin|ρ|} (|ρ| − sin φ) exp(−δ²/(2cos²φ) − p/(1 + sin φ)) dφ   (θ = sgn(ρ)φ)
+//            = (1/2π) ∫_0^{asin|ρ|} (|ρ| − sin φ) exp(−δ²/(2cos²φ) − p/(1 + sin φ)) dφ   (θ =
+//            sgn(ρ)φ)
 // with δ = a − sgn(ρ)b, p = sgn(ρ)ab (stable: no cancellation as cos φ → 0).
 // The integrand, the same without the (|ρ| − sin φ) factor, integrates to Φ₂ − Φ(a)Φ(b).
 template <bool kWeighted, int kNodes>

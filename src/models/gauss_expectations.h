@@ -93,7 +93,8 @@ inline double asin_poly(double x) {
   const bool big = t > 0.5;
   const double z = big ? 0.5 * (1.0 - t) : t * t;
   const double p =
-      z * (kAsinP[0] + z * (kAsinP[1] + z * (kAsinP[2] + z * (kAsinP[3] + z * (kAsinP[4] + z * kAsinP[5])))));
+      z * (kAsinP[0] +
+           z * (kAsinP[1] + z * (kAsinP[2] + z * (kAsinP[3] + z * (kAsinP[4] + z * kAsinP[5])))));
   const double q = 1.0 + z * (kAsinQ[0] + z * (kAsinQ[1] + z * (kAsinQ[2] + z * kAsinQ[3])));
   const double r = p / q;
   const double s = std::sqrt(z);

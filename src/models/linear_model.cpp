@@ -28,7 +28,8 @@ bool ridge_uses_dual(RidgeForm form, int64_t n, int64_t P) {
 void ridge_memory_check(int64_t n, int64_t P, int64_t K, RidgeForm form) {
   const bool dual = ridge_uses_dual(form, n, P);
   const double m = static_cast<double>(dual ? n : P);
-  const double dn = static_cast<double>(n), dP = static_cast<double>(P), dK = static_cast<double>(K);
+  const double dn = static_cast<double>(n), dP = static_cast<double>(P),
+               dK = static_cast<double>(K);
   const double bytes = 8.0 * (dn * dP + dn * dK + 3.0 * m * m + m * dK + dP * dK);
   const std::string what = "model 'linear' (ridge on n = " + std::to_string(n) +
                            " samples × P = " + std::to_string(P) + " features, solving a " +
@@ -154,7 +155,8 @@ std::vector<ParamSpec> linear_schema() {
       param_real("lambda", 1e-3,
                  "ridge penalty λ in (1/n)‖Y − XW − b‖² + λ‖W‖² (0: minimum-norm least squares)",
                  0.0),
-      param_choice("solver", choice_name(RidgeForm::automatic, kRidgeForms), choice_names(kRidgeForms),
+      param_choice("solver", choice_name(RidgeForm::automatic, kRidgeForms),
+                   choice_names(kRidgeForms),
                    "solve on the P × P Gram (primal), the n × n kernel (dual), or the smaller "
                    "(auto); the solution is the same"),
   };
@@ -167,7 +169,8 @@ std::unique_ptr<Model> linear_make(const ModelContext& context) {
   ATTN_CHECK(std::isfinite(lambda) && lambda >= 0,
              "model.lambda = " + param_value_text(ParamValue(lambda)) +
                  " must be a finite number >= 0");
-  const RidgeForm form = choice_parse(context.model.get_string("solver"), kRidgeForms, "model.solver");
+  const RidgeForm form =
+      choice_parse(context.model.get_string("solver"), kRidgeForms, "model.solver");
   // Refuse impossible sizes before any data is generated.
   if (context.train.has("n") && context.train.get_int("n") >= 1)
     ridge_memory_check(context.train.get_int("n"), context.shape.x_size(),

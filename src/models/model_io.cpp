@@ -24,7 +24,8 @@ constexpr const char* kFormatVersion = "1";
 
 std::string shape_json(const TaskShape& s) {
   return "{\"T\": " + std::to_string(s.T) + ", \"d_in\": " + std::to_string(s.d_in) +
-         ", \"T_out\": " + std::to_string(s.T_out) + ", \"d_out\": " + std::to_string(s.d_out) + "}";
+         ", \"T_out\": " + std::to_string(s.T_out) + ", \"d_out\": " + std::to_string(s.d_out) +
+         "}";
 }
 
 // A metadata value; UserError if absent.
@@ -66,7 +67,8 @@ uint64_t parse_u64(const std::string& text, const std::string& key) {
 // The frozen weights of a fitted rfa/brfa/rfmlp model; false for other models.
 bool model_frozen_weights(const Model& model, ModelTensor* out) {
   const auto* ridge = dynamic_cast<const RidgeModel*>(&model);
-  return ridge && ridge->solver().feature_map() && rf_feature_weights(*ridge->solver().feature_map(), out);
+  return ridge && ridge->solver().feature_map() &&
+         rf_feature_weights(*ridge->solver().feature_map(), out);
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
@@ -125,7 +127,8 @@ void model_save(const std::string& path, const ModelRecord& r, const Model& mode
                 const std::map<std::string, std::string>& extra) {
   const ModelTensors t = model_tensors(r, model);
   std::vector<SafetensorsView> views;
-  for (const auto& x : t.tensors) views.push_back({x.name, SafetensorsDType::F64, x.shape, x.data.data()});
+  for (const auto& x : t.tensors)
+    views.push_back({x.name, SafetensorsDType::F64, x.shape, x.data.data()});
   std::map<std::string, std::string> md = extra;
   md["format"] = kFormat;
   md["format_version"] = kFormatVersion;
@@ -157,7 +160,8 @@ LoadedModel model_load(const std::string& path) {
     s.d_in = json_int(shape, "d_in", "shape");
     s.T_out = json_int(shape, "T_out", "shape");
     s.d_out = json_int(shape, "d_out", "shape");
-    ModelRecord r = model_record_make(meta_get(md, "model"), parse_u64(meta_get(md, "seed"), "seed"), s);
+    ModelRecord r =
+        model_record_make(meta_get(md, "model"), parse_u64(meta_get(md, "seed"), "seed"), s);
     params_from_json(r.model_params, meta_get(md, "model_params"), "model_params");
     params_from_json(r.train_params, meta_get(md, "train_params"), "train_params");
 

@@ -139,7 +139,8 @@ class NeuralModel : public Model {
       const int64_t* y = sample_sets(0);
       for (int64_t i = 0; i < N; ++i)
         for (int64_t j = 0; j < N; ++j)
-          log.point("target_sample0", i * N + j, std::count(y + i * q, y + (i + 1) * q, j) > 0 ? 1.0 : 0.0);
+          log.point("target_sample0", i * N + j,
+                    std::count(y + i * q, y + (i + 1) * q, j) > 0 ? 1.0 : 0.0);
     }
     long double on = 0, kl = 0;
     for (int64_t b = 0; b < test.n; ++b) {
@@ -161,7 +162,8 @@ class NeuralModel : public Model {
   }
 
   std::vector<ModelTensor> attention(const Batch& data) const override {
-    return float64_ ? attention_typed<double>(data, *net64_) : attention_typed<float>(data, *net32_);
+    return float64_ ? attention_typed<double>(data, *net64_)
+                    : attention_typed<float>(data, *net32_);
   }
 
   void save(ModelTensors& out) const override {
@@ -256,7 +258,8 @@ class NeuralModel : public Model {
       // train.loss = auto: the task's target kind; data no task declared (arrays, files):
       // binary when the training targets are all 0 or 1, else real (tasks/target_kind.h).
       std::vector<double> targets;
-      if (!shape_.target) targets = n > 0 ? train.Y : std::vector<double>(val.Y.begin(), val.Y.end());
+      if (!shape_.target)
+        targets = n > 0 ? train.Y : std::vector<double>(val.Y.begin(), val.Y.end());
       loss_ = loss_of_target(target_kind_of(shape_.target, targets));
     }
     c.loss = *loss_;
@@ -275,7 +278,8 @@ class NeuralModel : public Model {
     TrainReport best_report;
     int diverged = 0;
     std::string last_divergence;
-    std::unique_ptr<Net<T>> chosen;  // the best rate's network (best_net keeps the old one until then)
+    std::unique_ptr<Net<T>>
+        chosen;  // the best rate's network (best_net keeps the old one until then)
     for (size_t k = 0; k < lrs.size(); ++k) {
       const double lr = lrs[k];
       c.lr = lr;
@@ -285,7 +289,9 @@ class NeuralModel : public Model {
       auto net = neural_net_make<T>(name_, model_params_, shape_);
       net->init(seed_);
       FitLog run_log;
-      const NetFactory<T> replica = [this] { return neural_net_make<T>(name_, model_params_, shape_); };
+      const NetFactory<T> replica = [this] {
+        return neural_net_make<T>(name_, model_params_, shape_);
+      };
       TrainReport r;
       try {
         r = trainer_run<T>(*net, c, source, val, run_log, replica);

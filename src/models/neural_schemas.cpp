@@ -54,7 +54,8 @@ std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
       param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
       param_bool("residual", c.residual, "ψ sees [φ(x_i); attention output] (spec §7 A1)"),
       activation_param(),
-      param_choice("temperature", choice_name(c.temperature, kTemperatures), choice_names(kTemperatures),
+      param_choice("temperature", choice_name(c.temperature, kTemperatures),
+                   choice_names(kTemperatures),
                    "score scale: learned exp(τ), fixed temperature_init, or 1/√dk"),
       param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
                  1e12),
@@ -103,12 +104,15 @@ std::vector<ParamSpec> transformer_schema() {
       param_int("heads", c.heads, "softmax heads per layer (value dim m, summed)", 1, 1024),
       param_int("mlp_width", c.mlp_width, "hidden width of each block's MLP; 0 = 4m", 0, 1 << 20),
       param_bool("layernorm", c.layernorm, "pre-layernorm before attention and MLP"),
-      param_choice("phi", choice_name(c.phi, kTokenMaps), {"linear", "mlp"}, "token map φ into R^m"),
+      param_choice("phi", choice_name(c.phi, kTokenMaps), {"linear", "mlp"},
+                   "token map φ into R^m"),
       param_int("phi_width", c.phi_width, "hidden width of φ when phi = \"mlp\"", 1, 1 << 20),
-      param_choice("psi", choice_name(c.psi, kTokenMaps), {"linear", "mlp"}, "output map ψ from R^m"),
+      param_choice("psi", choice_name(c.psi, kTokenMaps), {"linear", "mlp"},
+                   "output map ψ from R^m"),
       param_int("psi_width", c.psi_width, "hidden width of ψ when psi = \"mlp\"", 1, 1 << 20),
       activation_param(),
-      param_choice("temperature", choice_name(c.temperature, kTemperatures), choice_names(kTemperatures),
+      param_choice("temperature", choice_name(c.temperature, kTemperatures),
+                   choice_names(kTemperatures),
                    "score scale per layer: learned exp(τ), fixed temperature_init, or 1/√m"),
       param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
                  1e12),
@@ -132,14 +136,15 @@ std::vector<ParamSpec> mlp_schema() {
 
 std::vector<ParamSpec> lstm_schema() {
   const LstmNetConfig c;
-  return {param_int("hidden", c.hidden, "hidden size per layer and direction", 1, 1 << 16),
-          param_int("layers", c.layers, "stacked LSTM layers", 1, 64),
-          param_bool("bidirectional", c.bidirectional, "also read the sequence backwards (a control)"),
-          param_choice("readout", choice_name(c.readout, kLstmReadouts), choice_names(kLstmReadouts),
-                       "output i from [final state; x_i] (spec §7 A13) or from position i's state"),
-          param_int("head_width", c.head_width, "hidden width of the output head; 0 = linear head",
-                    0, 1 << 20),
-          activation_param()};
+  return {
+      param_int("hidden", c.hidden, "hidden size per layer and direction", 1, 1 << 16),
+      param_int("layers", c.layers, "stacked LSTM layers", 1, 64),
+      param_bool("bidirectional", c.bidirectional, "also read the sequence backwards (a control)"),
+      param_choice("readout", choice_name(c.readout, kLstmReadouts), choice_names(kLstmReadouts),
+                   "output i from [final state; x_i] (spec §7 A13) or from position i's state"),
+      param_int("head_width", c.head_width, "hidden width of the output head; 0 = linear head", 0,
+                1 << 20),
+      activation_param()};
 }
 
 Params neural_default_params(const std::string& model) {

@@ -10,14 +10,15 @@ std::vector<ParamSpec> neural_train_schema() {
   const TrainerConfig c;  // the defaults of the loop's settings
   return {
       param_int("steps", c.steps, "optimiser steps (see epochs)", 1, 1e12),
-      param_int("epochs", 0, "if > 0: steps = epochs · ceil(n_fit / batch) (fixed training sets)", 0, 1e9),
+      param_int("epochs", 0, "if > 0: steps = epochs · ceil(n_fit / batch) (fixed training sets)",
+                0, 1e9),
       param_int("batch", c.batch, "samples per step", 1, 1 << 24),
       param_choice("optimizer", choice_name(c.optimizer.kind, kOptimizerKinds),
                    choice_names(kOptimizerKinds), "optimiser (PyTorch's definitions)"),
       param_real("lr", c.lr, "learning rate", 0, 1e6),
-      param_real_list("lrs", {},
-                      "train once per learning rate and keep the best on validation (empty: lr alone)",
-                      0, 1e6),
+      param_real_list(
+          "lrs", {},
+          "train once per learning rate and keep the best on validation (empty: lr alone)", 0, 1e6),
       param_real("beta1", c.optimizer.beta1, "Adam β₁", 0, 1),
       param_real("beta2", c.optimizer.beta2, "Adam β₂", 0, 1),
       param_real("eps", c.optimizer.eps, "Adam ε", 0, 1),
@@ -28,7 +29,8 @@ std::vector<ParamSpec> neural_train_schema() {
                    choice_names(kLrScheduleKinds), "learning-rate schedule"),
       param_int("warmup_steps", c.schedule.warmup, "linear warm-up steps", 0, 1e12),
       param_real("min_lr_factor", c.schedule.min_factor, "cosine schedule's final lr / lr", 0, 1),
-      param_real("clip_norm", c.clip_norm, "cap on the global gradient norm (0: no clipping)", 0, 1e12),
+      param_real("clip_norm", c.clip_norm, "cap on the global gradient norm (0: no clipping)", 0,
+                 1e12),
       param_int("eval_every", c.eval_every, "steps between validation evaluations", 1, 1e12),
       param_int("patience", c.patience,
                 "stopping rule: stop after this many evaluations in a row without an improvement "
@@ -40,8 +42,10 @@ std::vector<ParamSpec> neural_train_schema() {
           "stopping rule: the validation-loss decrease an evaluation must reach to count as an "
           "improvement (needs patience)",
           0, 1e12)),
-      param_bool("restore_best", c.restore_best, "end with the parameters of the best validation loss"),
-      param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out", 0, 0.9),
+      param_bool("restore_best", c.restore_best,
+                 "end with the parameters of the best validation loss"),
+      param_real("val_fraction", 0.1, "fixed training sets (n > 0): the last fraction is held out",
+                 0, 0.9),
       param_int("val_n", 1024, "fresh samples (n = 0): validation samples 0 .. val_n-1", 1, 1e9),
       param_choice("loss", "auto", {"auto", "mse", "bce", "cross_entropy"},
                    "training loss; auto = the task's target kind (real: mse, binary: bce with "

@@ -55,7 +55,8 @@ RfaPrep rfa_prepare(const double* X, int64_t n, int64_t T, int64_t d, bool augme
   p.q0.assign(static_cast<size_t>(n), 0.0);
   p.kn.assign(static_cast<size_t>(n * N), 0.0);
   p.kn2.assign(static_cast<size_t>(n * N), 0.0);
-  if (mode == RfaMode::ReluCdf || mode == RfaMode::ReluQuadrature) p.gk.resize(static_cast<size_t>(n * N));
+  if (mode == RfaMode::ReluCdf || mode == RfaMode::ReluQuadrature)
+    p.gk.resize(static_cast<size_t>(n * N));
   if (mode == RfaMode::Exp) p.alpha.assign(static_cast<size_t>(n * N), 0.0);
   const double s = std::sqrt(s2);
   for (int64_t a = 0; a < n; ++a) {

@@ -6,7 +6,8 @@
 //
 //   RFA/BRFA  Φ_m(x) = (1/N) Σ_i σ(s_mi) x̃_i,  s_mi = x̃_0ᵀ W_m x̃_i,
 //             W_m = μ·W_0 + √(w_var)·G,  W_0 = blockdiag(I_d, 0) (I_d without augment).
-//             H(x, x') = E_W ⟨Φ_m(x), Φ_m(x')⟩ = (1/N²) Σ_{i,j} E[σ(s_i) σ(s'_j)] ⟨x̃_i, x̃'_j⟩,
+//             H(x, x') = E_W ⟨Φ_m(x), Φ_m(x')⟩
+//                      = (1/N²) Σ_{i,j} E[σ(s_i) σ(s'_j)] ⟨x̃_i, x̃'_j⟩,
 //             (s_i, s'_j) jointly Gaussian: means μ⟨x_0, x_i⟩, μ⟨x'_0, x'_j⟩, variances
 //             w_var‖x̃_0‖²‖x̃_i‖², w_var‖x̃'_0‖²‖x̃'_j‖², covariance w_var⟨x̃_0, x̃'_0⟩⟨x̃_i, x̃'_j⟩.
 //             σ = relu or exp (the finite model's a = σ(s)/N). M heads: ⟨Φ, Φ'⟩ ≈ M·H.

@@ -20,11 +20,11 @@ std::vector<ParamSpec> attention_common(bool kernel) {
   const RfaKernelConfig rfa_kernel;
   std::vector<ParamSpec> s;
   if (!kernel) s.push_back(param_int("heads", rfa.heads, "number of random heads M", 1, 1 << 24));
-  s.push_back(param_choice("activation",
-                           choice_name(kernel ? rfa_kernel.activation : rfa.activation, kRfaActivations),
-                           kernel ? std::vector<std::string>{"relu", "exp"} : choice_names(kRfaActivations),
-                           "score activation: relu(s)/N, exp(s)/N" +
-                               std::string(kernel ? "" : ", or softmax over the keys")));
+  s.push_back(param_choice(
+      "activation", choice_name(kernel ? rfa_kernel.activation : rfa.activation, kRfaActivations),
+      kernel ? std::vector<std::string>{"relu", "exp"} : choice_names(kRfaActivations),
+      "score activation: relu(s)/N, exp(s)/N" +
+          std::string(kernel ? "" : ", or softmax over the keys")));
   s.push_back(param_bool("augment", kernel ? rfa_kernel.augment : rfa.augment,
                          "append the constant coordinate: x~ = [x; 1]"));
   s.push_back(param_real("w_var", kernel ? rfa_kernel.w_var : rfa.w_var,
@@ -60,7 +60,8 @@ RfaKernelConfig rfa_kernel_config(const Params& p, double w_mean) {
   c.augment = p.get_bool("augment");
   c.w_var = p.get_real("w_var");
   c.w_mean = w_mean;
-  c.mean_method = choice_parse(p.get_string("mean_method"), kKernelMeanMethods, "model.mean_method");
+  c.mean_method =
+      choice_parse(p.get_string("mean_method"), kKernelMeanMethods, "model.mean_method");
   c.quadrature_nodes = static_cast<int>(p.get_int("quadrature_nodes"));
   return c;
 }
@@ -141,7 +142,8 @@ bool rf_feature_weights(const FeatureMap& features, ModelTensor* out) {
 
 std::vector<ParamSpec> rfa_schema() {
   auto s = attention_common(false);
-  s.push_back(param_real("w_mean", RfaConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  s.push_back(
+      param_real("w_mean", RfaConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
   return s;
 }
 
@@ -160,13 +162,14 @@ std::vector<ParamSpec> rfmlp_schema() {
   const RfmlpConfig rfmlp;
   return {
       param_int("width", 0,
-                "random features M'; 0 = matched_heads·(d+1), RFA's trainable-parameter count",
-                0, 1 << 26),
-      param_renamed(param_int("matched_heads", RfaConfig{}.heads,
-                              "the RFA head count M that width = 0 matches: M·(d+1) features", 1,
-                              1 << 24),
-                    "heads"),
-      param_real("w_var", rfmlp.w_var, "variance of w's entries; 0 = 1/(N+2) (N(0,1) pre-activations)", 0.0),
+                "random features M'; 0 = matched_heads·(d+1), RFA's trainable-parameter count", 0,
+                1 << 26),
+      param_renamed(
+          param_int("matched_heads", RfaConfig{}.heads,
+                    "the RFA head count M that width = 0 matches: M·(d+1) features", 1, 1 << 24),
+          "heads"),
+      param_real("w_var", rfmlp.w_var,
+                 "variance of w's entries; 0 = 1/(N+2) (N(0,1) pre-activations)", 0.0),
       param_bool("augment", rfmlp.augment, "append the constant 1 to the flattened input"),
   };
 }
@@ -188,8 +191,9 @@ constexpr const char* kMeanMethodHelp =
 
 // Added after results were stored: out of run ids at its default (ParamSpec::id_omit_default).
 ParamSpec quadrature_nodes_param() {
-  return param_id_omit_default(param_int(
-      "quadrature_nodes", RfaKernelConfig{}.quadrature_nodes, "Gauss–Legendre nodes per panel for mean_method = quadrature", 2, 1000));
+  return param_id_omit_default(
+      param_int("quadrature_nodes", RfaKernelConfig{}.quadrature_nodes,
+                "Gauss–Legendre nodes per panel for mean_method = quadrature", 2, 1000));
 }
 
 RidgeOptions kernel_ridge_options(const ModelContext& c) {
@@ -203,10 +207,11 @@ RidgeOptions kernel_ridge_options(const ModelContext& c) {
 std::vector<ParamSpec> rfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
-  s.push_back(param_real("w_mean", RfaKernelConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
-  s.push_back(param_choice("mean_method", choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
-                           choice_names(kKernelMeanMethods),
-                           kMeanMethodHelp));
+  s.push_back(
+      param_real("w_mean", RfaKernelConfig{}.w_mean, "mean μ of W: μ·blockdiag(I_d, 0) (0 = RFA)"));
+  s.push_back(param_choice("mean_method",
+                           choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
+                           choice_names(kKernelMeanMethods), kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;
 }
@@ -215,9 +220,9 @@ std::vector<ParamSpec> brfa_kernel_schema() {
   auto s = attention_common(true);
   s.push_back(kernel_heads_param());
   s.push_back(param_real("mean_scale", 1.0, "c in the mean μ = c·√d of W (spec §1.4)"));
-  s.push_back(param_choice("mean_method", choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
-                           choice_names(kKernelMeanMethods),
-                           kMeanMethodHelp));
+  s.push_back(param_choice("mean_method",
+                           choice_name(RfaKernelConfig{}.mean_method, kKernelMeanMethods),
+                           choice_names(kKernelMeanMethods), kMeanMethodHelp));
   s.push_back(quadrature_nodes_param());
   return s;
 }
@@ -257,8 +262,8 @@ std::unique_ptr<Model> brfa_make(const ModelContext& c) {
     }
     return std::make_unique<SelectByValidation>(std::move(candidates), scales, "mean_scale");
   }
-  auto features = std::make_unique<RfaFeatures>(rfa_config(c.model, brfa_mean(c.model, c.shape.d_in)),
-                                                c.shape.T, c.shape.d_in, c.seed);
+  auto features = std::make_unique<RfaFeatures>(
+      rfa_config(c.model, brfa_mean(c.model, c.shape.d_in)), c.shape.T, c.shape.d_in, c.seed);
   return std::make_unique<RidgeModel>(std::move(features), ridge_options(c.train));
 }
 
@@ -270,8 +275,8 @@ std::unique_ptr<Model> rfmlp_make(const ModelContext& c) {
 
 std::unique_ptr<Model> rfa_kernel_make(const ModelContext& c) {
   check_rf_input(c, "rfa_kernel");
-  auto kernel = std::make_unique<RfaKernel>(rfa_kernel_config_from(c.model, "rfa_kernel", c.shape.d_in),
-                                            c.shape.T, c.shape.d_in);
+  auto kernel = std::make_unique<RfaKernel>(
+      rfa_kernel_config_from(c.model, "rfa_kernel", c.shape.d_in), c.shape.T, c.shape.d_in);
   return std::make_unique<RidgeModel>(std::move(kernel), kernel_ridge_options(c));
 }
 
@@ -289,7 +294,8 @@ std::unique_ptr<Model> rfmlp_kernel_make(const ModelContext& c) {
   RidgeOptions o = ridge_options(c.train);
   const int64_t heads = c.model.get_int("lambda_heads");
   if (heads > 0) {
-    const double width = static_cast<double>(rfmlp_matched_width(heads, c.shape.d_in, config.augment));
+    const double width =
+        static_cast<double>(rfmlp_matched_width(heads, c.shape.d_in, config.augment));
     for (double& l : o.lambdas) l /= width;
   }
   return std::make_unique<RidgeModel>(std::move(kernel), o);

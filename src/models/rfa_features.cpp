@@ -24,7 +24,8 @@ void rfa_check(const RfaConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(std::isfinite(c.w_var) && c.w_var >= 0.0,
              "rfa: w_var = " + std::to_string(c.w_var) + " must be a finite number >= 0");
   ATTN_CHECK(std::isfinite(c.w_mean), "rfa: w_mean must be finite");
-  ATTN_CHECK(c.block >= 0, "rfa: block = " + std::to_string(c.block) + " must be >= 0 (0 = automatic)");
+  ATTN_CHECK(c.block >= 0,
+             "rfa: block = " + std::to_string(c.block) + " must be >= 0 (0 = automatic)");
   ATTN_CHECK(T >= 2, "rfa: a sample needs a query and at least one key (T = " +
                          std::to_string(T) + ", need T >= 2)");
   ATTN_CHECK(d >= 1, "rfa: token dimension d = " + std::to_string(d) + " must be at least 1");

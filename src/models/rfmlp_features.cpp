@@ -26,7 +26,8 @@ void rfmlp_check(const RfmlpConfig& c, int64_t T, int64_t d) {
   ATTN_CHECK(c.width >= 1, "rfmlp: width = " + std::to_string(c.width) + " must be at least 1");
   ATTN_CHECK(std::isfinite(c.w_var) && c.w_var >= 0.0,
              "rfmlp: w_var = " + std::to_string(c.w_var) + " must be >= 0 (0 = 1/(N+2))");
-  ATTN_CHECK(c.block >= 0, "rfmlp: block = " + std::to_string(c.block) + " must be >= 0 (0 = automatic)");
+  ATTN_CHECK(c.block >= 0,
+             "rfmlp: block = " + std::to_string(c.block) + " must be >= 0 (0 = automatic)");
   ATTN_CHECK(T >= 1, "rfmlp: T = " + std::to_string(T) + " tokens per sample must be at least 1");
   ATTN_CHECK(d >= 1, "rfmlp: token dimension d = " + std::to_string(d) + " must be at least 1");
 }
@@ -40,9 +41,10 @@ RfmlpFeatures::RfmlpFeatures(const RfmlpConfig& config, int64_t T, int64_t d, ui
   const int64_t N = T - 1;
   w_var_ = config.w_var > 0.0 ? config.w_var : 1.0 / static_cast<double>(N + 2);
   uint64_t entries = 0;
-  ATTN_CHECK(checked_mul(static_cast<uint64_t>(config.width), static_cast<uint64_t>(D_), &entries) &&
-                 entries < (uint64_t{1} << 60),
-             "rfmlp: width = " + std::to_string(config.width) + " is too large");
+  ATTN_CHECK(
+      checked_mul(static_cast<uint64_t>(config.width), static_cast<uint64_t>(D_), &entries) &&
+          entries < (uint64_t{1} << 60),
+      "rfmlp: width = " + std::to_string(config.width) + " is too large");
   memory_check(entries * sizeof(double), "rfmlp weights (width × (T·d + 1))", "lower the width");
   block_ = config.block > 0 ? config.block : 256;
 

@@ -35,8 +35,10 @@ void RidgeModel::load(const ModelTensors& in) {
   if (solver_.is_kernel()) {
     const ModelTensor* a = in.find("alpha");
     const int64_t n_alpha = a && a->shape.size() == 2 ? a->shape[0] : 0;
-    ATTN_CHECK(n_alpha >= 1, "model " + in.model + ": the saved model has no tensor 'alpha' of "
-                             "shape (n, " + std::to_string(K) + "); save it again with `attnlab fit`");
+    ATTN_CHECK(n_alpha >= 1, "model " + in.model +
+                                 ": the saved model has no tensor 'alpha' of "
+                                 "shape (n, " +
+                                 std::to_string(K) + "); save it again with `attnlab fit`");
     f.alpha = in.get("alpha", {n_alpha, K});
     f.X_fit = in.get("X_fit", {n_alpha, in.shape.T, in.shape.d_in});
   } else {

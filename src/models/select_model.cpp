@@ -10,7 +10,9 @@ namespace attn {
 
 SelectByValidation::SelectByValidation(std::vector<std::unique_ptr<Model>> candidates,
                                        std::vector<double> labels, std::string label_name)
-    : candidates_(std::move(candidates)), labels_(std::move(labels)), label_name_(std::move(label_name)) {
+    : candidates_(std::move(candidates)),
+      labels_(std::move(labels)),
+      label_name_(std::move(label_name)) {
   ATTN_ASSERT(!candidates_.empty() && candidates_.size() == labels_.size());
 }
 
@@ -35,7 +37,8 @@ void SelectByValidation::fit(const Batch& train, FitLog& log) {
     }
     if (best != k) candidates_[k].reset();  // keep memory to one fitted candidate at a time
   }
-  ATTN_CHECK(best < candidates_.size(), "no candidate of " + label_name_ + " gave a finite validation error");
+  ATTN_CHECK(best < candidates_.size(),
+             "no candidate of " + label_name_ + " gave a finite validation error");
   best_ = std::move(candidates_[best]);
   candidates_.clear();
   for (auto& s : best_log.scalars) log.scalars.push_back(s);

@@ -22,7 +22,8 @@ class SelfComm final : public Comm {
   }
   void broadcast_text(std::string&) const override {}
   void gather(const double* mine, int64_t count, double* out) const override {
-    if (count > 0 && out != mine) std::memmove(out, mine, static_cast<size_t>(count) * sizeof(double));
+    if (count > 0 && out != mine)
+      std::memmove(out, mine, static_cast<size_t>(count) * sizeof(double));
   }
   void gather_all(const double* mine, int64_t count, double* out) const override {
     gather(mine, count, out);

@@ -102,7 +102,8 @@ class MpiComm final : public Comm {
                      kTagGather);
       return;
     }
-    if (count > 0 && out != mine) std::memmove(out, mine, static_cast<size_t>(count) * sizeof(double));
+    if (count > 0 && out != mine)
+      std::memmove(out, mine, static_cast<size_t>(count) * sizeof(double));
     int64_t at = count;
     for (int r = 1; r < size_; ++r) {
       int64_t theirs = 0;

@@ -33,8 +33,9 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   dk_ = c_.qk_dim > 0 ? c_.qk_dim : c_.m;
   dv_ = c_.value_dim > 0 ? c_.value_dim : c_.d_out;
   ATTN_CHECK(c_.psi != TokenMap::identity || (!c_.residual && dv_ == c_.d_out),
-             "model." + n + ": psi = \"identity\" passes the attention output through unchanged, so it "
-             "needs residual = false and value_dim = 0 (or the task's output dimension " +
+             "model." + n +
+                 ": psi = \"identity\" passes the attention output through unchanged, so it "
+                 "needs residual = false and value_dim = 0 (or the task's output dimension " +
                  std::to_string(c_.d_out) + ")");
   psi_in_ = (c_.residual ? c_.m : 0) + dv_;
   auto& ps = this->params_;
@@ -83,8 +84,8 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   phi_.forward(ps, x, rows, acts_.phi_out.data());
   auto project = [&](std::vector<T>& out, int id, int64_t width) {
     out.resize(rows * H * width);
-    linear_forward(out.data(), acts_.phi_out.data(), ps.value(id), static_cast<const T*>(nullptr), rows,
-                   m, H * width);
+    linear_forward(out.data(), acts_.phi_out.data(), ps.value(id), static_cast<const T*>(nullptr),
+                   rows, m, H * width);
   };
   // Finite precision: round each head's q, k, v per sequence (the backward uses the
   // rounded values, i.e. straight-through).
@@ -100,8 +101,8 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
       gemm<T>(false, true, m, m, dk_, T(1), Q + h * dk_, H * dk_, K + h * dk_, H * dk_, T(0),
               acts_.qk.data() + h * m, H * m);
     acts_.q.resize(rows * H * m);
-    linear_forward(acts_.q.data(), acts_.phi_out.data(), acts_.qk.data(), static_cast<const T*>(nullptr),
-                   rows, m, H * m);
+    linear_forward(acts_.q.data(), acts_.phi_out.data(), acts_.qk.data(),
+                   static_cast<const T*>(nullptr), rows, m, H * m);
   } else {
     project(acts_.q, q_, dk_);
     project(acts_.k1, k1_, dk_);
@@ -122,9 +123,10 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
   } else {
     acts_.probs.resize(B * H * N * N);
-    attention_forward(acts_.heads.data(), acts_.probs.data(), acts_.q.data(),
-                      acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), scale(),
-                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
+    attention_forward(
+        acts_.heads.data(), acts_.probs.data(), acts_.q.data(),
+        acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), scale(),
+        AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
   }
   // ψ's input: [Φ, Σ_h a_h] (residual) or Σ_h a_h.
   std::vector<T>& a = grad_acts_.heads;  // scratch until backward
@@ -168,16 +170,18 @@ void AttentionNet<T>::backward(const T* dy) {
   if (c_.third_order) {
     zero(grad_acts_.k2, rows * H * dk_);
     zero(grad_acts_.v2, rows * H * dv_);
-    third_order_backward(grad_acts_.q.data(), grad_acts_.k1.data(), grad_acts_.k2.data(), grad_acts_.v1.data(), grad_acts_.v2.data(),
-                         &dscale, grad_acts_.heads.data(), acts_.q.data(), acts_.k1.data(), acts_.k2.data(),
+    third_order_backward(grad_acts_.q.data(), grad_acts_.k1.data(), grad_acts_.k2.data(),
+                         grad_acts_.v1.data(), grad_acts_.v2.data(), &dscale,
+                         grad_acts_.heads.data(), acts_.q.data(), acts_.k1.data(), acts_.k2.data(),
                          acts_.v1.data(), acts_.v2.data(), acts_.probs.data(), scale(),
                          ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
   } else {
     // Fused: the shared keys are Φ itself, so their gradient accumulates into dΦ directly.
-    attention_backward(grad_acts_.q.data(), acts_.fused ? grad_acts_.phi.data() : grad_acts_.k1.data(), grad_acts_.v1.data(), &dscale,
-                       grad_acts_.heads.data(), acts_.q.data(), acts_.fused ? acts_.phi_out.data() : acts_.k1.data(),
-                       acts_.v1.data(), acts_.probs.data(), scale(),
-                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
+    attention_backward(
+        grad_acts_.q.data(), acts_.fused ? grad_acts_.phi.data() : grad_acts_.k1.data(),
+        grad_acts_.v1.data(), &dscale, grad_acts_.heads.data(), acts_.q.data(),
+        acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), acts_.probs.data(),
+        scale(), AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
   }
   auto unproject = [&](const std::vector<T>& d_out, int id, int64_t width) {
     linear_backward(grad_acts_.phi.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),
@@ -187,15 +191,15 @@ void AttentionNet<T>::backward(const T* dy) {
     // q' = ΦA: dA = Φᵀ dq', dΦ += dq' Aᵀ; then A_h = Q_h K_hᵀ gives dQ_h = dA_h K_h and
     // dK_h = dA_hᵀ Q_h.
     zero(grad_acts_.qk, m * H * m);
-    linear_backward(grad_acts_.phi.data(), grad_acts_.qk.data(), static_cast<T*>(nullptr), grad_acts_.q.data(),
-                    acts_.phi_out.data(), acts_.qk.data(), rows, m, H * m);
+    linear_backward(grad_acts_.phi.data(), grad_acts_.qk.data(), static_cast<T*>(nullptr),
+                    grad_acts_.q.data(), acts_.phi_out.data(), acts_.qk.data(), rows, m, H * m);
     const T* Q = ps.value(q_);
     const T* K = ps.value(k1_);
     for (int64_t h = 0; h < H; ++h) {
-      gemm<T>(false, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, K + h * dk_, H * dk_,
-              T(1), ps.grad(q_) + h * dk_, H * dk_);
-      gemm<T>(true, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, Q + h * dk_, H * dk_,
-              T(1), ps.grad(k1_) + h * dk_, H * dk_);
+      gemm<T>(false, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, K + h * dk_,
+              H * dk_, T(1), ps.grad(q_) + h * dk_, H * dk_);
+      gemm<T>(true, false, m, dk_, m, T(1), grad_acts_.qk.data() + h * m, H * m, Q + h * dk_,
+              H * dk_, T(1), ps.grad(k1_) + h * dk_, H * dk_);
     }
   } else {
     unproject(grad_acts_.q, q_, dk_);
@@ -214,13 +218,16 @@ template <class T>
 std::vector<AttentionMap> AttentionNet<T>::attention_maps() const {
   const int64_t N = c_.T, H = c_.heads;
   if (!c_.third_order) {
-    AttentionMap map{"layer0", {acts_.B, H, N, N}, std::vector<double>(acts_.probs.begin(), acts_.probs.end())};
+    AttentionMap map{
+        "layer0", {acts_.B, H, N, N}, std::vector<double>(acts_.probs.begin(), acts_.probs.end())};
     return {map};
   }
   // Third order: the N × N × N pair weights are large; report their two marginals, the
   // weight on j as first and on k as second member of the pair.
-  AttentionMap first{"layer0.first", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
-  AttentionMap second{"layer0.second", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
+  AttentionMap first{
+      "layer0.first", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
+  AttentionMap second{
+      "layer0.second", {acts_.B, H, N, N}, std::vector<double>(acts_.B * H * N * N, 0.0)};
   for (int64_t bhi = 0; bhi < acts_.B * H * N; ++bhi)
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < N; ++k) {

@@ -66,11 +66,13 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
       dir.c.resize(B * N * Hd);
       dir.tanh_c.resize(B * N * Hd);
       dir.gates.resize(B * N * 4 * Hd);
-      lstm_forward(dir.h.data(), dir.c.data(), dir.tanh_c.data(), dir.gates.data(), inp, ps.value(dir.wx),
-                   ps.value(dir.wh), ps.value(dir.b), LstmShape{B, N, C, Hd, d == 1});
+      lstm_forward(dir.h.data(), dir.c.data(), dir.tanh_c.data(), dir.gates.data(), inp,
+                   ps.value(dir.wx), ps.value(dir.wh), ps.value(dir.b),
+                   LstmShape{B, N, C, Hd, d == 1});
       if (dirs() == 2) {
         for (int64_t r = 0; r < B * N; ++r)
-          std::memcpy(acts_.layer_out[l].data() + r * F + d * Hd, dir.h.data() + r * Hd, sizeof(T) * Hd);
+          std::memcpy(acts_.layer_out[l].data() + r * F + d * Hd, dir.h.data() + r * Hd,
+                      sizeof(T) * Hd);
       }
     }
     inp = layer_output(l);
@@ -144,9 +146,10 @@ void LstmNet<T>::backward(const T* dy) {
 // Readout "final": the head sees [s_b; x_i] with the same state s_b (F values) for every i, so
 // ∂L/∂s_b = Σ_i ∂L/∂(head input)[b, i, 0:F] = (Σ_i g0[b, i]) · W0[0:F, :]ᵀ, where g0 is the
 // gradient at the head's first linear layer's output and W0 its weight (head_in × o1): a
-// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows. grad_acts_.out holds ∂L/∂(last
-// layer's output): zero but in the rows of s (position N − 1, and position 0 for the backward
-// direction), which are the only rows ever written, so it is zeroed only when its size changes.
+// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows. grad_acts_.out holds
+// ∂L/∂(last layer's output): zero but in the rows of s (position N − 1, and position 0 for the
+// backward direction), which are the only rows ever written, so it is zeroed only when its size
+// changes.
 template <class T>
 void LstmNet<T>::final_state_backward(const T* d_head_out) {
   auto& ps = this->params_;
@@ -163,9 +166,10 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
     }
   }
   grad_acts_.state.resize(B * F);
-  gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1, ps.value(head_.weight_id(0)), o1,
-          T(0), grad_acts_.state.data(), F);
-  if (static_cast<int64_t>(grad_acts_.out.size()) != B * N * F) grad_acts_.out.assign(B * N * F, T(0));
+  gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1,
+          ps.value(head_.weight_id(0)), o1, T(0), grad_acts_.state.data(), F);
+  if (static_cast<int64_t>(grad_acts_.out.size()) != B * N * F)
+    grad_acts_.out.assign(B * N * F, T(0));
   for (int64_t b = 0; b < B; ++b) {
     const T* ds = grad_acts_.state.data() + b * F;
     std::memcpy(grad_acts_.out.data() + (b * N + N - 1) * F, ds, sizeof(T) * Hd);

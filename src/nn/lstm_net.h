@@ -22,8 +22,8 @@
 namespace attn {
 
 enum class LstmReadout { final, per_position };
-inline constexpr Choice<LstmReadout> kLstmReadouts[] = {{LstmReadout::final, "final"},
-                                                        {LstmReadout::per_position, "per_position"}};
+inline constexpr Choice<LstmReadout> kLstmReadouts[] = {
+    {LstmReadout::final, "final"}, {LstmReadout::per_position, "per_position"}};
 
 struct LstmNetConfig {
   int64_t hidden = 64, layers = 1;

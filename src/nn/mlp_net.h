@@ -26,7 +26,9 @@ class MlpNet : public Net<T> {
  public:
   explicit MlpNet(const MlpNetConfig& config);
   void forward(const T* x, int64_t B, T* y) override { mlp_.forward(this->params_, x, B, y); }
-  void backward(const T* dy) override { mlp_.backward(this->params_, dy, static_cast<T*>(nullptr)); }
+  void backward(const T* dy) override {
+    mlp_.backward(this->params_, dy, static_cast<T*>(nullptr));
+  }
   void init(uint64_t seed) override { mlp_.init(this->params_, seed, c_.name + ".init"); }
   std::vector<std::pair<std::string, double>> sizes() const override;
 

@@ -19,7 +19,8 @@ inline constexpr Choice<Temperature> kTemperatures[] = {{Temperature::learned, "
 template <class T>
 T temperature_scale(Temperature mode, const T* log_tau, double temperature_init, int64_t dk) {
   if (mode == Temperature::learned) return std::exp(log_tau[0]);
-  if (mode == Temperature::inv_sqrt_dk) return static_cast<T>(1.0 / std::sqrt(static_cast<double>(dk)));
+  if (mode == Temperature::inv_sqrt_dk)
+    return static_cast<T>(1.0 / std::sqrt(static_cast<double>(dk)));
   return static_cast<T>(temperature_init);
 }
 

@@ -15,7 +15,8 @@ namespace attn {
 // UserError unless T_out is N or 1.
 inline void token_outputs_check(const std::string& model, int64_t N, int64_t T_out) {
   ATTN_CHECK(T_out == N || T_out == 1,
-             "model " + model + " outputs one vector per token (or token 0's alone), but the task has " +
+             "model " + model +
+                 " outputs one vector per token (or token 0's alone), but the task has " +
                  std::to_string(N) + " tokens and " + std::to_string(T_out) + " outputs");
 }
 
@@ -28,7 +29,8 @@ void token_outputs_gather(T* y, const T* per_token, int64_t B, int64_t N, int64_
     std::memcpy(y, per_token, sizeof(T) * B * N * d_out);
     return;
   }
-  for (int64_t b = 0; b < B; ++b) std::memcpy(y + b * d_out, per_token + b * N * d_out, sizeof(T) * d_out);
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(y + b * d_out, per_token + b * N * d_out, sizeof(T) * d_out);
 }
 
 // The gradient of gather: d_per_token (B, N, d_out) from dy (B, T_out, d_out), zero elsewhere.
@@ -41,7 +43,8 @@ void token_outputs_scatter(T* d_per_token, const T* dy, int64_t B, int64_t N, in
     return;
   }
   std::fill(d_per_token, d_per_token + B * N * d_out, T(0));
-  for (int64_t b = 0; b < B; ++b) std::memcpy(d_per_token + b * N * d_out, dy + b * d_out, sizeof(T) * d_out);
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(d_per_token + b * N * d_out, dy + b * d_out, sizeof(T) * d_out);
 }
 
 }  // namespace attn

@@ -18,7 +18,8 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
   const std::string& n = c_.name;
   token_outputs_check(n, c_.T, c_.T_out);
   quantize_check_bits(c_.precision.bits, "model.bits");
-  ATTN_CHECK(!c_.exclude_self || c_.T >= 2, "model." + n + ": exclude_self needs at least 2 tokens");
+  ATTN_CHECK(!c_.exclude_self || c_.T >= 2,
+             "model." + n + ": exclude_self needs at least 2 tokens");
   if (c_.mlp_width == 0) c_.mlp_width = 4 * c_.m;
   auto& ps = this->params_;
   const int64_t m = c_.m, H = c_.heads;
@@ -72,7 +73,8 @@ void TransformerNet<T>::init(uint64_t seed) {
 
 template <class T>
 T TransformerNet<T>::scale(const Layer& layer) const {
-  return temperature_scale<T>(c_.temperature, layer.tau >= 0 ? this->params_.value(layer.tau) : nullptr,
+  return temperature_scale<T>(c_.temperature,
+                              layer.tau >= 0 ? this->params_.value(layer.tau) : nullptr,
                               c_.temperature_init, c_.m);
 }
 

@@ -117,7 +117,8 @@ void activation_backward(T* dinp, const T* dout, const T* inp, const T* out, int
         for (int64_t k = 0; k < count; ++k) dinp[k] += dout[k] * (T(1) - out[k] * out[k]);
       } else {
         ATTN_ASSERT(inp != nullptr, "activation_backward(tanh) needs inp or out");
-        backward_from_value(dinp, dout, inp, count, vmath_tanh<T>, [](T y) { return T(1) - y * y; });
+        backward_from_value(dinp, dout, inp, count, vmath_tanh<T>,
+                            [](T y) { return T(1) - y * y; });
       }
       return;
     case Activation::sigmoid:
@@ -152,7 +153,8 @@ double activation_derivative_ref(double x, Activation a) {
     case Activation::relu: return x > 0 ? 1.0 : 0.0;
     case Activation::gelu: {
       const double pi = 3.14159265358979323846;
-      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-x * x / 2) / std::sqrt(2 * pi);
+      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
+             x * std::exp(-x * x / 2) / std::sqrt(2 * pi);
     }
     case Activation::tanh: {
       const double ch = std::cosh(x);

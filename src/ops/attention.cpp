@@ -112,7 +112,8 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
         for (int64_t j = 0; j < N; ++j) dot += ds[j] * pr[j];
         for (int64_t j = 0; j < N; ++j) ds[j] = pr[j] * (ds[j] - dot);
       }
-      if (dk) gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + oks, ldks);
+      if (dk)
+        gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + oks, ldks);
       if (!dq && !dscale) continue;
       gemm<T>(false, false, N, dkk, N, T(1), dS.data(), N, k + oks, ldks, T(0), G.data(), dkk);
       for (int64_t i = 0; i < N; ++i) {

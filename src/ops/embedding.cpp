@@ -39,7 +39,8 @@ template <class T>
 void embedding_backward(T* dtable, const T* dout, const int64_t* index, int64_t rows,
                         int64_t dim) {
   ATTN_CHECK(rows >= 0 && dim >= 0, "embedding: need rows >= 0 and dim >= 0 (rows " +
-                                        std::to_string(rows) + ", dim " + std::to_string(dim) + ")");
+                                        std::to_string(rows) + ", dim " + std::to_string(dim) +
+                                        ")");
   for (int64_t r = 0; r < rows; ++r) {
     ATTN_CHECK(index[r] >= 0, "embedding: negative index " + std::to_string(index[r]) +
                                   " at row " + std::to_string(r));

@@ -50,14 +50,16 @@ std::vector<GradcheckResult> gradcheck_run(const GradcheckRow& row, uint64_t see
   std::vector<double> dout(out.size());
   for (auto& g : dout) g = rng.gaussian();
   const auto grads = p.backward(p.inputs, dout);
-  ATTN_ASSERT(grads.size() == p.inputs.size(), "gradcheck: backward must return one gradient per input");
+  ATTN_ASSERT(grads.size() == p.inputs.size(),
+              "gradcheck: backward must return one gradient per input");
 
   std::vector<GradcheckResult> results;
   for (size_t t = 0; t < p.inputs.size(); ++t) {
     if (!p.inputs[t].differentiable) continue;
     GradTensor& x = p.inputs[t];
     const std::vector<double>& g = grads[t];
-    ATTN_ASSERT(g.size() == x.data.size(), "gradcheck: gradient of " + x.name + " has the wrong size");
+    ATTN_ASSERT(g.size() == x.data.size(),
+                "gradcheck: gradient of " + x.name + " has the wrong size");
     GradcheckResult r;
     r.row = row.name;
     r.tensor = x.name;

@@ -65,8 +65,10 @@ std::vector<GradcheckResult> gradcheck_run(const GradcheckRow& row, uint64_t see
 
 // The op row groups, each defined next to the code it checks. The whole table (these and the
 // models' rows) is assembled above the models: models/gradcheck_table.h.
-void gradcheck_rows_basic(std::vector<GradcheckRow>& table);      // linear, activations, layernorm, losses, embedding
-void gradcheck_rows_attention(std::vector<GradcheckRow>& table);  // attention, head_sum, third-order
+void gradcheck_rows_basic(
+    std::vector<GradcheckRow>& table);  // linear, activations, layernorm, losses, embedding
+void gradcheck_rows_attention(
+    std::vector<GradcheckRow>& table);  // attention, head_sum, third-order
 void gradcheck_rows_lstm(std::vector<GradcheckRow>& table);       // lstm layer
 
 // Helpers for rows: a tensor of the given shape with entries uniform in [lo, hi], or with

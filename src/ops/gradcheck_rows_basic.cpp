@@ -6,8 +6,8 @@
 //   activation/<name>           inp (2, 7), |x| ∈ [0.05, 2.5] (relu's kink at 0 never probed)
 //   layernorm                   inp (3, 6), gamma (6), beta (6)          → out (3, 6)
 //   layernorm/no_affine         inp (3, 6), null gamma / beta (1 / 0)   → out (3, 6)
-//   loss/mse, loss/bce          pred (2, 5), target (2, 5) not probed   → L (1), dpred scaled by dout
-//   loss/cross_entropy          logits (3, 4) (3 positions of 4 classes), target (3, 4) not
+//   loss/mse, loss/bce          pred (2, 5), target (2, 5) not probed   → L (1), dpred scaled by
+//   dout loss/cross_entropy          logits (3, 4) (3 positions of 4 classes), target (3, 4) not
 //                               probed: a one-hot row, a soft row, an ignored (all-zero) row
 //   embedding                   table (5, 3), index (6) with repeats, not probed → out (6, 3)
 // All rows use the harness's default tolerance 1e-6 and step h = 1e-5 (kGradcheckStep)
@@ -34,7 +34,9 @@ using Grads = std::vector<std::vector<double>>;
 
 constexpr double kGradcheckStep = 1e-5;
 
-std::vector<double> zeros_like(const GradTensor& t) { return std::vector<double>(t.data.size(), 0.0); }
+std::vector<double> zeros_like(const GradTensor& t) {
+  return std::vector<double>(t.data.size(), 0.0);
+}
 
 GradcheckRow linear_row(bool with_bias) {
   GradcheckRow row;
@@ -169,7 +171,8 @@ GradcheckRow loss_row(Loss loss) {
     target.differentiable = false;
     p.inputs.push_back(target);
     p.forward = [=](const GradInputs& in) {
-      return std::vector<double>{loss_forward<double>(loss, in[0].data.data(), in[1].data.data(), n)};
+      return std::vector<double>{
+          loss_forward<double>(loss, in[0].data.data(), in[1].data.data(), n)};
     };
     p.backward = [=](const GradInputs& in, const std::vector<double>& dout) {
       // The harness's random dout doubles as the loss scale: checks `scale` too.
@@ -193,7 +196,8 @@ GradcheckRow embedding_row() {
     const int64_t rows = static_cast<int64_t>(index.size());
     GradcheckProblem p;
     p.inputs.push_back(gradcheck_uniform("table", {vocab, dim}, seed, -1, 1));
-    p.inputs.push_back(GradTensor{"index", {rows}, std::vector<double>(index.begin(), index.end()), false});
+    p.inputs.push_back(
+        GradTensor{"index", {rows}, std::vector<double>(index.begin(), index.end()), false});
     p.forward = [=](const GradInputs& in) {
       std::vector<double> y(static_cast<size_t>(rows * dim));
       embedding_forward<double>(y.data(), index.data(), in[0].data.data(), rows, vocab, dim);
@@ -214,7 +218,8 @@ GradcheckRow embedding_row() {
 void gradcheck_rows_basic(std::vector<GradcheckRow>& table) {
   table.push_back(linear_row(true));
   table.push_back(linear_row(false));
-  for (const std::string& name : activation_names()) table.push_back(activation_row(activation_parse(name)));
+  for (const std::string& name : activation_names())
+    table.push_back(activation_row(activation_parse(name)));
   table.push_back(layernorm_row(true));
   table.push_back(layernorm_row(false));
   table.push_back(loss_row(Loss::mse));

@@ -63,9 +63,10 @@ GradcheckRow lstm_row(const std::string& name, bool reverse, bool with_bias, boo
                            in[1].data.data(), in[2].data.data(), b, s);
       std::vector<std::vector<double>> g;
       for (const auto& t : in) g.emplace_back(t.data.size(), 0.0);
-      lstm_backward<double>(g[0].data(), g[1].data(), g[2].data(), with_bias ? g[3].data() : nullptr,
-                            dout.data(), in[0].data.data(), in[1].data.data(), in[2].data.data(),
-                            h.data(), c.data(), tc.data(), gates.data(), s);
+      lstm_backward<double>(g[0].data(), g[1].data(), g[2].data(),
+                            with_bias ? g[3].data() : nullptr, dout.data(), in[0].data.data(),
+                            in[1].data.data(), in[2].data.data(), h.data(), c.data(), tc.data(),
+                            gates.data(), s);
       return g;
     };
     return p;

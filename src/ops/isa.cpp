@@ -28,8 +28,9 @@ IsaCopy isa_choose(const char* text) {
   for (IsaCopy copy : kCopies) {
     if (std::strcmp(text, isa_name(copy)) != 0) continue;
     ATTN_CHECK(isa_cpu_has(copy), std::string("ATTNLAB_ISA=") + text + ": this " +
-                                      (ATTN_HAVE_ISA_COPIES ? "CPU" : "build") + " cannot run the " +
-                                      text + " copy of the float kernels; use " +
+                                      (ATTN_HAVE_ISA_COPIES ? "CPU" : "build") +
+                                      " cannot run the " + text +
+                                      " copy of the float kernels; use " +
                                       (isa_cpu_has(IsaCopy::avx2) ? "generic or avx2" : "generic") +
                                       ", or unset it for the default");
     return copy;

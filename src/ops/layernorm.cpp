@@ -22,7 +22,8 @@ namespace {
 
 void layernorm_check(int64_t rows, int64_t dim, double eps) {
   ATTN_CHECK(rows >= 0 && dim >= 1, "layernorm: need rows >= 0 and dim >= 1 (rows " +
-                                        std::to_string(rows) + ", dim " + std::to_string(dim) + ")");
+                                        std::to_string(rows) + ", dim " + std::to_string(dim) +
+                                        ")");
   ATTN_CHECK(eps >= 0, "layernorm: eps must be non-negative, got " + std::to_string(eps));
 }
 

@@ -215,7 +215,8 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                            step > 0 ? L * H : 0};
     cell_backward_step(cs, B, L, H);
     // dwx += x[:, t]ᵀ · da[:, t] while the step's da rows are hot (sparse x only).
-    if (sparse_dwx) sparse_rows_t_times(dwx, sc.x_sparse, da.data() + t * G, L * G, G, SparseRowSet{t, B, L});
+    if (sparse_dwx)
+      sparse_rows_t_times(dwx, sc.x_sparse, da.data() + t * G, L * G, G, SparseRowSet{t, B, L});
     if (db) {
       for (int64_t bb = 0; bb < B; ++bb) {
         const T* d = da.data() + (bb * L + t) * G;

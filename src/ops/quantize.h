@@ -28,7 +28,9 @@ inline void quantize_check_bits(int64_t bits, const std::string& what) {
 }
 
 // Number of magnitude levels L = 2^{bits−1} − 1 of a `bits`-bit fixed-point number.
-inline double quantize_levels(int64_t bits) { return std::ldexp(1.0, static_cast<int>(bits) - 1) - 1.0; }
+inline double quantize_levels(int64_t bits) {
+  return std::ldexp(1.0, static_cast<int>(bits) - 1) - 1.0;
+}
 
 // Rounds x[0..n) in place to `bits`-bit fixed point with one shared scale; returns the scale
 // (0 for an all-zero tensor or bits = 0). Strided: element k is x[k * stride].
@@ -36,7 +38,8 @@ template <class T>
 T quantize_fixed_point(T* x, int64_t n, int64_t bits, int64_t stride = 1) {
   if (bits == 0 || n == 0) return T(0);
   T max_abs = 0;
-  for (int64_t k = 0; k < n; ++k) max_abs = std::max(max_abs, static_cast<T>(std::fabs(x[k * stride])));
+  for (int64_t k = 0; k < n; ++k)
+    max_abs = std::max(max_abs, static_cast<T>(std::fabs(x[k * stride])));
   if (!(max_abs > 0)) return T(0);
   const T levels = static_cast<T>(quantize_levels(bits));
   const T scale = max_abs / levels;

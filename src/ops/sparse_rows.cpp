@@ -5,8 +5,8 @@
 // sparse_rows_t_times (float) works on blocks of rows; within a block, on one 32-column slice of
 // dw (cols × 32 floats, in L1) at a time: each row's slice of d is loaded once into registers and
 // added, scaled, to the slices of its non-zeros' columns.
-// The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h); the
-// slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
+// The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h);
+// the slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
 // vectors. (sparse_rows_t_times stores a slice of dw per non-zero and is bound by stores, which
 // Zen 5 does at the same bytes per cycle at either width; with 64-byte vectors every store of a
 // row not 64-byte aligned splits across two cache lines: it measured 0–16 % slower than
@@ -283,7 +283,8 @@ int64_t compact(int32_t* c, T* v, int64_t nnz, const T* xr, int64_t cols) {
 }  // namespace
 
 template <class T>
-bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols, double max_density) {
+bool sparse_rows_build(SparseRows<T>& s, const T* x, int64_t rows, int64_t cols,
+                       double max_density) {
   ATTN_CHECK(rows >= 0 && cols >= 1 && cols <= INT32_MAX,
              "sparse_rows: need rows >= 0 and 1 <= cols < 2^31");
   ATTN_CHECK(max_density >= 0 && max_density <= 1,

@@ -6,7 +6,8 @@
 //   v1, v2     (B, N, H, dv)     the two value factors
 //   probs      (B, H, N, N, N)   cache: probs[b,h,i,j,k] = softmax over (j,k) of
 //                                scale · Σ_l q[b,i,h,l] · k1[b,j,h,l] · k2[b,k,h,l]
-//   out        (B, N, H, dv)     out[b,i,h,:] = Σ_{j,k} probs[b,h,i,j,k] · (v1[b,j,h,:] ∘ v2[b,k,h,:])
+//   out        (B, N, H, dv)     out[b,i,h,:] = Σ_{j,k} probs[b,h,i,j,k] · (v1[b,j,h,:] ∘
+//   v2[b,k,h,:])
 // Softmax domain: all N² ordered pairs, or with exclude_self only pairs with j ≠ i, k ≠ i
 // and j ≠ k (spec §7 A9/A11; needs N ≥ 3). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs.
 // Backward accumulates (+=) into every non-null buffer (dq, dk1, dk2, dv1, dv2, dscale).

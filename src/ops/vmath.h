@@ -13,8 +13,8 @@
 // float exp (vmath_exp_nonpositive, for softmax rows after the max is subtracted): inputs must
 // be <= 0; the same Cody–Waite + polynomial exp, relative error ≤ 2.1e-7; −inf gives exactly 0
 // (masked entries), inputs below −87 give exp(−87) ≈ 1.6e-38 (never a denormal); NaN stays NaN.
-// double: the same stable sigmoid formula, std::tanh and std::exp, element by element (double is for
-// gradient checks, where accuracy matters and speed does not).
+// double: the same stable sigmoid formula, std::tanh and std::exp, element by element (double is
+// for gradient checks, where accuracy matters and speed does not).
 #pragma once
 
 #include <cstdint>

@@ -46,8 +46,8 @@ bool batch_bytes(const TaskShape& shape, int64_t n, uint64_t* bytes) {
 Batch batch_alloc(const TaskShape& shape, int64_t n) {
   ATTN_ASSERT(n >= 0);
   uint64_t bytes = 0;
-  ATTN_CHECK(batch_bytes(shape, n, &bytes),
-             "a dataset of n = " + std::to_string(n) + " samples is too large to address; lower --n");
+  ATTN_CHECK(batch_bytes(shape, n, &bytes), "a dataset of n = " + std::to_string(n) +
+                                                " samples is too large to address; lower --n");
   memory_check(bytes, "a dataset of n = " + std::to_string(n) + " samples",
                "lower --n or generate it in several parts (--first)");
   Batch b;

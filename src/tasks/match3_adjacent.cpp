@@ -63,7 +63,8 @@ void match3_adjacent_reference(const int64_t* tokens, int64_t N, int64_t M, bool
                          labels);
 }
 
-void match3_adjacent_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+void match3_adjacent_batch_reference(const Params& params, const Batch& batch, int64_t row,
+                                     double* y) {
   MatchReferenceInputs r = match_reference_inputs(params, batch, row);
   match3_adjacent_reference(r.tokens, r.N, r.M, r.distinct, r.labels.data());
   r.write(y);

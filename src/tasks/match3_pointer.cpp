@@ -104,7 +104,8 @@ void match3_pointer_reference(const int64_t* tokens, const int64_t* pointers, in
                          labels);
 }
 
-void match3_pointer_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y) {
+void match3_pointer_batch_reference(const Params& params, const Batch& batch, int64_t row,
+                                    double* y) {
   MatchReferenceInputs r = match_reference_inputs(params, batch, row);
   const int64_t s = params.get_int("s");
   match3_pointer_reference(r.tokens, batch.find("pointers").i64.data() + row * r.N * s, r.N, r.M,

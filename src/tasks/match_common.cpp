@@ -93,7 +93,9 @@ int64_t ValueCounts::count(int64_t value) const {
 }
 
 MatchTask::MatchTask(MatchConfig config) : c_(std::move(config)) {
-  token_dim_ = c_.encoding == MatchEncoding::one_hot ? c_.M : c_.encoding == MatchEncoding::circle ? 2 : 1;
+  token_dim_ = c_.encoding == MatchEncoding::one_hot  ? c_.M
+               : c_.encoding == MatchEncoding::circle ? 2
+                                                      : 1;
   shape_.T = c_.N;
   shape_.d_in = token_dim_;
   shape_.T_out = c_.N;

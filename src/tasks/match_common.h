@@ -31,9 +31,10 @@
 namespace attn {
 
 enum class MatchSampling { uniform, balanced, plant_one };
-inline constexpr Choice<MatchSampling> kMatchSamplings[] = {{MatchSampling::uniform, "uniform"},
-                                                            {MatchSampling::balanced, "balanced"},
-                                                            {MatchSampling::plant_one, "plant_one"}};
+inline constexpr Choice<MatchSampling> kMatchSamplings[] = {
+    {MatchSampling::uniform, "uniform"},
+    {MatchSampling::balanced, "balanced"},
+    {MatchSampling::plant_one, "plant_one"}};
 enum class MatchEncoding { one_hot, circle, scalar };
 inline constexpr Choice<MatchEncoding> kMatchEncodings[] = {{MatchEncoding::one_hot, "one_hot"},
                                                             {MatchEncoding::circle, "circle"},

@@ -17,12 +17,14 @@ using SumSet = std::unordered_set<int64_t>;
 class MatchSTask final : public MatchTask {
  public:
   MatchSTask(MatchConfig config, int64_t s) : MatchTask(std::move(config)), s_(s) {
-    const double states = std::min(static_cast<double>(c_.M),
-                                   std::pow(static_cast<double>(c_.N), static_cast<double>(s_ - 1)));
-    ATTN_CHECK(states * static_cast<double>(c_.N) <= 1e9,
-               "task.s = " + std::to_string(s_) + " with N = " + std::to_string(c_.N) +
-                   " and M = " + std::to_string(c_.M) +
-                   " makes exact labels too expensive (min(M, N^(s-1)) * N > 1e9); lower s, N or M");
+    const double states =
+        std::min(static_cast<double>(c_.M),
+                 std::pow(static_cast<double>(c_.N), static_cast<double>(s_ - 1)));
+    ATTN_CHECK(
+        states * static_cast<double>(c_.N) <= 1e9,
+        "task.s = " + std::to_string(s_) + " with N = " + std::to_string(c_.N) +
+            " and M = " + std::to_string(c_.M) +
+            " makes exact labels too expensive (min(M, N^(s-1)) * N > 1e9); lower s, N or M");
   }
 
  protected:

@@ -49,13 +49,15 @@ void match3_local_reference(const int64_t* tokens, int64_t N, int64_t M, bool di
 
 std::vector<ParamSpec> match3_adjacent_schema();
 std::unique_ptr<Task> match3_adjacent_make(const Params& params);
-void match3_adjacent_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
+void match3_adjacent_batch_reference(const Params& params, const Batch& batch, int64_t row,
+                                     double* y);
 void match3_adjacent_reference(const int64_t* tokens, int64_t N, int64_t M, bool distinct,
                                int64_t* labels);
 
 std::vector<ParamSpec> match3_pointer_schema();
 std::unique_ptr<Task> match3_pointer_make(const Params& params);
-void match3_pointer_batch_reference(const Params& params, const Batch& batch, int64_t row, double* y);
+void match3_pointer_batch_reference(const Params& params, const Batch& batch, int64_t row,
+                                    double* y);
 void match3_pointer_reference(const int64_t* tokens, const int64_t* pointers, int64_t N,
                               int64_t M, bool distinct, int64_t s, int64_t* labels);
 

@@ -45,11 +45,11 @@ std::string shape_text(const std::vector<int64_t>& s) {
 // Empty when `spec` (found among the raw arrays when per_sample) keeps the contract, else why not.
 std::string contract_breach(const NamedArrayInfo& info, const RawArraySpec& spec, bool per_sample,
                             int64_t T) {
-  const std::string want = std::string(info.per_sample ? "a per-sample array" : "a dataset constant") +
-                           " of " + (info.integer ? "int64" : "float64") + " with " +
-                           std::to_string(info.rank) + " dimension(s)" +
-                           (info.per_sample ? " per sample" : "") +
-                           (info.rows_are_T ? ", the first equal to T = " + std::to_string(T) : "");
+  const std::string want =
+      std::string(info.per_sample ? "a per-sample array" : "a dataset constant") + " of " +
+      (info.integer ? "int64" : "float64") + " with " + std::to_string(info.rank) +
+      " dimension(s)" + (info.per_sample ? " per sample" : "") +
+      (info.rows_are_T ? ", the first equal to T = " + std::to_string(T) : "");
   const bool ok = per_sample == info.per_sample && spec.integer == info.integer &&
                   static_cast<int>(spec.sample_shape.size()) == info.rank &&
                   (!info.rows_are_T || spec.sample_shape[0] == T);

@@ -108,7 +108,8 @@ std::vector<ParamSpec> qsa_schema() {
       param_choice("z_dist", "sphere", {"sphere", "ball"},
                    "z_i uniform on the unit sphere (worst case) or in the unit ball"),
       param_id_omit_default(
-          param_choice("instances", choice_name(QsaConfig{}.instances, kQsaInstances), choice_names(kQsaInstances),
+          param_choice("instances", choice_name(QsaConfig{}.instances, kQsaInstances),
+                       choice_names(kQsaInstances),
                        "random: uniform z and sets; disj, index, rank_pair: the hard instances "
                        "of Thms 4, 11, 10 (docs/tasks.md §3.1)")),
       param_id_omit_default(param_real(

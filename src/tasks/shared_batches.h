@@ -7,7 +7,8 @@
 // the seed (task->sample_range into zeroed rows, exactly what a run draws alone). The batch
 // is drawn by the first run that asks for it and reused by the others, so a group of k runs
 // draws each batch once instead of k times. The parties' tasks must have one configuration
-// (each run builds its own task object; the group's key guarantees it). Shapes: X (count, T, d_in), Y (count, T_out, d_out).
+// (each run builds its own task object; the group's key guarantees it). Shapes: X (count, T, d_in),
+// Y (count, T_out, d_out).
 #pragma once
 
 #include <cstdint>

@@ -10,8 +10,8 @@
 namespace attn {
 
 enum class LrScheduleKind { constant, cosine };
-inline constexpr Choice<LrScheduleKind> kLrScheduleKinds[] = {{LrScheduleKind::constant, "constant"},
-                                                              {LrScheduleKind::cosine, "cosine"}};
+inline constexpr Choice<LrScheduleKind> kLrScheduleKinds[] = {
+    {LrScheduleKind::constant, "constant"}, {LrScheduleKind::cosine, "cosine"}};
 
 struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::constant;

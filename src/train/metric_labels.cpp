@@ -105,7 +105,8 @@ MetricValue metric_exact_match_binary(const MetricInput& in) {
   int64_t exact = 0;
   for (int64_t j = 0; j < in.n; ++j) {
     bool sample_exact = true;
-    for (int64_t e = j * in.K; e < (j + 1) * in.K; ++e) sample_exact = sample_exact && binary_right(in, e);
+    for (int64_t e = j * in.K; e < (j + 1) * in.K; ++e)
+      sample_exact = sample_exact && binary_right(in, e);
     exact += sample_exact;
   }
   const long double p = static_cast<long double>(exact) / in.n;

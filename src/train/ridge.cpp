@@ -38,7 +38,8 @@ Eigen::VectorXd ridge_eigen_symmetric(ColMat&& A, RidgeSpectrum& Q, const std::s
   Q.tau.resize(std::max<lapack_int>(1, n - 1));
   // OpenBLAS stays at 1 thread here: a threaded LAPACK call rounds differently with the
   // thread count, and results must be bit-identical on 1 or 2 threads.
-  int info = LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, A.data(), n, d.data(), e.data(), Q.tau.data());
+  int info =
+      LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, A.data(), n, d.data(), e.data(), Q.tau.data());
   ATTN_CHECK(info == 0, failed + " (LAPACK dsytrd info " + std::to_string(info) + ")" + hint);
   ATTN_CHECK(d.allFinite() && e.head(std::max<lapack_int>(0, n - 1)).allFinite(), failed + hint);
   Q.reflectors = std::move(A);
@@ -54,12 +55,12 @@ double ridge_refit_lambda(const RidgeSolver::State& st, int64_t n, FitLog& log, 
   log.scalar("refit_lambda", lam);
   if (say && lam > st.lambda)
     log_warn(
-                 "attnlab: train.refit: the chosen λ = %.3g %s; the refit on all %lld samples solves "
-                 "directly at the numerical floor %.3g of the fit split's %s instead\n",
-                 st.lambda,
-                 st.lambda == 0 ? "(the minimum-norm solution) has no direct solve"
-                                : "is below the numerical floor",
-                 static_cast<long long>(n), lam, st.primal ? "Gram" : "kernel");
+        "attnlab: train.refit: the chosen λ = %.3g %s; the refit on all %lld samples solves "
+        "directly at the numerical floor %.3g of the fit split's %s instead\n",
+        st.lambda,
+        st.lambda == 0 ? "(the minimum-norm solution) has no direct solve"
+                       : "is below the numerical floor",
+        static_cast<long long>(n), lam, st.primal ? "Gram" : "kernel");
   return lam;
 }
 
@@ -192,11 +193,12 @@ ParamSpec ridge_distributed_param() {
 
 // Also an execution setting (same results to rounding).
 ParamSpec ridge_dual_features_param() {
-  ParamSpec p = param_choice("dual_features", choice_name(RidgeOptions().dual_features, kDualFeatures),
-                             choice_names(kDualFeatures),
-                             "dual fits of feature models: keep the n x P features (store), "
-                             "recompute them per tile (recompute: memory n^2 + tile x P), or store "
-                             "when they fit in memory (auto)");
+  ParamSpec p =
+      param_choice("dual_features", choice_name(RidgeOptions().dual_features, kDualFeatures),
+                   choice_names(kDualFeatures),
+                   "dual fits of feature models: keep the n x P features (store), "
+                   "recompute them per tile (recompute: memory n^2 + tile x P), or store "
+                   "when they fit in memory (auto)");
   p.execution_only = true;
   return p;
 }
@@ -206,10 +208,13 @@ ParamSpec ridge_dual_features_param() {
 std::vector<ParamSpec> ridge_train_schema() {
   return {
       param_real_list("lambdas", RidgeOptions().lambdas,
-                      "ridge penalties λ (objective (1/n)|y - f|^2 + λ|V|^2); 0 = minimum norm", 0.0),
+                      "ridge penalties λ (objective (1/n)|y - f|^2 + λ|V|^2); 0 = minimum norm",
+                      0.0),
       param_real("val_fraction", 0.2,
-                 "fraction of the training set held out to choose λ (0: needs a single λ)", 0.0, 0.9),
-      param_choice("solver", choice_name(RidgeOptions().solver, kRidgeForms), choice_names(kRidgeForms),
+                 "fraction of the training set held out to choose λ (0: needs a single λ)", 0.0,
+                 0.9),
+      param_choice("solver", choice_name(RidgeOptions().solver, kRidgeForms),
+                   choice_names(kRidgeForms),
                    "P x P Gram (primal) or n x n kernel (dual); auto picks the smaller"),
       param_bool("refit", false, "refit on the whole training set at the chosen λ"),
       ridge_dual_features_param(),
@@ -245,7 +250,8 @@ RidgeSolver::RidgeSolver(std::unique_ptr<KernelFunction> kernel, RidgeOptions op
 
 RidgeSolver::~RidgeSolver() = default;
 
-std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& shape, int64_t n) const {
+std::unique_ptr<RidgeSolver::State> RidgeSolver::state_begin(const TaskShape& shape,
+                                                             int64_t n) const {
   auto s = std::make_unique<State>();
   s->x_size = shape.x_size();
   s->T_out = shape.T_out;

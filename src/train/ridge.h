@@ -10,10 +10,10 @@
 // One symmetric eigendecomposition of the P×P Gram or the n×n kernel gives every λ of the
 // grid (from size 512 a tridiagonal or band form with one Cholesky per λ instead, where that
 // gives the same numbers to rounding: train/ridge_band.h). With val_fraction > 0 the last
-// max(1, round(val_fraction·n)) training samples are held out (train/val_split.h), the model is fitted on the rest, and
-// λ is chosen by validation MSE (refit = true then refits on all n at that λ). λ = 0 means
-// the minimum-norm solution (pseudo-inverse); a λ below the numerical floor (eigenvalues
-// smaller than floor = max eigenvalue · size · machine epsilon are treated as zero) is
+// max(1, round(val_fraction·n)) training samples are held out (train/val_split.h), the model is
+// fitted on the rest, and λ is chosen by validation MSE (refit = true then refits on all n at that
+// λ). λ = 0 means the minimum-norm solution (pseudo-inverse); a λ below the numerical floor
+// (eigenvalues smaller than floor = max eigenvalue · size · machine epsilon are treated as zero) is
 // reported (lambdas_below_floor) and solved as the pseudo-inverse on that floor instead of
 // producing noise or NaN.
 // The Gram is accumulated block by block, so n × P features are never stored in primal.

@@ -58,7 +58,8 @@ double band_eig_max(const ColMat& band, int64_t kd) {
 // Q · X or Qᵀ · X in place (dormqr on the reflectors below the band).
 void apply_q(const RidgeBand& b, char trans, ColMat& X) {
   const lapack_int D = static_cast<lapack_int>(b.size()), kd = static_cast<lapack_int>(b.kd);
-  const lapack_int m = static_cast<lapack_int>(b.tau.size()), cols = static_cast<lapack_int>(X.cols());
+  const lapack_int m = static_cast<lapack_int>(b.tau.size()),
+                   cols = static_cast<lapack_int>(X.cols());
   if (m == 0 || cols == 0) return;
   const double* v = b.reflectors.data() + kd;  // the m × m block from row kd
   double query = 0;

@@ -30,7 +30,8 @@ struct RidgeBand {
   // Q as LAPACK's reflectors: column j's below row j + kd (D × D; the rest is unused), tau.
   Eigen::MatrixXd reflectors;
   Eigen::VectorXd tau;
-  Eigen::MatrixXd band;  // (kd + 1) × D: B's lower band, LAPACK band storage B(i, j) = band(i − j, j)
+  Eigen::MatrixXd
+      band;  // (kd + 1) × D: B's lower band, LAPACK band storage B(i, j) = band(i − j, j)
   double eig_max = 0.0;  // B's largest eigenvalue (bisection; 0 if negative)
   // Band Cholesky factors of B + shift·I for the shifts the λ grid needs (made with the form).
   std::vector<double> shifts;

@@ -25,9 +25,11 @@ void memory_one_rank(RidgeFitRun& run, const RidgeSolver::State& st, int64_t D) 
   const uint64_t need_store =
       system + static_cast<uint64_t>(st.n_fit) * P64 + (refit ? n64 * P64 + 3 * n64 * n64 : 0);
   const uint64_t need_recompute = std::max(system, refit ? n64 * n64 : 0);
-  const uint64_t budget = static_cast<uint64_t>(0.9 * static_cast<double>(memory_available_bytes()));
-  run.recompute = dual_features && (o.dual_features == DualFeatures::recompute ||
-                                    (o.dual_features == DualFeatures::automatic && 8 * need_store > budget));
+  const uint64_t budget =
+      static_cast<uint64_t>(0.9 * static_cast<double>(memory_available_bytes()));
+  run.recompute =
+      dual_features && (o.dual_features == DualFeatures::recompute ||
+                        (o.dual_features == DualFeatures::automatic && 8 * need_store > budget));
   memory_check(8 * (!dual_features ? system : run.recompute ? need_recompute : need_store),
                "ridge with a " + std::to_string(D) + " x " + std::to_string(D) +
                    (st.primal ? " Gram" : " kernel"),

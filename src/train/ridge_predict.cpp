@@ -90,8 +90,9 @@ void RidgeSolver::restore(RidgeFitted f) {
   } else {
     s->P = features_->dim();
     ATTN_CHECK(static_cast<int64_t>(f.V.size()) == s->P * K,
-               "saved ridge model: V has " + std::to_string(f.V.size()) + " values, the feature map " +
-                   std::to_string(s->P) + " × " + std::to_string(K) + " outputs");
+               "saved ridge model: V has " + std::to_string(f.V.size()) +
+                   " values, the feature map " + std::to_string(s->P) + " × " + std::to_string(K) +
+                   " outputs");
     s->V = Eigen::Map<const RowMat>(f.V.data(), s->P, K);
   }
   state_ = std::move(s);

@@ -95,7 +95,8 @@ void ridge_stage_spectrum(RidgeFitRun& run, RidgeSolver::State& st, ColMat&& A, 
       // eigendecomposition.
       const int64_t kd = ridge_band_width(run.options->path, A.rows());
       if (kd == 0 || !ridge_band_make(A, st.lambdas, kd, st.Q.band))
-        st.eig = ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
+        st.eig =
+            ridge_eigen_symmetric(std::move(A), st.Q, st.primal ? "feature Gram" : "kernel matrix");
       if (run.share) {
         run.share->spectrum_dual = !st.primal;
         run.share->spectrum_n = st.n_fit;

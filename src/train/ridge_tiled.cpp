@@ -14,7 +14,8 @@ int64_t ridge_dual_tile_rows(int64_t n, int64_t P, int64_t block, uint64_t budge
   // save little recomputation once a tile is a good fraction of n.
   constexpr int64_t kMaxRows = 4096;
   const uint64_t per_row = 2 * 8 * static_cast<uint64_t>(std::max<int64_t>(P, 1));
-  const int64_t rows = static_cast<int64_t>(std::min<uint64_t>(budget_bytes / 4 / per_row, kMaxRows));
+  const int64_t rows =
+      static_cast<int64_t>(std::min<uint64_t>(budget_bytes / 4 / per_row, kMaxRows));
   const int64_t lo = std::max<int64_t>(1, block);
   return std::min(std::max(rows, lo), std::max(lo, n));
 }

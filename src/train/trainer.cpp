@@ -15,7 +15,8 @@ namespace attn {
 int64_t trainer_chunks(int64_t batch) { return std::clamp<int64_t>(batch / 32, 1, 8); }
 
 template <class T>
-double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data, int64_t eval_batch) {
+double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data,
+                    int64_t eval_batch) {
   std::vector<T> pred;
   double total = 0, weight = 0;
   for (int64_t first = 0; first < data.n; first += eval_batch) {
@@ -29,8 +30,9 @@ double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data, 
     net.forward(data.X.data() + first * data.x_size, b, pred.data());
     total += loss_forward(loss, pred.data(), y, b * data.y_size) * w;
   }
-  ATTN_CHECK(weight > 0, "the validation set has no labelled position (every target row is "
-                         "ignored); use more validation samples (train.val_n or train.val_fraction)");
+  ATTN_CHECK(weight > 0,
+             "the validation set has no labelled position (every target row is "
+             "ignored); use more validation samples (train.val_n or train.val_fraction)");
   return total / weight;
 }
 
@@ -121,15 +123,17 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   std::vector<T> total;  // the chunks' gradient sum (step_gradients)
   TrainReport r;
   r.best_val_loss = std::numeric_limits<double>::infinity();
-  double reference = std::numeric_limits<double>::infinity();  // loss at the last counted improvement
+  double reference =
+      std::numeric_limits<double>::infinity();  // loss at the last counted improvement
   int64_t since_improvement = 0;
   double window_loss = 0;
   int64_t window_steps = 0;
   for (int64_t step = 1; step <= c.steps; ++step) {
     interrupt_poll();  // e.g. Ctrl-C in Python (core/interrupt.h)
     source(step, c.batch, x.data(), y.data());
-    const double loss = step_gradients(net, replicas, total, trainer_loss_spec(c), c.batch, val.x_size,
-                                       val.y_size, x.data(), y.data(), pred.data(), dpred.data());
+    const double loss =
+        step_gradients(net, replicas, total, trainer_loss_spec(c), c.batch, val.x_size, val.y_size,
+                       x.data(), y.data(), pred.data(), dpred.data());
     if (!std::isfinite(loss)) {
       std::ostringstream msg;
       msg << "training diverged at step " << step << ": the " << loss_name(c.loss) << " loss is "
@@ -179,9 +183,11 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
 }
 
 template double trainer_loss<float>(Net<float>&, const LossSpec&, const TrainSet<float>&, int64_t);
-template double trainer_loss<double>(Net<double>&, const LossSpec&, const TrainSet<double>&, int64_t);
-template TrainReport trainer_run<float>(Net<float>&, const TrainerConfig&, const BatchSource<float>&,
-                                        const TrainSet<float>&, FitLog&, const NetFactory<float>&);
+template double trainer_loss<double>(Net<double>&, const LossSpec&, const TrainSet<double>&,
+                                     int64_t);
+template TrainReport trainer_run<float>(Net<float>&, const TrainerConfig&,
+                                        const BatchSource<float>&, const TrainSet<float>&, FitLog&,
+                                        const NetFactory<float>&);
 template TrainReport trainer_run<double>(Net<double>&, const TrainerConfig&,
                                          const BatchSource<double>&, const TrainSet<double>&,
                                          FitLog&, const NetFactory<double>&);

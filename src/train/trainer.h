@@ -5,11 +5,11 @@
 // Shapes: a source fills x (batch, x_size) and y (batch, y_size) for each step; the
 // validation set holds n rows of the same sizes. Losses are means over the loss's terms of
 // the batch (ops/loss.h: every batch·y_size output for mse and bce, every labelled position for
-// cross_entropy, whose grouping is loss_classes logits per position). Learning curves go to the FitLog as series "train_loss" (mean over
-// the steps since the last evaluation) and "val_loss". A loss that is NaN or infinite stops
-// the run with a UserError naming the step (the run is then recorded as failed).
-// Training steps run the net in training mode (Net::set_training(true)), validation and
-// trainer_loss in evaluation mode (e.g. model.bits quantises only there unless
+// cross_entropy, whose grouping is loss_classes logits per position). Learning curves go to the
+// FitLog as series "train_loss" (mean over the steps since the last evaluation) and "val_loss". A
+// loss that is NaN or infinite stops the run with a UserError naming the step (the run is then
+// recorded as failed). Training steps run the net in training mode (Net::set_training(true)),
+// validation and trainer_loss in evaluation mode (e.g. model.bits quantises only there unless
 // model.bits_in_training).
 #pragma once
 
@@ -65,8 +65,9 @@ struct TrainReport {
   bool stopped_early = false;
 };
 
-// Thrown by trainer_run when the training or validation loss becomes NaN or ±inf (a UserError: the run is
-// recorded as failed with this message). A learning-rate selection (train.lrs) drops the rate.
+// Thrown by trainer_run when the training or validation loss becomes NaN or ±inf (a UserError: the
+// run is recorded as failed with this message). A learning-rate selection (train.lrs) drops the
+// rate.
 class TrainingDiverged : public UserError {
  public:
   explicit TrainingDiverged(const std::string& message) : UserError(message) {}

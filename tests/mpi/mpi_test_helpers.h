@@ -102,7 +102,8 @@ inline pid_t spawn_shell(const std::string& command) {
   const std::string exec = "exec " + command;
   const char* argv[] = {"/bin/sh", "-c", exec.c_str(), nullptr};
   pid_t pid = -1;
-  if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) return -1;
+  if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0)
+    return -1;
   return pid;
 }
 
@@ -133,7 +134,8 @@ class MpiTest : public ::testing::Test {
 };
 
 // The same run ids in a and b, every run ok in both, metrics equal bit for bit.
-inline void expect_same_runs(const std::map<std::string, Outcome>& a, const std::map<std::string, Outcome>& b) {
+inline void expect_same_runs(const std::map<std::string, Outcome>& a,
+                             const std::map<std::string, Outcome>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [id, run] : a) {
     ASSERT_TRUE(b.count(id)) << "run " << id << " missing";

@@ -97,7 +97,8 @@ TEST_F(Mpi, SweepStoresTheSameRunsAsOneProcess) {
   expect_same_runs(runs_of(path("one")), runs_of(path("mpi")));
   // The CSV tables agree outside the timing columns.
   const std::string csv_one = test::file_read(path("one") + "/results.csv");
-  EXPECT_EQ(csv_without_timings(csv_one), csv_without_timings(test::file_read(path("mpi") + "/results.csv")));
+  EXPECT_EQ(csv_without_timings(csv_one),
+            csv_without_timings(test::file_read(path("mpi") + "/results.csv")));
   EXPECT_NE(csv_one.find("wall_seconds"), std::string::npos);
   // Resume under MPI: nothing left to do.
   mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") + " --mpi -q");
@@ -130,8 +131,10 @@ TEST_F(Mpi, LockedDirectoryStopsEveryRank) {
     const DirLock held(out);
     const auto r = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(getpid())),
-              std::string::npos) << r.out;
+    EXPECT_NE(
+        r.out.find(out + " is in use by another attnlab runner (pid " + std::to_string(getpid())),
+        std::string::npos)
+        << r.out;
     EXPECT_FALSE(fs::exists(out + "/results.sqlite"));
   }
   const auto r = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q");
@@ -168,7 +171,8 @@ TEST_F(Mpi, KilledRunIsSurvived) {
   auto retry = test::shell(kMpirun + attnlab() + " run " + s + " --out " + path("mpi") +
                            " --mpi -q --retry-failed");
   ASSERT_EQ(retry.exit_code, 0) << retry.out;
-  EXPECT_NE(retry.out.find("1 ran (1 ok, 0 failed), 5 already done"), std::string::npos) << retry.out;
+  EXPECT_NE(retry.out.find("1 ran (1 ok, 0 failed), 5 already done"), std::string::npos)
+      << retry.out;
   auto one = test::cli_run("run " + s + " --out " + path("one") + " --jobs 2 -q");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   expect_same_runs(runs_of(path("one")), runs_of(path("mpi")));
@@ -227,7 +231,8 @@ TEST_F(Mpi, ProbesRunOnWorkerRanksAsInOneProcess) {
   for (const auto& [id, run] : a) EXPECT_TRUE(run.metrics.count("rank_pair_applies")) << id;
   for (const std::string flags : {"", " --no-groups"}) {
     const std::string out = path("mpi" + std::to_string(flags.size()));
-    auto mpi = test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q" + flags);
+    auto mpi =
+        test::shell(kMpirun + attnlab() + " run " + s + " --out " + out + " --mpi -q" + flags);
     ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
     expect_same_runs(a, runs_of(out));
   }
