@@ -76,6 +76,11 @@ const char* kGoodSpec =
     "[experiment]\nname = \"bad_inputs\"\nseeds = 1\n[task]\nname = \"qsa\"\nN = 4\nq = 1\n"
     "[model]\nname = \"mean\"\n[train]\nn = 4\n[eval]\nn = 4\n";
 
+// A numeric sweep axis, a trend claim without its `along`, a plot named "p".
+const char* kClaimAxis = "[sweep]\n\"train.n\" = [4, 8]\n";
+const char* kClaim = "[[claim]]\ntype = \"increasing\"\nmetric = \"test_mse\"\ntext = \"t\"\n";
+const char* kPlot = "[[plot]]\nname = \"p\"\nmetric = \"test_mse\"\nx = \"train.n\"\n";
+
 struct BadInput {
   std::string name;
   std::string args;      // after `attnlab`; {F} is the fixtures directory
@@ -164,6 +169,27 @@ std::vector<BadInput> bad_input_corpus() {
        spec_file("[sweep]\n\"task.N\" = [\"x\", 8]\n")},
       {"spec_duplicate_run", "run s.toml -o out", "same configuration",
        spec_file("[sweep]\n\"task.N\" = [4, 4]\n")},
+      // Claims and plots that could not be judged or drawn as written (issue #34, item 3).
+      {"claim_id_twice", "run s.toml -o out", "claim id 'c' is used twice",
+       spec_file(kClaimAxis + std::string(kClaim) + "along = \"train.n\"\nid = \"c\"\n" + kClaim +
+                 "along = \"train.n\"\nid = \"c\"\n")},
+      {"claim_along_seed", "run s.toml -o out", "seeds are the replicates",
+       spec_file(kClaimAxis + std::string(kClaim) + "along = \"seed\"\n")},
+      {"claim_along_not_swept", "run s.toml -o out", "along = \"task.N\" is not a swept key",
+       spec_file(kClaimAxis + std::string(kClaim) + "along = \"task.N\"\n")},
+      {"claim_along_text_axis", "run s.toml -o out", "takes the value mean, not a number",
+       spec_file("[sweep]\n\"model.name\" = [\"mean\", \"linear\"]\n" + std::string(kClaim) +
+                 "along = \"model.name\"\n")},
+      {"claim_margin_inf", "run s.toml -o out", "claim.margin = inf must be a finite number",
+       spec_file(kClaimAxis + std::string("[[claim]]\ntype = \"power_law\"\nmetric = \"m\"\n"
+                                          "text = \"t\"\nalong = \"train.n\"\nexponent = 1\n"
+                                          "margin = inf\n"))},
+      {"plot_name_twice", "run s.toml -o out", "plot name 'p' is used twice",
+       spec_file(kClaimAxis + std::string(kPlot) + kPlot)},
+      {"plot_threshold_nan", "run s.toml -o out", "plot.threshold = nan must be a finite number",
+       spec_file(kClaimAxis + std::string("[[plot]]\nkind = \"size_needed\"\nmetric = \"m\"\n"
+                                          "x = \"train.n\"\nsize = \"train.n\"\n"
+                                          "threshold = nan\n"))},
       {"spec_absurd_grid", "run s.toml -o out", "runs (sweep.",
        [](const fs::path& d) {
          std::string list = "[";

@@ -2,10 +2,12 @@
 // row in enum order, a name that parses back to it, an evaluate function that runs, a
 // description and an anchor in docs/spec-format.md whose row of the claim types table says
 // the same as the code; and the loader validates a claim from its row: each missing need
-// with its message, a key the kind does not use, a number that is not finite.
+// with its message, a key the kind does not use, a number that is not finite, an id used twice,
+// an `along` or `size` that is not a swept key with numeric values.
 #include "test_paths.h"
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -100,7 +102,8 @@ using ClaimKindSpecTest = test::SpecFileTest;
 
 // 8 lines: a claim appended starts at line 9.
 const char* kBase =
-    "\n[task]\nname = \"qsa\"\nN = 8\n[model]\nname = \"linear\"\n[sweep]\n\"task.q\" = [1, 2]\n";
+    "\n[task]\nname = \"qsa\"\n[model]\nname = \"linear\"\n[sweep]\n\"task.N\" = [8, 16]\n"
+    "\"task.q\" = [1, 2]\n";
 
 // A value for each key a kind may need.
 std::string key_line(const std::string& key) {
@@ -183,6 +186,63 @@ TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
   inf_exponent.replace(inf_exponent.find("exponent = -0.5"), 15, "exponent = -inf");
   EXPECT_NE(error(inf_exponent).find("claim.exponent = -inf must be a finite number"),
             std::string::npos);
+}
+
+TEST_F(ClaimKindSpecTest, IdsAndPlotNamesAreUniqueAndAxesAreSweptNumericKeys) {
+  const ClaimKindRow& increasing = claim_kinds().row(ClaimKind::increasing);
+  const std::string claim = claim_text(increasing);
+  EXPECT_EQ(error(std::string(kBase) + claim + "id = \"x\"\n" + claim + "id = \"y\"\n"), "");
+  const std::string first = std::string(kBase) + claim + "id = \"x\"\n" + claim;
+  const std::string twice = error(first + "id = \"x\"\n");
+  const auto second_id_line = std::count(first.begin(), first.end(), '\n') + 1;
+  EXPECT_NE(twice.find("spec.toml:" + std::to_string(second_id_line) +
+                       ": claim id 'x' is used twice; give each claim its own id"),
+            std::string::npos)
+      << twice;
+  // An explicit id equal to the default of another claim.
+  EXPECT_NE(error(std::string(kBase) + claim + claim + "id = \"claim1\"\n")
+                .find("claim id 'claim1' is used twice"),
+            std::string::npos);
+  const std::string plot = "[[plot]]\nname = \"p\"\nmetric = \"m\"\nx = \"task.N\"\n";
+  EXPECT_EQ(error(std::string(kBase) + plot), "");
+  EXPECT_NE(error(std::string(kBase) + plot + plot).find("plot name 'p' is used twice"),
+            std::string::npos);
+
+  const auto with_along = [&](const std::string& along) {
+    std::string text = claim;
+    text.replace(text.find("along = \"task.N\""), 16, "along = \"" + along + "\"");
+    return std::string(kBase) + text;
+  };
+  EXPECT_EQ(error(with_along("task.q")), "");
+  EXPECT_NE(error(with_along("seed"))
+                .find("claim 'claim1': along = \"seed\": seeds are the "
+                      "replicates every value is judged with"),
+            std::string::npos)
+      << error(with_along("seed"));
+  EXPECT_NE(error(with_along("task.d")).find("along = \"task.d\" is not a swept key"),
+            std::string::npos)
+      << error(with_along("task.d"));
+  EXPECT_NE(error(with_along("task.d"))
+                .find("the claim compares its values, so sweep it in [sweep] (swept keys: "
+                      "task.N, task.q)"),
+            std::string::npos)
+      << error(with_along("task.d"));
+  EXPECT_NE(error(with_along("task.n")).find("did you mean 'task.N'"), std::string::npos)
+      << error(with_along("task.n"));
+  const std::string text_axis =
+      "\n[task]\nname = \"qsa\"\nN = 8\n[sweep]\n\"model.name\" = [\"linear\", \"mean\"]\n" + claim;
+  std::string by_name = text_axis;
+  by_name.replace(by_name.find("along = \"task.N\""), 16, "along = \"model.name\"");
+  EXPECT_NE(error(by_name).find("along = \"model.name\" takes the value linear, not a number"),
+            std::string::npos)
+      << error(by_name);
+  // size: the same rule.
+  std::string size_claim = std::string(kBase) + claim_text(claim_kinds().row(ClaimKind::size_flat));
+  EXPECT_EQ(error(size_claim), "");
+  const std::string swept_size = "size = \"task.q\"";
+  size_claim.replace(size_claim.find(swept_size), swept_size.size(), "size = \"model.width\"");
+  EXPECT_NE(error(size_claim).find("size = \"model.width\" is not a swept key"), std::string::npos)
+      << error(size_claim);
 }
 
 }  // namespace

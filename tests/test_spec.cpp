@@ -170,8 +170,12 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
               "\"task.N\"\nsize = \"task.q\"\nthreshold = 1\ngoal = \"less\"\n",
        "claim.goal must be \"below\" or \"above\""},
       {base + "[[claim]]\ntype = \"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = "
-              "\"task.N\"\nsize = \"model.widht\"\nthreshold = 1\n",
-       "claim 'claim1' size refers to 'model.widht'"},
+              "\"task.N\"\nsize = \"task.q\"\nthreshold = 1\n",
+       "claim 'claim1': along = \"task.N\" is not a swept key"},
+      {base + "[sweep]\n\"task.N\" = [8, 16]\n\"task.q\" = [1, 2]\n[[claim]]\ntype = "
+              "\"size_increasing\"\nmetric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nsize = "
+              "\"model.widht\"\nthreshold = 1\n",
+       "claim 'claim1': size = \"model.widht\" is not a swept key"},
       {base + "[quick.plot]\nx = 1\n", "[quick] may override"},
       {base + "[task.rf_target]\ndd = 3\n", "[task.rf_target]: unknown parameter 'task.dd'"},
       {base + "[experiment]\n", ""},

@@ -45,8 +45,8 @@ std::string finite_check(double x, const std::string& what) {
 }
 
 std::string positive_check(double x, const std::string& what) {
-  if (x > 0) return "";
-  return what + " must be > 0 (the success level)";
+  if (!(x > 0)) return what + " must be > 0 (the success level)";
+  return finite_check(x, what);
 }
 
 std::string margin_check(double x, const std::string& what) {
@@ -195,10 +195,11 @@ const std::vector<SpecField<PlotSpec>>& plot_fields() {
       {.key = "size", .type = F::Text, .doc_type = "string",
        .doc_default = "required (size_needed)", .text = &S::size},
       {.key = "threshold", .type = F::Number, .doc_type = "number",
-       .doc_default = "required (size_needed)", .number = &S::threshold},
+       .doc_default = "required (size_needed)", .number = &S::threshold,
+       .check_number = finite_check},
       goal_field<S>(),
       {.key = "none", .type = F::Number, .doc_type = "number", .doc_default = "none",
-       .number = &S::none, .given = &S::has_none},
+       .number = &S::none, .given = &S::has_none, .check_number = finite_check},
       {.key = "mark", .type = F::Text, .doc_type = "string", .doc_default = "none",
        .text = &S::mark, .omit_empty = true},
   };
@@ -296,6 +297,7 @@ KindText fields_read(const Loader& L, const SpecTree& table, const std::string& 
     const SpecField<S>* f = nullptr;
     for (const auto& row : fields)
       if (key == row.key) f = &row;
+    ATTN_ASSERT(f != nullptr, "fields_read: check_keys let " + key + " through");
     const std::string what = prefix + key;
     switch (f->type) {
       case F::Text: {

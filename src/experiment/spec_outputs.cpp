@@ -1,6 +1,7 @@
 // Spec loading, the output sections: [[plot]] and [[claim]] entries, read by their field
 // tables (spec_fields.cpp) and validated by their kind's row (plot_kinds.cpp,
-// claim_kinds.cpp): the keys it needs, and no key it does not use.
+// claim_kinds.cpp): the keys it needs, and no key it does not use. Names of plots and ids of
+// claims are unique; a claim's `along` and `size` name a swept key with numeric values.
 #include "experiment/spec_loader.h"
 
 namespace attn::spec_detail {
@@ -21,17 +22,56 @@ namespace {
                    join_names(uses));
 }
 
+// Refuses a second plot name or claim id: each names a figure file or a report line.
+void unique_name_check(const Loader& L, int line, const std::string& noun, const std::string& key,
+                       const std::string& name, const std::vector<std::string>& earlier) {
+  if (listed(earlier, name))
+    L.fail(line, noun + " " + key + " '" + name + "' is used twice; give each " + noun +
+                     " its own " + key);
+}
+
+// The claim keys that name a trend axis (`along`) or a size (`size`) must be swept keys of the
+// spec whose values are all numbers: a trend over text values or over one value cannot be
+// judged, and seeds are the replicates each value is judged with, not an axis.
+void numeric_axis_check(const Loader& L, int line, const Spec& spec, const ClaimSpec& claim,
+                        const std::string& field, const std::string& key) {
+  if (key.empty()) return;
+  const std::string what = "claim '" + claim.id + "': " + field + " = \"" + key + "\"";
+  if (key == "seed")
+    L.fail(line, what +
+                     ": seeds are the replicates every value is judged with, not an axis; "
+                     "name a swept key");
+  std::vector<std::string> swept;
+  for (const SweepAxis& axis : spec.axes)
+    for (size_t k = 0; k < axis.keys.size(); ++k) {
+      swept.push_back(axis.keys[k]);
+      if (axis.keys[k] != key) continue;
+      for (const auto& row : axis.values)
+        if (!std::holds_alternative<int64_t>(row[k]) && !std::holds_alternative<double>(row[k]))
+          L.fail(line, what + " takes the value " + param_value_text(row[k]) + ", not a number; " +
+                           field + " must be a swept key with numeric values");
+      return;
+    }
+  L.fail(line, what + " is not a swept key" + did_you_mean(key, swept) +
+                   "; the claim compares its values, so sweep it in [sweep] (swept keys: " +
+                   (swept.empty() ? std::string("none") : join_names(swept)) + ")");
+}
+
 }  // namespace
 
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec) {
   if (plots == nullptr) return;
   if (plots->kind != Kind::Array) L.fail(plots->line, "plots are written [[plot]]");
   const std::vector<std::string> kind_names = plot_kinds().names();
+  std::vector<std::string> names;
   for (const auto& p : plots->items) {
     if (p.kind != Kind::Table) L.fail(p.line, "each [[plot]] must be a table");
     PlotSpec plot;
     plot.name = "plot" + std::to_string(spec.plots.size() + 1);
     const KindText text = fields_read(L, p, "[[plot]]", "plot.", plot_fields(), plot);
+    const SpecTree* name_line = p.find("name");
+    unique_name_check(L, name_line ? name_line->line : p.line, "plot", "name", plot.name, names);
+    names.push_back(plot.name);
     if (text.given) {
       const PlotKind* found = plot_kinds().find(text.text);
       if (found == nullptr)
@@ -66,6 +106,7 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
   if (claims == nullptr) return;
   if (claims->kind != Kind::Array) L.fail(claims->line, "claims are written [[claim]]");
   const std::vector<std::string> types = claim_kinds().names();
+  std::vector<std::string> ids;
   for (const auto& c : claims->items) {
     if (c.kind != Kind::Table) L.fail(c.line, "each [[claim]] must be a table");
     for (const auto& [key, v] : c.entries)
@@ -107,6 +148,14 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
         if (uses_it) others.push_back(row.name);
       }
       unused_key_fail(L, v.line, "claim", claim.id, "type", kind.name, key, others, uses);
+    }
+    const SpecTree* id_line = c.find("id");
+    unique_name_check(L, id_line ? id_line->line : c.line, "claim", "id", claim.id, ids);
+    ids.push_back(claim.id);
+    for (const char* field : {"along", "size"}) {
+      const SpecTree* v = c.find(field);
+      numeric_axis_check(L, v ? v->line : c.line, spec, claim, field,
+                         std::string(field) == "along" ? claim.along : claim.size);
     }
     spec.claims.push_back(claim);
   }

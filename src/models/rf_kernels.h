@@ -9,7 +9,8 @@
 //             H(x, x') = E_W ⟨Φ_m(x), Φ_m(x')⟩
 //                      = (1/N²) Σ_{i,j} E[σ(s_i) σ(s'_j)] ⟨x̃_i, x̃'_j⟩,
 //             (s_i, s'_j) jointly Gaussian: means μ⟨x_0, x_i⟩, μ⟨x'_0, x'_j⟩, variances
-//             w_var‖x̃_0‖²‖x̃_i‖², w_var‖x̃'_0‖²‖x̃'_j‖², covariance w_var⟨x̃_0, x̃'_0⟩⟨x̃_i, x̃'_j⟩.
+//             w_var‖x̃_0‖²‖x̃_i‖², w_var‖x̃'_0‖²‖x̃'_j‖²,
+//             covariance w_var⟨x̃_0, x̃'_0⟩⟨x̃_i, x̃'_j⟩.
 //             σ = relu or exp (the finite model's a = σ(s)/N). M heads: ⟨Φ, Φ'⟩ ≈ M·H.
 //   RFMLP     φ_m(x) = relu(⟨w_m, z̃⟩), z̃ = [x_0; …; x_N; 1] (no 1 without augment),
 //             w_m ~ N(0, w_var·I): H = relu_gauss_kernel(w_var‖z̃‖², w_var‖z̃'‖², w_var⟨z̃, z̃'⟩).
