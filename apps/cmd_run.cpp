@@ -72,6 +72,8 @@ void run_command(RunOptions& o) {
           : fmt::format("; {} in {} run group{}", s.grouped, s.groups, s.groups > 1 ? "s" : ""),
       s.skipped, o.request.out_dir);
   if (s.stale > 0) fmt::print(stderr, "attnlab: {}\n", experiment_stale_note(s.stale));
+  if (s.interrupted > 0)
+    fmt::print(stderr, "attnlab: {}\n", experiment_interrupted_note(s.interrupted));
   if (s.failed > 0)
     fmt::print(stderr, "attnlab: {} runs failed; their errors are in results.csv (column error). "
                        "Re-run with --retry-failed to try them again.\n", s.failed);

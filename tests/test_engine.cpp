@@ -1,12 +1,14 @@
 // The experiment engine end to end through the CLI: results identical across --jobs,
 // shards + merge equal one run, resume after SIGKILL loses and repeats nothing, a changed
-// spec is refused, failures are recorded without stopping the sweep, CSV agrees with SQLite.
-#include "test_paths.h"
+// spec is refused, failures are recorded without stopping the sweep, CSV agrees with SQLite,
+// a backgrounded runner goes on through a SIGINT, a run stopped from outside is not stored.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "test_paths.h"
 
 #include <chrono>
 #include <cmath>
@@ -191,6 +193,134 @@ TEST_F(Engine, ResumeAfterSigkillLosesAndRepeatsNothing) {
   // Nothing left to do on a further run.
   const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
   EXPECT_NE(again.out.find("0 ran (0 ok, 0 failed), 24 already done"), std::string::npos)
+      << again.out;
+}
+
+// Runs of a few seconds each (fresh-sample attention training), for signals sent mid-run.
+const char* kSlowSpec = R"(
+[experiment]
+name = "slow_runs"
+seeds = 4
+[task]
+name = "qsa"
+N = 8
+q = 2
+[model]
+name = "attention"
+[train]
+n = 0
+steps = 2000
+batch = 64
+[eval]
+n = 64
+)";
+
+// The parent pid of process `pid` (field 4 of /proc/PID/stat), or -1.
+pid_t parent_of(pid_t pid) {
+  const std::string stat = test::file_read("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string state;
+  pid_t parent = -1;
+  rest >> state >> parent;
+  return parent;
+}
+
+// The run workers of runner `runner`: its grandchildren (runner -> fork server -> workers).
+std::vector<pid_t> workers_of(pid_t runner) {
+  std::vector<pid_t> workers;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    try {
+      const pid_t parent = parent_of(pid);
+      if (parent > 0 && parent != runner && parent_of(parent) == runner) workers.push_back(pid);
+    } catch (const std::exception&) {  // the process ended while we read it
+    }
+  }
+  return workers;
+}
+
+// Starts `attnlab ARGS` in a process group of its own, SIGINT ignored when `ignore_sigint`
+// (what a non-interactive shell does for `attnlab run ... &`); its stdout and stderr go to
+// `log`.
+pid_t spawn_runner(const std::vector<std::string>& args, bool ignore_sigint,
+                   const std::string& log) {
+  std::vector<std::string> all = {test_cli_path()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  if (ignore_sigint) sigaction(SIGINT, &ignore, &old);  // inherited through exec
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &files, &attr, argv.data(), environ);
+  if (ignore_sigint) sigaction(SIGINT, &old, nullptr);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+// Waits (at most a minute) until runner `pid` has `count` workers; false if it never does.
+bool await_workers(pid_t pid, size_t count) {
+  for (int k = 0; k < 6000; ++k) {
+    if (workers_of(pid).size() >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST_F(Engine, ABackgroundedRunnerAndItsWorkersGoOnThroughAProcessGroupSigint) {
+  test::file_write(spec_, kSlowSpec);
+  const std::string out = path("bg");
+  const pid_t pid = spawn_runner({"run", spec_, "--out", out, "--jobs", "2", "-q"},
+                                 /*ignore_sigint=*/true, path("bg.log"));
+  ASSERT_TRUE(await_workers(pid, 2)) << test::file_read(path("bg.log"));
+  ASSERT_EQ(kill(-pid, SIGINT), 0);  // the whole group, as a terminal or a script would
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string log = test::file_read(path("bg.log"));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ": " << log;
+  EXPECT_NE(log.find("4 ran (4 ok, 0 failed)"), std::string::npos) << log;
+  for (const auto& r : ResultsStore(out + "/results.sqlite").load_runs())
+    EXPECT_EQ(r.status, "ok") << r.error;
+}
+
+TEST_F(Engine, ARunStoppedFromOutsideIsNotStoredAndTheSameCommandRunsIt) {
+  test::file_write(spec_, kSlowSpec);
+  const std::string out = path("stopped");
+  const pid_t pid = spawn_runner({"run", spec_, "--out", out, "--jobs", "2", "-q"},
+                                 /*ignore_sigint=*/false, path("stopped.log"));
+  ASSERT_TRUE(await_workers(pid, 1)) << test::file_read(path("stopped.log"));
+  ASSERT_EQ(kill(workers_of(pid).front(), SIGTERM), 0);  // e.g. a batch system's time limit
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string log = test::file_read(path("stopped.log"));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ": " << log;
+  EXPECT_NE(log.find("3 ran (3 ok, 0 failed)"), std::string::npos) << log;
+  EXPECT_NE(log.find("was stopped from outside: the worker process was killed by signal 15"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("1 run was stopped from outside (a signal) and not stored; run the same "
+                     "command to run it"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(runs_stored(out), 3u);
+  const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
+  EXPECT_NE(again.out.find("1 ran (1 ok, 0 failed), 3 already done"), std::string::npos)
       << again.out;
 }
 

@@ -48,7 +48,30 @@ void job_report(int fd, const ChildJob& job) {
   child_frame_write(fd, kind, text);
 }
 
+// SIGINT's and SIGTERM's dispositions at start-up, read before main (and before the module's
+// handlers in an embedding) by a static initializer.
+struct StartSignals {
+  bool int_ignored = false, term_ignored = false;
+  StartSignals() {
+    struct sigaction old;
+    int_ignored = ::sigaction(SIGINT, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+                  old.sa_handler == SIG_IGN;
+    term_ignored = ::sigaction(SIGTERM, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+                   old.sa_handler == SIG_IGN;
+  }
+};
+const StartSignals g_start_signals;
+
 }  // namespace
+
+void child_signals_restore() {
+  signal(SIGINT, g_start_signals.int_ignored ? SIG_IGN : SIG_DFL);
+  signal(SIGTERM, g_start_signals.term_ignored ? SIG_IGN : SIG_DFL);
+}
+
+bool child_signal_is_interrupt(int signal) {
+  return signal == SIGINT || signal == SIGTERM || signal == SIGHUP || signal == SIGQUIT;
+}
 
 void child_die_with(pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -57,8 +80,7 @@ void child_die_with(pid_t parent) {
 
 void child_enter(int fd, pid_t parent) {
   if (parent > 0) child_die_with(parent);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  child_signals_restore();
   memory_retain_freed();  // a child lives for one job: freed memory is reused, not returned
   log_sink_set([fd](const std::string& line) { child_frame_write(fd, kFrameWarning, line); });
   log_progress_sink_set([fd](const std::string&, int64_t done, int64_t total) {

@@ -4,7 +4,8 @@
 // whole job in a child (python/src/bind_run.cpp).
 //
 // Contract:
-// - A child starts with child_enter: SIGINT/SIGTERM back to their default, its warnings
+// - A child starts with child_enter: SIGINT/SIGTERM back to what they were when the process
+//   started (child_signals_restore: ignored under a shell's `cmd &`, else default), its warnings
 //   (log_warn) and progress (log_progress) sent as frames, memory it frees kept for its own
 //   reuse (memory_retain_freed, core/memory.h), and, given its parent's pid, it dies with that
 //   parent (PR_SET_PDEATHSIG; it leaves at once if the parent is already gone).
@@ -29,6 +30,14 @@ namespace attn {
 void child_enter(int fd, pid_t parent);
 // The PR_SET_PDEATHSIG part of child_enter alone (the fork server's own process).
 void child_die_with(pid_t parent);
+// SIGINT and SIGTERM as they were when the process started: ignored if they were ignored then
+// (a non-interactive shell starts `attnlab run ... &` so, and the runner keeps running through
+// a process-group SIGINT: its workers must too), else the default action. The parent's own
+// handlers (temporary-file clean-up, an embedding's) are not for its children.
+void child_signals_restore();
+// Whether a worker that died of `signal` was stopped from outside (SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT: a user, a batch system's time limit) rather than failing: its run is not stored.
+bool child_signal_is_interrupt(int signal);
 
 // A pipe whose ends close on exec; UserError if none can be made.
 struct ChildPipe {

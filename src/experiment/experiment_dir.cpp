@@ -258,6 +258,7 @@ RunSummary experiment_run(const RunRequest& rq) {
                              : sweep_execute(e->pending, *e->store, options);
   e->summary.ok = s.ok;
   e->summary.failed = s.failed;
+  e->summary.interrupted = s.interrupted;
   e->summary.groups = s.groups;
   e->summary.grouped = s.grouped;
   experiment_close(*e);
@@ -296,6 +297,12 @@ std::string experiment_stale_note(int64_t stale) {
          " stored runs are not in the current plan (their settings differ from what the spec "
          "resolves to now, e.g. a changed default); left out of results.csv, the figures and "
          "the claims";
+}
+
+std::string experiment_interrupted_note(int64_t interrupted) {
+  return std::to_string(interrupted) + (interrupted == 1 ? " run was" : " runs were") +
+         " stopped from outside (a signal) and not stored; run the same command to run " +
+         (interrupted == 1 ? "it" : "them");
 }
 
 void experiment_export(const std::string& dir) {

@@ -48,6 +48,7 @@ struct RunSummary {
   int64_t planned = 0;  // points of this shard
   int64_t skipped = 0;  // already in the store
   int64_t ok = 0, failed = 0;
+  int64_t interrupted = 0;          // stopped by a signal from outside: not stored (RunOutcome)
   int64_t groups = 0, grouped = 0;  // run groups of several points run, and their points
   int64_t stale = 0;  // stored runs left out of results.csv: not in the current plan
 };
@@ -90,6 +91,9 @@ std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* 
 // "N stored runs are not in the current plan (...); left out of ...": one wording for run,
 // export, plot, merge and reproduce.
 std::string experiment_stale_note(int64_t stale);
+// "N runs were stopped from outside (a signal) and not stored; run the same command to run
+// them": one wording for run and reproduce.
+std::string experiment_interrupted_note(int64_t interrupted);
 
 // The largest shard count --shard accepts (a shard index is an int).
 inline constexpr int64_t kShardCountMax = 2147483647;

@@ -115,8 +115,7 @@ bool request_receive(int sock, char* buf, std::string* text, int* fd) {
         ::close(sock);
         ::close(sfd);
         sigprocmask(SIG_SETMASK, &old, nullptr);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        child_signals_restore();
         entry(text, fd, self);
         _exit(1);
       }

@@ -111,6 +111,10 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
     section.note = "partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                    " runs are stored (" + front_option(FrontOption::kReportOnly) +
                    " ran nothing); claims and figures use those";
+  if (s.interrupted > 0)
+    section.note += (section.note.empty() ? "partial: " : "; ") +
+                    experiment_interrupted_note(s.interrupted) +
+                    "; claims and figures use the stored runs";
   if (!section.note.empty()) say(o, "attnlab: " + section.name + ": " + section.note);
   if (s.stale > 0)  // (the export below prints the same on the terminal)
     section.note += (section.note.empty() ? "" : "; ") + experiment_stale_note(s.stale);
@@ -181,6 +185,7 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
       if (run.open) {
         run.open->summary.ok = s.ok;
         run.open->summary.failed = s.failed;
+        run.open->summary.interrupted = s.interrupted;
         run.open->summary.groups = s.groups;
         run.open->summary.grouped = s.grouped;
         experiment_close(*run.open);

@@ -24,6 +24,9 @@ struct RunOutcome {
   std::string run_id;
   bool ok = false;
   std::string error;  // when !ok
+  // The worker was stopped by a signal from outside (child_signal_is_interrupt): not a
+  // failed run; the sweep does not store it, and the same command runs it again.
+  bool interrupted = false;
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<FitLog::Point> series;
   double wall_seconds = 0.0;

@@ -57,6 +57,10 @@ constexpr char kFrameOutcome = 'O';
 
 std::string describe_status(int status) { return child_status_text(status, "the worker process"); }
 
+bool interrupted_by_signal(int status) {
+  return WIFSIGNALED(status) && child_signal_is_interrupt(WTERMSIG(status));
+}
+
 }  // namespace
 
 std::string run_request_encode(const std::vector<const RunPoint*>& unit) {
@@ -112,6 +116,7 @@ RunOutcome run_worker_outcome(const RunPoint& point, int status, const rusage& u
   } else {
     outcome.run_id = point.run_id;
     outcome.error = describe_status(status);
+    outcome.interrupted = interrupted_by_signal(status);
   }
   outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   return outcome;
@@ -123,6 +128,7 @@ RunOutcome run_worker_lost(const RunPoint& point, int status, const rusage& usag
   outcome.error = WIFEXITED(status) && WEXITSTATUS(status) == 0
                       ? "the run group's worker process ended before this run"
                       : describe_status(status) + " (in a run group)";
+  outcome.interrupted = interrupted_by_signal(status);
   outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   return outcome;
 }

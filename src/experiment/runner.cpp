@@ -44,6 +44,17 @@ std::unique_ptr<ForkServer> sweep_server_start() {
 
 void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress,
                   const RunPoint& point, const RunOutcome& outcome) {
+  if (outcome.interrupted) {
+    ++summary.interrupted;
+    log_warn(
+        "%srun %s (point %lld, seed %llu) was stopped from outside: %s; not stored, the "
+        "same command runs it again\n",
+        progress.enabled() ? "\r\033[K" : "", outcome.run_id.c_str(),
+        static_cast<long long>(point.index), static_cast<unsigned long long>(point.seed),
+        outcome.error.c_str());
+    progress.add(1, 0);
+    return;
+  }
   store.insert(point, outcome);
   if (outcome.ok) {
     ++summary.ok;

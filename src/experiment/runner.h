@@ -41,6 +41,7 @@ std::unique_ptr<ForkServer> sweep_server_start();
 
 struct SweepSummary {
   int64_t ok = 0, failed = 0;
+  int64_t interrupted = 0;  // runs whose worker a signal stopped: not stored (RunOutcome)
   // Run groups of several points handed to one worker (run_groups.h), and their points.
   int64_t groups = 0, grouped = 0;
 };
@@ -48,7 +49,8 @@ struct SweepSummary {
 class Progress;
 
 // Stores one run's outcome, counts it in `summary` and `progress`, and warns (one line,
-// clearing the progress line) when it failed: what every sweep does with an outcome.
+// clearing the progress line) when it failed: what every sweep does with an outcome. An
+// interrupted run (RunOutcome::interrupted) is counted and said, not stored.
 void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress,
                   const RunPoint& point, const RunOutcome& outcome);
 
