@@ -29,6 +29,7 @@ if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ
 
 from . import _attnlab  # noqa: E402
 from ._analysis import qk_stats  # noqa: E402
+from ._checks import integer  # noqa: E402
 from ._experiments import Reproduction, Results, reproduce, results, run  # noqa: E402
 from ._feedback import AttnlabWarning  # noqa: E402
 from ._models import Model, construct, list_models, load, model  # noqa: E402
@@ -61,7 +62,7 @@ def cli_path():
 def set_threads(k):
     """Sets the compute-thread budget of this process: k >= 1, or 0 for ATTNLAB_THREADS
     (default 1). Results never depend on it. Returns the budget now in force."""
-    return _attnlab.set_threads(k=int(k))
+    return _attnlab.set_threads(k=integer("set_threads", "k", k))
 
 
 def threads():
