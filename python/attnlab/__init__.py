@@ -15,8 +15,9 @@ boundary, the work done in C++ with the GIL released.
 Functions: sample, list_tasks, model, load, construct, list_models, metrics, run, results,
 reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
 attention, features, evaluate, save), Results (a dict of numpy columns), Reproduction.
-Errors: ValueError for bad input (the CLI's one-line message), OSError for files,
-KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
+Errors: ValueError for bad input (the CLI's one-line message; also a NaN/inf in any array
+passed, and a result that overflows), TypeError for a flag that is not a bool or a count
+that is not an integer (attnlab/_checks.py), OSError for files, KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
 `python -m attnlab ARGS` runs the command line.
 """
 import os

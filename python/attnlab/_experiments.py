@@ -219,6 +219,8 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
     Raises:
         ValueError: a bad spec or override, or `out` holds another spec's results (the
             CLI's one-line message); OSError: unreadable spec, unwritable `out`.
+        TypeError: a flag that is not a bool (force_new="no") or a count that is not an
+            integer (jobs=2.9), before anything is touched.
         KeyboardInterrupt: Ctrl-C (resumable, see above).
     """
     if isinstance(set, dict):
@@ -298,6 +300,7 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
     Raises:
         ValueError: unknown group, bad spec, or a directory holding another spec's (or
             another size's) results without force_new=True.
+        TypeError: a flag that is not a bool or a count that is not an integer.
     """
     on_line = print if flag("reproduce", "verbose", verbose) else (lambda line: None)
     args = dict(name=str(name), out="" if out is None else os.fspath(out),

@@ -137,7 +137,8 @@ class Model:
             one "head<k>" (n, N, N) per head (third order: (n, N, N*N)).
 
         Raises:
-            ValueError: the model is not fitted or has no attention (e.g. rfa, mlp).
+            ValueError: the model is not fitted or has no attention (e.g. rfa, mlp), a NaN/inf
+                in X, or attention that overflows double precision.
         """
         X, constants = _inputs("attention(X)", X)
         maps = self._core.attention(X=X, constants=constants)
@@ -177,6 +178,11 @@ class Model:
         Returns:
             dict: "W" (M, e, e) for rfa/brfa (e = d_in + 1 with augment) or "w" (width, D)
             for rfmlp, and "Phi" (n, P) float64: rfa/brfa head-major, Phi[:, m*e + k].
+
+        Raises:
+            ValueError: a NaN/inf in X, or features that overflow double precision (e.g. X
+                near 1e200), naming the place and the cause.
+            KeyboardInterrupt: Ctrl-C (acted on within a few tenths of a second).
         """
         finite("features(X)", "X", X)
         out = self._core.features(X=X)
