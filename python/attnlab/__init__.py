@@ -15,8 +15,9 @@ boundary, the work done in C++ with the GIL released.
 Functions: sample, list_tasks, model, load, construct, list_models, metrics, run, results,
 reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
 attention, features, evaluate, save), Results (a dict of numpy columns), Reproduction.
-Errors: ValueError for bad input (the CLI's one-line message), OSError for files,
-KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
+Errors: ValueError for bad input (the CLI's one-line message; also a NaN/inf in any array
+passed, and a result that overflows), TypeError for a flag that is not a bool or a count
+that is not an integer (attnlab/_checks.py), OSError for files, KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
 `python -m attnlab ARGS` runs the command line.
 """
 import os
@@ -29,6 +30,7 @@ if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ
 
 from . import _attnlab  # noqa: E402
 from ._analysis import qk_stats  # noqa: E402
+from ._checks import integer  # noqa: E402
 from ._experiments import Reproduction, Results, reproduce, results, run  # noqa: E402
 from ._feedback import AttnlabWarning  # noqa: E402
 from ._models import Model, construct, list_models, load, model  # noqa: E402
@@ -61,7 +63,7 @@ def cli_path():
 def set_threads(k):
     """Sets the compute-thread budget of this process: k >= 1, or 0 for ATTNLAB_THREADS
     (default 1). Results never depend on it. Returns the budget now in force."""
-    return _attnlab.set_threads(k=int(k))
+    return _attnlab.set_threads(k=integer("set_threads", "k", k))
 
 
 def threads():

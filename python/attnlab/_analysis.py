@@ -3,6 +3,7 @@ import json
 import os
 
 from . import _attnlab
+from ._checks import integer
 
 
 def qk_stats(file, layout="auto", heads=0, head_size=0, layers="", query_pattern="",
@@ -24,8 +25,9 @@ def qk_stats(file, layout="auto", heads=0, head_size=0, layers="", query_pattern
     o = _attnlab.QkStatsOptions()
     o.file = os.fspath(file)
     o.layout, o.query_pattern, o.key_pattern = layout, query_pattern, key_pattern
-    o.heads, o.head_size, o.layers = int(heads), int(head_size), str(layers)
-    o.heatmap_layers, o.heatmap_heads, o.heatmap_block = str(heatmap_layers), str(heatmap_heads), int(heatmap_block)
+    o.heads, o.head_size = integer("qk_stats", "heads", heads), integer("qk_stats", "head_size", head_size)
+    o.layers, o.heatmap_layers, o.heatmap_heads = str(layers), str(heatmap_layers), str(heatmap_heads)
+    o.heatmap_block = integer("qk_stats", "heatmap_block", heatmap_block)
     o.out = "" if out is None else os.fspath(out)
-    o.seed, o.threads = int(seed), int(threads)
+    o.seed, o.threads = integer("qk_stats", "seed", seed), integer("qk_stats", "threads", threads)
     return json.loads(_attnlab.qk_stats(options=o))

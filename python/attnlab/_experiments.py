@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from . import _attnlab
+from ._checks import flag, integer
 from ._feedback import Progress, progress_wanted, warn_line
 from ._util import toml_text
 
@@ -107,6 +108,7 @@ def results(out_dir, as_frame=False):
     Raises:
         OSError: no results.sqlite in out_dir, or not an attnlab store.
     """
+    as_frame = flag("results", "as_frame", as_frame)
     raw = _attnlab.load_runs(dir=os.fspath(out_dir))
     runs = raw["runs"]
     swept = json.loads(raw["swept"]) if raw["swept"] else []
@@ -217,6 +219,8 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
     Raises:
         ValueError: a bad spec or override, or `out` holds another spec's results (the
             CLI's one-line message); OSError: unreadable spec, unwritable `out`.
+        TypeError: a flag that is not a bool (force_new="no") or a count that is not an
+            integer (jobs=2.9), before anything is touched.
         KeyboardInterrupt: Ctrl-C (resumable, see above).
     """
     if isinstance(set, dict):
@@ -225,10 +229,12 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
         overrides = [set]
     else:
         overrides = [str(s) for s in set]
-    args = dict(spec=os.fspath(spec), out=os.fspath(out), quick=bool(quick), jobs=int(jobs),
-                overrides=overrides, force_new=bool(force_new), retry_failed=bool(retry_failed),
-                progress=False, threads=int(threads), groups=bool(groups))
-    summary = _call(_attnlab.run, args, desc="runs", progress=progress)
+    args = dict(spec=os.fspath(spec), out=os.fspath(out), quick=flag("run", "quick", quick),
+                jobs=integer("run", "jobs", jobs), overrides=overrides,
+                force_new=flag("run", "force_new", force_new),
+                retry_failed=flag("run", "retry_failed", retry_failed), progress=False,
+                threads=integer("run", "threads", threads), groups=flag("run", "groups", groups))
+    summary = _call(_attnlab.run, args, desc="runs", progress=flag("run", "progress", progress, True))
     res = results(out)
     res.summary = summary
     return res
@@ -294,11 +300,15 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
     Raises:
         ValueError: unknown group, bad spec, or a directory holding another spec's (or
             another size's) results without force_new=True.
+        TypeError: a flag that is not a bool or a count that is not an integer.
     """
-    on_line = print if verbose else (lambda line: None)
-    args = dict(name=str(name), out="" if out is None else os.fspath(out), quick=bool(quick),
-                jobs=int(jobs), force_new=bool(force_new), report_only=bool(report_only),
-                progress=False, threads=int(threads), run_groups=bool(run_groups))
-    text = _call(_attnlab.reproduce, args, desc=f"reproduce {name}", progress=progress,
-                 on_line=on_line)
+    on_line = print if flag("reproduce", "verbose", verbose) else (lambda line: None)
+    args = dict(name=str(name), out="" if out is None else os.fspath(out),
+                quick=flag("reproduce", "quick", quick), jobs=integer("reproduce", "jobs", jobs),
+                force_new=flag("reproduce", "force_new", force_new),
+                report_only=flag("reproduce", "report_only", report_only), progress=False,
+                threads=integer("reproduce", "threads", threads),
+                run_groups=flag("reproduce", "run_groups", run_groups))
+    text = _call(_attnlab.reproduce, args, desc=f"reproduce {name}",
+                 progress=flag("reproduce", "progress", progress, True), on_line=on_line)
     return Reproduction(json.loads(text))

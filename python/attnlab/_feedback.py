@@ -27,10 +27,11 @@ def warn_line(line):
 
 
 def progress_wanted(progress):
-    """progress=None: on unless ATTNLAB_NO_PROGRESS is set; else bool(progress)."""
+    """progress=None: on unless ATTNLAB_NO_PROGRESS is set; else progress (a bool, checked by
+    the caller)."""
     if progress is None:
         return not os.environ.get("ATTNLAB_NO_PROGRESS")
-    return bool(progress)
+    return progress
 
 
 class Progress:

@@ -1,5 +1,6 @@
 """Models: attnlab.model, attnlab.load, attnlab.construct, attnlab.list_models."""
 from . import _attnlab
+from ._checks import finite, finite_result, integer, largest
 from ._util import norm_params, schema_text
 
 
@@ -14,12 +15,22 @@ def list_models():
     return _attnlab.list_models()
 
 
-def _inputs(X):
-    """(X, constants) from an array, or from a dict returned by attnlab.sample()."""
+def _inputs(where, X):
+    """(X, constants) from an array, or from a dict returned by attnlab.sample(); every float
+    entry finite (ValueError naming `where` and the array)."""
+    constants = {}
     if isinstance(X, dict):
         names = X.get("meta", {}).get("constants", [])
-        return X["X"], {k: X[k] for k in names if k in X}
-    return X, {}
+        X, constants = X["X"], {k: X[k] for k in names if k in X}
+    finite(where, "X", X)
+    for k, v in constants.items():
+        finite(where, f"constant '{k}'", v)
+    return X, constants
+
+
+def _overflow(X):
+    """The cause named when a result of finite inputs X is not finite."""
+    return f"X's largest |entry| is {largest(X)}: scale X down"
 
 
 class Model:
@@ -77,6 +88,8 @@ class Model:
                 (e.g. "training diverged at step ..."); the CLI's one-line messages.
             KeyboardInterrupt: Ctrl-C during a gradient fit; the model is left unfitted.
         """
+        finite("fit(X, Y)", "X", X)
+        finite("fit(X, Y)", "Y", Y)
         self._core.fit(X=X, Y=Y, train=norm_params("train", train))
         return self
 
@@ -97,7 +110,8 @@ class Model:
             self. The task's dataset constants are kept for predict/attention/evaluate.
         """
         self._core.fit_task(task=task, task_params=norm_params("task", task_params or {}),
-                            train=norm_params("train", train), eval_first=int(eval_first))
+                            train=norm_params("train", train),
+                            eval_first=integer("fit_task", "eval_first", eval_first))
         return self
 
     def predict(self, X):
@@ -107,8 +121,9 @@ class Model:
 
         X may also be a dict returned by attnlab.sample(): its "X" is used together with the
         task's dataset constants (e.g. the Match tasks' modulus, which constructions read)."""
-        X, constants = _inputs(X)
-        return self._core.predict(X=X, constants=constants)
+        X, constants = _inputs("predict(X)", X)
+        return finite_result("predict(X)", "pred",
+                             self._core.predict(X=X, constants=constants), _overflow(X))
 
     def attention(self, X):
         """Attention probabilities of an attention model for X (n, T, d_in), n >= 1 (or a
@@ -122,10 +137,14 @@ class Model:
             one "head<k>" (n, N, N) per head (third order: (n, N, N*N)).
 
         Raises:
-            ValueError: the model is not fitted or has no attention (e.g. rfa, mlp).
+            ValueError: the model is not fitted or has no attention (e.g. rfa, mlp), a NaN/inf
+                in X, or attention that overflows double precision.
         """
-        X, constants = _inputs(X)
-        return self._core.attention(X=X, constants=constants)
+        X, constants = _inputs("attention(X)", X)
+        maps = self._core.attention(X=X, constants=constants)
+        for name, a in maps.items():
+            finite_result("attention(X)", name, a, _overflow(X))
+        return maps
 
     def evaluate(self, X, Y=None):
         """The model's own diagnostics on a test set, as a sweep records them after the
@@ -143,7 +162,8 @@ class Model:
         """
         if isinstance(X, dict) and Y is None:
             Y = X["Y"]
-        X, constants = _inputs(X)
+        X, constants = _inputs("evaluate(X, Y)", X)
+        finite("evaluate(X, Y)", "Y", Y)
         return self._core.evaluate(X=X, Y=Y, constants=constants)
 
     def features(self, X):
@@ -158,8 +178,17 @@ class Model:
         Returns:
             dict: "W" (M, e, e) for rfa/brfa (e = d_in + 1 with augment) or "w" (width, D)
             for rfmlp, and "Phi" (n, P) float64: rfa/brfa head-major, Phi[:, m*e + k].
+
+        Raises:
+            ValueError: a NaN/inf in X, or features that overflow double precision (e.g. X
+                near 1e200), naming the place and the cause.
+            KeyboardInterrupt: Ctrl-C (acted on within a few tenths of a second).
         """
-        return self._core.features(X=X)
+        finite("features(X)", "X", X)
+        out = self._core.features(X=X)
+        for name, a in out.items():
+            finite_result("features(X)", name, a, _overflow(X))
+        return out
 
     def save(self, path):
         """Saves the fitted model as safetensors (FILE.safetensors), the layout of
@@ -188,7 +217,8 @@ def model(name, seed=0, **params):
     Raises:
         ValueError: unknown model or key (with a did-you-mean), wrong type or range.
     """
-    return Model(_attnlab.ModelCore(name=name, seed=int(seed), params=norm_params("model", params)))
+    return Model(_attnlab.ModelCore(name=name, seed=integer("model", "seed", seed),
+                                    params=norm_params("model", params)))
 
 
 def load(path):
@@ -285,10 +315,10 @@ def construct(name, task=None, shape=None, seed=0, **params):
     # local_match3 is built for the task's window: w given for the task sets model.window too.
     if task == "match3_local" and "w" in task_params and "window" not in params:
         model_params["window"] = task_params["w"]
-    m = model("construction", seed=seed, **model_params)
+    shape = [integer("construct", f"shape[{k}]", s) for k, s in enumerate(shape)] if shape is not None else []
+    m = model("construction", seed=integer("construct", "seed", seed), **model_params)
     m._core.fit_empty(task=task or "", task_params=norm_params("task", task_params),
-                      train=norm_params("train", train),
-                      shape=[int(s) for s in shape] if shape is not None else [])
+                      train=norm_params("train", train), shape=shape)
     return m
 
 

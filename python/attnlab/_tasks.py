@@ -1,7 +1,9 @@
 """Tasks and metrics (attnlab.sample, attnlab.list_tasks, attnlab.metrics)."""
 import json
+import math
 
 from . import _attnlab
+from ._checks import finite, integer, largest, real
 from ._util import norm_params, schema_text
 
 
@@ -39,7 +41,9 @@ def sample(task, n, seed=0, first=0, **params):
             each dataset constant (e.g. rf_target's "beta", qsa's "success_threshold");
             and "meta": a dict (task, seed, first, n, resolved params), as the .npz `meta`.
     """
-    arrays, meta = _attnlab.sample(task=task, n=int(n), seed=int(seed), first=int(first),
+    arrays, meta = _attnlab.sample(task=task, n=integer("sample", "n", n),
+                                   seed=integer("sample", "seed", seed),
+                                   first=integer("sample", "first", first),
                                    params=norm_params("task", params))
     arrays["meta"] = json.loads(meta)
     return arrays
@@ -61,7 +65,9 @@ def metrics(pred, Y, success_threshold=None):
         exact_match, and disj_accuracy for a sample dict of DISJ instances (task.instances = "disj").
 
     Raises:
-        ValueError: shapes differ, no samples, or non-finite predictions.
+        ValueError: shapes differ, no samples, a NaN/inf in pred or Y (named), or metrics
+            that overflow double precision (entries near 1e154 and beyond).
+        TypeError: success_threshold is not a number.
     """
     extra = {}
     if isinstance(Y, dict):
@@ -70,8 +76,17 @@ def metrics(pred, Y, success_threshold=None):
         # DISJ hard instances (task.instances = "disj"): disj_accuracy, as `attnlab predict`.
         extra = {k: Y[k] for k in ("disjoint", "query_position", "disj_threshold") if k in Y}
         Y = Y["Y"]
-    return _attnlab.metrics(pred=pred, Y=Y, extra=extra, success_threshold=(
-        None if success_threshold is None else float(success_threshold)))
+    finite("metrics", "pred", pred)
+    finite("metrics", "Y", Y)
+    if success_threshold is not None:
+        success_threshold = real("metrics", "success_threshold", success_threshold)
+    out = _attnlab.metrics(pred=pred, Y=Y, extra=extra, success_threshold=success_threshold)
+    for name, value in out.items():
+        if not math.isfinite(value):
+            raise ValueError(f"metrics: {name} is {value} although pred and Y are finite: it "
+                             "overflows double precision (the largest |entry| of pred is "
+                             f"{largest(pred)}, of Y {largest(Y)}); scale both down")
+    return out
 
 
 def _sample_doc():

@@ -273,6 +273,21 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
   return log_dict(log);
 }
 
+// Samples per features() call of the loop that polls for Ctrl-C between calls: a multiple of
+// the map's block size (the same bits as one call over all samples), at most 4096 samples and
+// about 2^26 flops of work (a sample costs about dim × (T·d_in + 2T): rfmlp's GEMM row, rfa's
+// M heads × (e + 2N)), so that a poll comes every few tens of milliseconds however wide the
+// map. A single block of a very wide map can still take longer (the map does not poll inside).
+int64_t features_chunk(const attn::FeatureMap& map, const attn::TaskShape& s) {
+  int64_t block = 256;
+  if (const auto* r = dynamic_cast<const attn::RfaFeatures*>(&map)) block = r->block_size();
+  if (const auto* m = dynamic_cast<const attn::RfmlpFeatures*>(&map)) block = m->block_size();
+  const double per_block = static_cast<double>(block) * static_cast<double>(map.dim()) *
+                           static_cast<double>(s.x_size() + 2 * s.T);
+  const double blocks = std::min(static_cast<double>(4096 / block), 67108864.0 / per_block);
+  return block * std::max<int64_t>(1, static_cast<int64_t>(blocks));
+}
+
 py::dict core_features(Core& c, const py::handle& X_obj) {
   auto lock = lock_model(c);
   attn::rf_feature_model_check(c.record.model);
@@ -294,19 +309,19 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
                      "lower model.heads / model.width, or use fewer samples");
   attn::ModelTensor W;
   ATTN_ASSERT(attn::rf_feature_weights(*map, &W), "a feature model without weights");
-  std::vector<double> Phi(static_cast<size_t>(n * dim));
+  std::vector<double> Phi;
   {
     const double* x = X.data();
     py::gil_scoped_release release;
-    // Chunks of a multiple of the map's block size: the same bits as one call over all.
-    int64_t block = 256;
-    if (const auto* r = dynamic_cast<const attn::RfaFeatures*>(map.get())) block = r->block_size();
-    if (const auto* m = dynamic_cast<const attn::RfmlpFeatures*>(map.get()))
-      block = m->block_size();
-    const int64_t chunk = block * std::max<int64_t>(1, 4096 / block);
+    // Reserved, not filled: zeroing a few GB up front takes seconds in which nothing polls.
+    // Each chunk's rows are zeroed (resize within the capacity: no move) just before they are
+    // written.
+    Phi.reserve(static_cast<size_t>(n * dim));
+    const int64_t chunk = features_chunk(*map, s);
     for (int64_t lo = 0; lo < n; lo += chunk) {
       attn::interrupt_poll();
       const int64_t k = std::min(chunk, n - lo);
+      Phi.resize(static_cast<size_t>((lo + k) * dim));
       map->features(x + lo * s.x_size(), k, Phi.data() + lo * dim);
     }
   }

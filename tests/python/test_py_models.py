@@ -239,6 +239,23 @@ def test_fit_is_interrupted_by_ctrl_c(qsa_data):
     assert m.fitted and m.predict(train["X"][:2]).shape == (2, 6, 2)
 
 
+def test_features_is_interrupted_by_ctrl_c():
+    """Ctrl-C stops a large features() call within about a second: the loop polls between
+    chunks of bounded work (not 4096 samples whatever their cost), and the output is not
+    zeroed up front with the GIL held."""
+    X = np.random.default_rng(0).standard_normal((4096, 257, 3))  # 256 keys: costly samples
+    m = attnlab.model("rfa", heads=1024)
+    sent = []
+    timer = threading.Timer(0.5, lambda: (sent.append(time.monotonic()),
+                                          os.kill(os.getpid(), signal.SIGINT)))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        m.features(X)
+    stopped = time.monotonic()
+    timer.join()
+    assert sent and stopped - sent[0] < 1.0, stopped - sent[0]
+
+
 def test_fit_releases_the_gil(qsa_data):
     _, train, _ = qsa_data
     m = attnlab.model("attention", m=8)
