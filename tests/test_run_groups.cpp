@@ -5,14 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
 #include "experiment/experiment_dir.h"
+#include "experiment/fork_server.h"
 #include "experiment/run_groups.h"
+#include "experiment/run_worker.h"
 #include "experiment/store.h"
-#include "models/rfa_features.h"
 #include "grouped_sweep_helpers.h"
+#include "models/rfa_features.h"
 #include "spec_test_helpers.h"
 #include "tasks/task.h"
 #include "train/ridge.h"
@@ -100,6 +103,80 @@ name = "mean"
 )");
   EXPECT_EQ(run_group_key(means[0]), "");
   EXPECT_EQ(run_groups_make({&means[0], &means[1]}).size(), 2u);
+}
+
+// "[l1, l2, ...]": `count` distinct λ values of about 20 characters each.
+std::string lambda_list(int count) {
+  std::string list = "[";
+  char value[40];
+  for (int k = 0; k < count; ++k) {
+    std::snprintf(value, sizeof value, "%s%.17g", k > 0 ? ", " : "", 1e-6 * (k + 1) + 1e-13);
+    list += value;
+  }
+  return list + "]";
+}
+
+// A group whose points carry long settings (a λ grid of 20 000 values, ~0.4 MB a point; 12 points,
+// 2 units) is cut into units whose requests fit the fork server, by size and not only by count
+// (issue #34: 180 such points were refused mid-sweep); a point too large alone is refused before
+// any run.
+TEST_F(RunGroups, UnitsAreCutBySizeSoEveryRequestFitsAWorker) {
+  std::string n_values = "[";
+  for (int k = 0; k < 12; ++k) n_values += (k > 0 ? ", " : "") + std::to_string(60 + k);
+  n_values += "]";
+  const std::string spec = R"(
+[experiment]
+name = "long_settings"
+seeds = 1
+[task]
+name = "rf_target"
+N = 4
+d = 4
+[model]
+name = "rfa"
+heads = 16
+[eval]
+n = 200
+[train]
+lambdas = )" + lambda_list(20000) +
+                           "\n[sweep]\n\"train.n\" = " + n_values + "\n";
+  const std::vector<RunPoint> points = plan(spec);
+  ASSERT_EQ(points.size(), 12u);
+  std::vector<const RunPoint*> all;
+  for (const auto& p : points) all.push_back(&p);
+  ASSERT_EQ(run_groups_make(all).size(), 1u);  // one ridge group
+  const auto units = run_units_make(all, true);
+  EXPECT_GT(units.size(), 1u);
+  size_t covered = 0;
+  std::set<const RunPoint*> seen;
+  for (const auto& unit : units) {
+    EXPECT_LE(run_request_encode(unit).size(), kForkServerRequestMax);
+    for (const RunPoint* p : unit) seen.insert(p);
+    covered += unit.size();
+  }
+  EXPECT_EQ(covered, 12u);
+  EXPECT_EQ(seen.size(), 12u);
+  // Units fill up: no two neighbours would fit one request together.
+  for (size_t k = 1; k < units.size(); ++k) {
+    std::vector<const RunPoint*> joined = units[k - 1];
+    joined.push_back(units[k].front());
+    EXPECT_GT(run_request_encode(joined).size(), kForkServerRequestMax - 2 * 12);
+  }
+
+  std::string huge = spec;
+  huge.replace(huge.find("lambdas = "), huge.find("\n[sweep]") - huge.find("lambdas = "),
+               "lambdas = " + lambda_list(250000));
+  const std::vector<RunPoint> big = plan(huge);
+  try {
+    run_units_make({&big[0]}, true);
+    ADD_FAILURE() << "a point larger than a request was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("run point 0 (seed 0) has "), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("a worker takes; shorten its lists (e.g. train.lambdas)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Every stored run of a grouped sweep equals the run-by-run sweep's: status, every metric but

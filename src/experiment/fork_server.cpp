@@ -26,7 +26,7 @@
 namespace attn {
 namespace {
 
-constexpr size_t kRequestMax = 4u << 20;  // bytes of one request (a point's text)
+constexpr size_t kRequestMax = kForkServerRequestMax;
 
 struct Report {
   int32_t kind;   // kStarted or kEnded

@@ -21,6 +21,9 @@
 
 namespace attn {
 
+// The largest request (a point's or a group's text) the server takes: one datagram.
+inline constexpr size_t kForkServerRequestMax = 4u << 20;
+
 // Runs in a forked worker with `request` (the text given to start) and the result pipe fd;
 // `parent` is the server's pid. Never returns.
 using ForkServerEntry = void (*)(const std::string& request, int fd, pid_t parent);

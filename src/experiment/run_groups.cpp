@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "experiment/fork_server.h"
+#include "experiment/point_codec.h"
 #include "models/model_registry.h"
 #include "tasks/task.h"
 
@@ -78,16 +83,39 @@ std::vector<std::vector<const RunPoint*>> run_groups_make(
 
 std::vector<std::vector<const RunPoint*>> run_units_make(const std::vector<const RunPoint*>& points,
                                                          bool groups) {
+  // A point's text, and its size as an item of a group's request (a JSON array of texts).
+  const auto text_sizes = [](const RunPoint& p) {
+    const std::string text = run_point_encode(p);
+    ATTN_CHECK(text.size() <= kForkServerRequestMax,
+               "run point " + std::to_string(p.index) + " (seed " + std::to_string(p.seed) +
+                   ") has " + std::to_string(text.size()) + " bytes of settings, more than the " +
+                   std::to_string(kForkServerRequestMax) +
+                   " a worker takes; shorten its lists (e.g. train.lambdas)");
+    return std::pair<size_t, size_t>{text.size(), nlohmann::json(text).dump().size() + 1};
+  };
   std::vector<std::vector<const RunPoint*>> units;
   if (!groups) {
-    for (const RunPoint* p : points) units.push_back({p});
+    for (const RunPoint* p : points) {
+      text_sizes(*p);
+      units.push_back({p});
+    }
     return units;
   }
-  for (auto& g : run_groups_make(points))
-    for (size_t at = 0; at < g.size(); at += kRunUnitMax)
-      units.emplace_back(
-          g.begin() + static_cast<std::ptrdiff_t>(at),
-          g.begin() + static_cast<std::ptrdiff_t>(std::min(g.size(), at + kRunUnitMax)));
+  for (auto& g : run_groups_make(points)) {
+    std::vector<const RunPoint*> unit;
+    size_t bytes = 2;  // the request's brackets
+    for (const RunPoint* p : g) {
+      const size_t item = text_sizes(*p).second;
+      if (!unit.empty() && (unit.size() == kRunUnitMax || bytes + item > kForkServerRequestMax)) {
+        units.push_back(std::move(unit));
+        unit.clear();
+        bytes = 2;
+      }
+      unit.push_back(p);
+      bytes += item;
+    }
+    if (!unit.empty()) units.push_back(std::move(unit));
+  }
   return units;
 }
 

@@ -31,7 +31,9 @@
 namespace attn {
 
 constexpr size_t kLockstepGroupMax = 16;
-// At most this many points a unit (a group's request must fit the fork server's request size).
+// At most this many points a unit, and a unit's request (run_worker.h: run_request_encode)
+// at most kForkServerRequestMax bytes: a group of long settings (e.g. a λ grid of 20 000
+// values) is cut by size too.
 constexpr size_t kRunUnitMax = 256;
 
 // Whether a point would train in a lockstep group (fresh-sample gradient training, one rate).
@@ -46,8 +48,9 @@ std::vector<std::vector<const RunPoint*>> run_groups_make(
     const std::vector<const RunPoint*>& points);
 
 // What one worker runs at a time, in the order to start them: with `groups`, the groups of
-// run_groups_make cut into pieces of at most kRunUnitMax points; without (--no-groups), every
-// point alone, in the order given.
+// run_groups_make cut into pieces of at most kRunUnitMax points whose request fits
+// kForkServerRequestMax bytes; without (--no-groups), every point alone, in the order given.
+// UserError (before anything runs) if one point's text alone is larger than that.
 std::vector<std::vector<const RunPoint*>> run_units_make(const std::vector<const RunPoint*>& points,
                                                          bool groups);
 
