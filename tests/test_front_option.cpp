@@ -8,42 +8,17 @@
 #include <string>
 
 #include "core/front_option.h"
+#include "front_option_dashed.h"
 
 namespace attn {
 namespace {
 
-// A command-line table (as apps/main.cpp's) and a Python one (as python/src/module.cpp's).
-constexpr FrontOptionSpellings kCli = {
-    "--out",
-    "--force-new",
-    "--retry-failed",
-    "--jobs",
-    "--quick",
-    "--report-only",
-    "--set",
-    "--shard",
-    "--mpi",
-    "--heads",
-    "--head-size",
-    "--layout",
-    "--query-pattern",
-    "--key-pattern",
-    "--layers",
-    "--heatmap-layers",
-    "--heatmap-heads",
-    "--heatmap-block",
-    "--n",
-    "--first",
-};
-static_assert(front_option_spellings_complete(kCli));
+// A command-line-like table of options (tests/front_option_dashed.h: --force-new, --heads) and
+// a table of commands in the shape of apps/main.cpp's.
+const FrontOptionSpellings& kCli = test::front_option_dashed();
 constexpr FrontCommandSpellings kCliCommands = {
-    "attnlab run SPEC --out {}",
-    "attnlab run --mpi",
-    "mpirun -np K attnlab run ... --mpi",
-    "attnlab fit --save",
-    "attnlab fit MODEL --in DATA.npz --save FILE.safetensors",
-    "attnlab reproduce {}",
-    "attnlab reproduce {} --quick",
+    "cli run SPEC --out {}", "cli run --mpi",    "mpirun -np K cli run --mpi", "cli fit --save",
+    "cli fit M --save F",    "cli reproduce {}", "cli reproduce {} --quick",
 };
 static_assert(front_command_spellings_complete(kCliCommands));
 
@@ -90,9 +65,9 @@ TEST_F(FrontSpellings, AFrontEndsSpellingsReplaceTheLibrarysNames) {
   EXPECT_STREQ(front_option(FrontOption::kForceNew), "--force-new");
   EXPECT_STREQ(front_option(FrontOption::kShard), "--shard");
   EXPECT_STREQ(front_option(FrontOption::kHeatmapBlock), "--heatmap-block");
-  EXPECT_EQ(front_command(FrontCommand::kRunInto, "runs/x"), "attnlab run SPEC --out runs/x");
-  EXPECT_EQ(front_command(FrontCommand::kReproduceQuick, "demo"), "attnlab reproduce demo --quick");
-  EXPECT_EQ(front_command(FrontCommand::kFitSave), "attnlab fit --save");
+  EXPECT_EQ(front_command(FrontCommand::kRunInto, "runs/x"), "cli run SPEC --out runs/x");
+  EXPECT_EQ(front_command(FrontCommand::kReproduceQuick, "demo"), "cli reproduce demo --quick");
+  EXPECT_EQ(front_command(FrontCommand::kFitSave), "cli fit --save");
   front_option_spellings_set(front_option_library_names());
   front_command_spellings_set(front_command_library_names());
   EXPECT_STREQ(front_option(FrontOption::kForceNew), "force_new");
@@ -117,16 +92,16 @@ TEST(FrontOption, ATableWithAnOptionMissingIsRefused) {
   EXPECT_DEATH(front_option_spellings_set(short_by_one),
                "no spelling for option " + std::to_string(kFrontOptionCount - 1));
   // Aggregate initialisation leaves a forgotten last entry null: the same refusal.
-  constexpr FrontOptionSpellings forgotten = {"--out", "--force-new"};
+  constexpr FrontOptionSpellings forgotten = {"--out", "--force-new", "--retry-failed"};
   static_assert(!front_option_spellings_complete(forgotten));
 }
 
 TEST(FrontOption, ACommandTableWithAMissingOrMisplacedArgumentIsRefused) {
   FrontCommandSpellings no_arg = kCliCommands;
-  no_arg[static_cast<size_t>(FrontCommand::kRunInto)] = "attnlab run SPEC --out DIR";
+  no_arg[static_cast<size_t>(FrontCommand::kRunInto)] = "cli run SPEC --out DIR";
   EXPECT_FALSE(front_command_spellings_complete(no_arg));
   FrontCommandSpellings stray_arg = kCliCommands;
-  stray_arg[static_cast<size_t>(FrontCommand::kFitSave)] = "attnlab fit --save {}";
+  stray_arg[static_cast<size_t>(FrontCommand::kFitSave)] = "cli fit --save {}";
   EXPECT_FALSE(front_command_spellings_complete(stray_arg));
   FrontCommandSpellings missing = kCliCommands;
   missing[kFrontCommandCount - 1] = "";

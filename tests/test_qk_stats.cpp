@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "core/front_option.h"
 #include "core/rng.h"
+#include "front_option_dashed.h"
 #include "io/image_write.h"
 #include "io/safetensors.h"
 
@@ -32,21 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// For one test, the options spelled as the command line spells qk-stats' ("--" and the
-// library name with '-' for '_': --query-pattern), so messages read as the CLI prints them.
-struct CliOptionSpellings {
-  CliOptionSpellings() {
-    static std::array<std::string, kFrontOptionCount> text;
-    static FrontOptionSpellings table;
-    for (size_t k = 0; k < kFrontOptionCount; ++k) {
-      text[k] = "--" + std::string(front_option_library_names()[k]);
-      std::replace(text[k].begin(), text[k].end(), '_', '-');
-      table[k] = text[k].c_str();
-    }
-    front_option_spellings_set(table);
-  }
-  ~CliOptionSpellings() { front_option_spellings_set(front_option_library_names()); }
-};
 using Matrix = std::vector<double>;  // row-major
 
 Matrix gaussian(int64_t rows, int64_t cols, uint64_t seed, const char* stream, double sd = 1.0) {
@@ -385,7 +371,7 @@ TEST(QkStats, PatternMatching) {
 }
 
 TEST(QkStats, LayoutDetection) {
-  const CliOptionSpellings cli;
+  const test::DashedOptionSpellings cli;  // messages as the CLI words them
   auto names_bert = [](const std::string& prefix, int layers) {
     std::vector<std::string> n = {prefix + "embeddings.word_embeddings.weight"};
     for (int l = 0; l < layers; ++l) {
@@ -442,7 +428,7 @@ TEST(QkStats, LayoutDetection) {
 }
 
 TEST(QkStats, HeadCounts) {
-  const CliOptionSpellings cli;
+  const test::DashedOptionSpellings cli;  // messages as the CLI words them
   EXPECT_EQ(qk_heads_resolve(768, 12, 0, {}).head_size, 64);
   EXPECT_EQ(qk_heads_resolve(768, 0, 96, {}).heads, 8);
   EXPECT_EQ(qk_heads_resolve(768, 12, 64, {}).heads, 12);
