@@ -16,18 +16,49 @@
 
 namespace {
 
-// How library messages name the options (core/front_option.h): as typed on this command line.
+// How library messages name the options and commands (core/front_option.h): as typed on this
+// command line.
 constexpr attn::FrontOptionSpellings kCliSpellings = {
-    "--out",   "--force-new",   "--retry-failed", "--jobs",
-    "--quick", "--report-only", "--set",          "--shard",
+    "--out",
+    "--force-new",
+    "--retry-failed",
+    "--jobs",
+    "--quick",
+    "--report-only",
+    "--set",
+    "--shard",
+    "--mpi",
+    "--heads",
+    "--head-size",
+    "--layout",
+    "--query-pattern",
+    "--key-pattern",
+    "--layers",
+    "--heatmap-layers",
+    "--heatmap-heads",
+    "--heatmap-block",
+    "--n",
+    "--first",
 };
 static_assert(attn::front_option_spellings_complete(kCliSpellings),
               "a FrontOption has no command-line spelling");
+constexpr attn::FrontCommandSpellings kCliCommands = {
+    "attnlab run SPEC --out {}",
+    "attnlab run --mpi",
+    "mpirun -np K attnlab run ... --mpi",
+    "attnlab fit --save",
+    "attnlab fit MODEL --in DATA.npz --save FILE.safetensors",
+    "attnlab reproduce {}",
+    "attnlab reproduce {} --quick",
+};
+static_assert(attn::front_command_spellings_complete(kCliCommands),
+              "a FrontCommand has no command-line spelling, or its {} does not fit");
 
 }  // namespace
 
 int main(int argc, char** argv) {
   attn::front_option_spellings_set(kCliSpellings);
+  attn::front_command_spellings_set(kCliCommands);
   CLI::App app{
       "attnlab: a fast laboratory for the representational theory of attention.\n"
       "Tasks and models of Fu et al. (2023) and Sanford et al. (2023).",

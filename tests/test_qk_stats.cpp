@@ -22,7 +22,9 @@
 #include "analysis/qk_stats.h"
 #include "cli_helpers.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/rng.h"
+#include "front_option_dashed.h"
 #include "io/image_write.h"
 #include "io/safetensors.h"
 
@@ -30,6 +32,7 @@ namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
+
 using Matrix = std::vector<double>;  // row-major
 
 Matrix gaussian(int64_t rows, int64_t cols, uint64_t seed, const char* stream, double sd = 1.0) {
@@ -368,6 +371,7 @@ TEST(QkStats, PatternMatching) {
 }
 
 TEST(QkStats, LayoutDetection) {
+  const test::DashedOptionSpellings cli;  // messages as the CLI words them
   auto names_bert = [](const std::string& prefix, int layers) {
     std::vector<std::string> n = {prefix + "embeddings.word_embeddings.weight"};
     for (int l = 0; l < layers; ++l) {
@@ -424,6 +428,7 @@ TEST(QkStats, LayoutDetection) {
 }
 
 TEST(QkStats, HeadCounts) {
+  const test::DashedOptionSpellings cli;  // messages as the CLI words them
   EXPECT_EQ(qk_heads_resolve(768, 12, 0, {}).head_size, 64);
   EXPECT_EQ(qk_heads_resolve(768, 0, 96, {}).heads, 8);
   EXPECT_EQ(qk_heads_resolve(768, 12, 64, {}).heads, 12);
@@ -448,6 +453,10 @@ TEST(QkStats, HeadCounts) {
   EXPECT_NE(error_of(768, 0, 0, {{"num_attention_heads", "twelve"}}).find("not a head count"),
             std::string::npos);
   EXPECT_NE(error_of(768, -1, 0, {}).find("at least 1"), std::string::npos);
+  EXPECT_EQ(qk_heads_resolve(768, 0, 96, {}).source, "--head-size");  // qk_stats.json's
+  front_option_spellings_set(front_option_library_names());  // C++ callers: the field names
+  EXPECT_EQ(error_of(768, -1, 0, {}).rfind("heads -1 must be at least 1", 0), 0u);
+  EXPECT_EQ(qk_heads_resolve(768, 0, 96, {}).source, "head_size");
 }
 
 TEST(QkStats, ListParse) {

@@ -14,6 +14,7 @@
 #include "bindings.h"
 #include "core/child_process.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/threads.h"
@@ -130,8 +131,8 @@ std::string reproduce(const std::string& name, const std::string& out, bool quic
 py::dict load_runs(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "results.sqlite").string();
   if (!std::filesystem::exists(path))
-    throw attn::IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir +
-                        "` first");
+    throw attn::IoError(dir + ": no results.sqlite here; run `" +
+                        attn::front_command(attn::FrontCommand::kRunInto, dir) + "` first");
   std::vector<attn::StoredRun> runs;
   std::string swept, experiment, spec_path;
   {
@@ -189,7 +190,7 @@ void register_run(py::module_& m) {
       py::arg("spec"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("overrides"),
       py::arg("force_new"), py::arg("retry_failed"), py::arg("progress"), py::arg("threads"),
       py::arg("groups"), py::arg("on_warning"), py::arg("on_progress"),
-      "attnlab run SPEC --out DIR in a child process; returns the summary.");
+      "Runs a spec into `out` in a child process (attnlab.run); returns the summary.");
   m.def(
       "reproduce",
       [](const std::string& name, const std::string& out, bool quick, int jobs, bool force_new,
@@ -201,7 +202,8 @@ void register_run(py::module_& m) {
       py::arg("name"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("force_new"),
       py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("run_groups"),
       py::arg("on_warning"), py::arg("on_progress"), py::arg("on_line"),
-      "attnlab reproduce NAME in a child process; returns the result as JSON text.");
+      "Reproduces the group `name` in a child process (attnlab.reproduce); returns the result "
+      "as JSON text.");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
 }
 

@@ -15,19 +15,51 @@
 
 namespace {
 
-// How library messages name the options (core/front_option.h): as keyword arguments of
-// attnlab.run / attnlab.reproduce (python/attnlab/_experiments.py).
+// How library messages name the options and commands (core/front_option.h): as keyword
+// arguments and calls of the attnlab package (python/attnlab/_experiments.py, _analysis.py,
+// _tasks.py, _models.py). MPI runs exist only on the command line: those entries say so, or
+// name the shell command.
 constexpr attn::FrontOptionSpellings kPythonSpellings = {
-    "out=", "force_new=True", "retry_failed=True", "jobs=", "quick=True", "report_only=True",
-    "set=", "shard=",
+    "out=",
+    "force_new=True",
+    "retry_failed=True",
+    "jobs=",
+    "quick=True",
+    "report_only=True",
+    "set=",
+    "shard=",
+    "mpi (attnlab run --mpi; not available from Python)",
+    "heads=",
+    "head_size=",
+    "layout=",
+    "query_pattern=",
+    "key_pattern=",
+    "layers=",
+    "heatmap_layers=",
+    "heatmap_heads=",
+    "heatmap_block=",
+    "n=",
+    "first=",
 };
 static_assert(attn::front_option_spellings_complete(kPythonSpellings),
               "a FrontOption has no Python spelling");
+constexpr attn::FrontCommandSpellings kPythonCommands = {
+    "attnlab.run(SPEC, out='{}')",
+    "attnlab run --mpi",                   // the shell command: not available from Python
+    "mpirun -np K attnlab run ... --mpi",  // the same
+    "Model.save(path)",
+    "attnlab.model(NAME).fit(X, Y).save(PATH)",
+    "attnlab.reproduce('{}')",
+    "attnlab.reproduce('{}', quick=True)",
+};
+static_assert(attn::front_command_spellings_complete(kPythonCommands),
+              "a FrontCommand has no Python spelling, or its {} does not fit");
 
 }  // namespace
 
 PYBIND11_MODULE(_attnlab, m) {
   attn::front_option_spellings_set(kPythonSpellings);
+  attn::front_command_spellings_set(kPythonCommands);
   m.doc() = "attnlab's C++ core (use the attnlab package, not this module)";
   m.attr("__version__") = attn::kVersion;
   m.attr("git_commit") = attn::kGitCommit;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/front_option.h"
 
 namespace attn {
 namespace {
@@ -15,6 +16,14 @@ constexpr const char* kBertQuery = "encoder.layer.{l}.attention.self.query.weigh
 constexpr const char* kBertKey = "encoder.layer.{l}.attention.self.key.weight";
 constexpr const char* kGpt2Fused = "h.{l}.attn.c_attn.weight";
 constexpr const char* kLayerMark = "{l}";
+
+// How the front end spells an option, alone or set to a value (core/front_option.h).
+std::string opt(FrontOption option) { return front_option(option); }
+std::string opt(FrontOption option, const std::string& value) {
+  return front_option_with(option, value);
+}
+const FrontOption kQp = FrontOption::kQueryPattern, kKp = FrontOption::kKeyPattern;
+const FrontOption kLayoutOpt = FrontOption::kLayout, kHeadsOpt = FrontOption::kHeads;
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -84,10 +93,10 @@ QkLayout layout_build(const std::string& name, QkLayoutKind kind, const std::str
   std::set<std::string> prefixes = q.prefixes;
   prefixes.insert(k.prefixes.begin(), k.prefixes.end());
   if (q.names.empty() && k.names.empty()) return layout;
-  ATTN_CHECK(prefixes.size() == 1,
-             label + ": the " + name + " pattern '" + qp +
-                 "' matches tensors under several prefixes (" + join_prefixes(prefixes) +
-                 "); put the prefix you want in --query-pattern/--key-pattern");
+  ATTN_CHECK(prefixes.size() == 1, label + ": the " + name + " pattern '" + qp +
+                                       "' matches tensors under several prefixes (" +
+                                       join_prefixes(prefixes) + "); put the prefix you want in " +
+                                       opt(kQp) + "/" + opt(kKp));
   layout.prefix = *prefixes.begin();
   for (const auto& [layer, qname] : q.names) {
     const auto it = k.names.find(layer);
@@ -113,8 +122,8 @@ int64_t metadata_int(const std::string& key, const std::string& text) {
     used = 0;
   }
   ATTN_CHECK(used == text.size() && v >= 1 && v <= (1 << 20),
-             "__metadata__." + key + " = '" + text.substr(0, 40) +
-                 "' is not a head count; give --heads H to override it");
+             "__metadata__." + key + " = '" + text.substr(0, 40) + "' is not a head count; give " +
+                 opt(kHeadsOpt, "H") + " to override it");
   return v;
 }
 
@@ -149,53 +158,54 @@ QkLayout qk_layout_detect(const std::vector<std::string>& names, const QkLayoutO
   std::string layout = o.layout;
   if (layout == "auto" && patterns) layout = "custom";
   ATTN_CHECK(layout == "auto" || layout == "bert" || layout == "gpt2" || layout == "custom",
-             "--layout " + layout + " is not one of auto, bert, gpt2, custom");
+             opt(kLayoutOpt, layout) + " is not one of auto, bert, gpt2, custom");
   if (layout == "gpt2") {
     ATTN_CHECK(o.key_pattern.empty(),
-               "--key-pattern: the gpt2 layout fuses q, k, v into one tensor; "
-               "give only --query-pattern (the fused weight's name)");
-    if (!o.query_pattern.empty()) pattern_check(o.query_pattern, "--query-pattern");
+               opt(kKp) + ": the gpt2 layout fuses q, k, v into one tensor; give only " + opt(kQp) +
+                   " (the fused weight's name)");
+    if (!o.query_pattern.empty()) pattern_check(o.query_pattern, opt(kQp));
     const std::string qp = o.query_pattern.empty() ? kGpt2Fused : o.query_pattern;
     QkLayout l = layout_build("gpt2", QkLayoutKind::FusedConv1D, qp, "", names, label);
     ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches the gpt2 pattern '" + qp +
                                       "'; tensors include " + name_sample(names) +
-                                      "; choose another --layout or give --query-pattern");
+                                      "; choose another " + opt(kLayoutOpt) + " or give " +
+                                      opt(kQp));
     return l;
   }
   if (layout == "custom" || patterns) {
-    ATTN_CHECK(
-        !o.query_pattern.empty() && !o.key_pattern.empty(),
-        "--layout " + layout +
-            " with custom names needs both --query-pattern and --key-pattern, "
-            "e.g. --query-pattern 'layers.{l}.q.weight' --key-pattern 'layers.{l}.k.weight'");
-    pattern_check(o.query_pattern, "--query-pattern");
-    pattern_check(o.key_pattern, "--key-pattern");
+    ATTN_CHECK(!o.query_pattern.empty() && !o.key_pattern.empty(),
+               opt(kLayoutOpt, layout) + " with custom names needs both " + opt(kQp) + " and " +
+                   opt(kKp) + ", e.g. " + opt(kQp, "'layers.{l}.q.weight'") + " " +
+                   opt(kKp, "'layers.{l}.k.weight'"));
+    pattern_check(o.query_pattern, opt(kQp));
+    pattern_check(o.key_pattern, opt(kKp));
     ATTN_CHECK(o.query_pattern != o.key_pattern,
-               "--query-pattern and --key-pattern are the same; for a fused q/k/v weight use "
-               "--layout gpt2");
+               opt(kQp) + " and " + opt(kKp) + " are the same; for a fused q/k/v weight use " +
+                   opt(kLayoutOpt, "gpt2"));
     QkLayout l = layout_build(layout == "bert" ? "bert" : "custom", QkLayoutKind::Separate,
                               o.query_pattern, o.key_pattern, names, label);
-    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches --query-pattern '" +
+    ATTN_CHECK(!l.layers.empty(), label + ": no tensor matches " + opt(kQp) + " '" +
                                       o.query_pattern + "'; tensors include " + name_sample(names));
     return l;
   }
   QkLayout bert = layout_build("bert", QkLayoutKind::Separate, kBertQuery, kBertKey, names, label);
   if (layout == "bert") {
-    ATTN_CHECK(!bert.layers.empty(),
-               label + ": no tensor matches the bert pattern '" + std::string(kBertQuery) +
-                   "'; tensors include " + name_sample(names) +
-                   "; choose another --layout or give --query-pattern/--key-pattern");
+    ATTN_CHECK(!bert.layers.empty(), label + ": no tensor matches the bert pattern '" +
+                                         std::string(kBertQuery) + "'; tensors include " +
+                                         name_sample(names) + "; choose another " +
+                                         opt(kLayoutOpt) + " or give " + opt(kQp) + "/" + opt(kKp));
     return bert;
   }
   QkLayout gpt2 = layout_build("gpt2", QkLayoutKind::FusedConv1D, kGpt2Fused, "", names, label);
-  ATTN_CHECK(bert.layers.empty() || gpt2.layers.empty(),
-             label + ": both the bert and the gpt2 layouts match; choose one with --layout");
+  ATTN_CHECK(
+      bert.layers.empty() || gpt2.layers.empty(),
+      label + ": both the bert and the gpt2 layouts match; choose one with " + opt(kLayoutOpt));
   if (!bert.layers.empty()) return bert;
   if (!gpt2.layers.empty()) return gpt2;
   throw UserError(label + ": no query/key weights found (tried bert '" + std::string(kBertQuery) +
                   "' and gpt2 '" + kGpt2Fused + "'); tensors include " + name_sample(names) + " (" +
-                  std::to_string(names.size()) +
-                  " in all); give --layout, or --query-pattern and --key-pattern");
+                  std::to_string(names.size()) + " in all); give " + opt(kLayoutOpt) + ", or " +
+                  opt(kQp) + " and " + opt(kKp));
 }
 
 QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
@@ -209,7 +219,8 @@ QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
                where + e->name + " has dtype " + e->dtype_name +
                    "; only F64, F32, F16 and BF16 weights can be analysed");
     ATTN_CHECK(e->shape.size() == 2 && e->shape[0] >= 1 && e->shape[1] >= 1,
-               where + e->name + " is not a 2-D weight matrix; check --layout or the patterns");
+               where + e->name + " is not a 2-D weight matrix; check " + opt(kLayoutOpt) +
+                   " or the patterns");
   }
   if (layout.kind == QkLayoutKind::FusedConv1D) {
     const int64_t D = q->shape[0];
@@ -225,33 +236,37 @@ QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
 
 QkHeads qk_heads_resolve(int64_t out, int64_t heads, int64_t head_size,
                          const std::map<std::string, std::string>& metadata) {
-  ATTN_CHECK(heads >= 0, "--heads " + std::to_string(heads) + " must be at least 1");
-  ATTN_CHECK(head_size >= 0, "--head-size " + std::to_string(head_size) + " must be at least 1");
+  const std::string heads_text = opt(kHeadsOpt, std::to_string(heads));
+  const std::string size_text = opt(FrontOption::kHeadSize, std::to_string(head_size));
+  ATTN_CHECK(heads >= 0, heads_text + " must be at least 1");
+  ATTN_CHECK(head_size >= 0, size_text + " must be at least 1");
   const std::string dims = "the query weight has " + std::to_string(out) + " output rows";
   if (heads > 0) {
-    ATTN_CHECK(out % heads == 0, "--heads " + std::to_string(heads) + " does not divide " + dims +
+    ATTN_CHECK(out % heads == 0, heads_text + " does not divide " + dims +
                                      "; give a head count that divides " + std::to_string(out));
     ATTN_CHECK(head_size == 0 || heads * head_size == out,
-               "--heads " + std::to_string(heads) + " × --head-size " + std::to_string(head_size) +
-                   " is not " + std::to_string(out) + " (" + dims + "); give only one of them");
-    return {heads, out / heads, "--heads"};
+               heads_text + " × " + size_text + " is not " + std::to_string(out) + " (" + dims +
+                   "); give only one of them");
+    return {heads, out / heads, opt(kHeadsOpt)};
   }
   if (head_size > 0) {
-    ATTN_CHECK(out % head_size == 0,
-               "--head-size " + std::to_string(head_size) + " does not divide " + dims);
-    return {out / head_size, head_size, "--head-size"};
+    ATTN_CHECK(out % head_size == 0, size_text + " does not divide " + dims);
+    return {out / head_size, head_size, opt(FrontOption::kHeadSize)};
   }
   for (const char* key : {"num_attention_heads", "n_head", "num_heads"}) {
     const auto it = metadata.find(key);
     if (it == metadata.end()) continue;
     const int64_t h = metadata_int(key, it->second);
     ATTN_CHECK(out % h == 0, "__metadata__." + std::string(key) + " = " + it->second +
-                                 " does not divide " + dims + "; give --heads H to override it");
+                                 " does not divide " + dims + "; give " + opt(kHeadsOpt, "H") +
+                                 " to override it");
     return {h, out / h, "__metadata__." + std::string(key)};
   }
   throw UserError("the head count cannot be read from the weights alone (" + dims +
                   ", e.g. 768 is 12 heads of 64 or 8 of 96) and the file's metadata does not say; "
-                  "give --heads H (BERT-base and GPT-2 small: --heads 12) or --head-size S");
+                  "give " +
+                  opt(kHeadsOpt, "H") + " (BERT-base and GPT-2 small: " + opt(kHeadsOpt, "12") +
+                  ") or " + opt(FrontOption::kHeadSize, "S"));
 }
 
 QkLayerWeights qk_layer_load(const SafetensorsFile& file, const QkLayout& layout,

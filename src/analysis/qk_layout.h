@@ -6,7 +6,7 @@
 //          encoder.layer.{l}.attention.self.query.weight / ...key.weight
 // - gpt2   one fused Conv1D weight stored (in, out) = (D, 3D), [q k v] = h W + b:
 //          h.{l}.attn.c_attn.weight; q and k are the column blocks [0, D) and [D, 2D)
-// - custom separate (out, in) weights named by --query-pattern / --key-pattern
+// - custom separate (out, in) weights named by the query and key patterns (options)
 // A pattern holds "{l}" once (the layer number) and matches a whole name or a suffix of
 // it that starts after a '.', so "encoder.layer.{l}..." also finds "bert.encoder.layer.3...".
 // Tensors matching under two different prefixes are refused as ambiguous.
@@ -52,9 +52,9 @@ bool qk_pattern_match(const std::string& pattern, const std::string& name, int64
                       std::string* prefix);
 
 // Finds the layers among a file's tensor names. UserError (starting with `label`, the
-// file) when nothing matches (naming a few tensors and suggesting --layout /
-// --query-pattern), when auto finds two layouts, when a layer has a query but no key (or
-// the reverse), on ambiguous prefixes, or on a bad pattern.
+// file) when nothing matches (naming a few tensors and suggesting the layout and pattern
+// options, as front_option spells them), when auto finds two layouts, when a layer has a
+// query but no key (or the reverse), on ambiguous prefixes, or on a bad pattern.
 QkLayout qk_layout_detect(const std::vector<std::string>& names, const QkLayoutOptions& options,
                           const std::string& label);
 
@@ -71,7 +71,9 @@ QkLayerShape qk_layer_shape(const SafetensorsFile& file, const QkLayout& layout,
 // says the weights alone cannot tell (D = 768 is 12 × 64 or 8 × 96 ...).
 struct QkHeads {
   int64_t heads = 0, head_size = 0;
-  std::string source;  // "--heads", "--head-size", "__metadata__.n_head", ...
+  // What gave them: the front end's spelling of the option (front_option(FrontOption::kHeads):
+  // --heads on the command line, heads= in Python), or "__metadata__.n_head", ...
+  std::string source;
 };
 QkHeads qk_heads_resolve(int64_t out, int64_t heads, int64_t head_size,
                          const std::map<std::string, std::string>& metadata);

@@ -12,6 +12,7 @@
 
 #include "analysis/qk_layout.h"
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/memory.h"
 #include "core/progress.h"
 #include "core/threads.h"
@@ -31,13 +32,13 @@ std::string list_text(const std::vector<int64_t>& v) {
   return s;
 }
 
-// --out DIR must be (or be creatable as) a writable directory.
+// The output directory (--out DIR, out=DIR) must be (or be creatable as) a writable directory.
 void out_dir_check(const std::string& dir) {
   std::error_code ec;
   const fs::path p(dir);
   if (fs::exists(p, ec)) {
-    ATTN_CHECK(fs::is_directory(p, ec),
-               "--out " + dir + " exists and is not a directory; choose another path");
+    ATTN_CHECK(fs::is_directory(p, ec), front_option_with(FrontOption::kOut, dir) +
+                                            " exists and is not a directory; choose another path");
     output_path_check((p / "qk_stats.json").string(), 1 << 20);
     return;
   }
@@ -45,7 +46,7 @@ void out_dir_check(const std::string& dir) {
   while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
   if (parent.empty()) parent = ".";
   ATTN_CHECK(fs::is_directory(parent, ec) && ::access(parent.c_str(), W_OK | X_OK) == 0,
-             "--out " + dir + ": cannot create it, " + parent.string() +
+             front_option_with(FrontOption::kOut, dir) + ": cannot create it, " + parent.string() +
                  " is not a writable directory; choose another output directory");
 }
 
@@ -54,7 +55,7 @@ void dir_create(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec)
     throw IoError("cannot create directory " + dir.string() + ": " + ec.message() +
-                  "; choose another --out");
+                  "; choose another " + front_option(FrontOption::kOut));
 }
 
 void heatmaps_write(const fs::path& dir, const std::string& file, const QkLayerResult& r) {
@@ -81,25 +82,28 @@ void heatmaps_write(const fs::path& dir, const std::string& file, const QkLayerR
 
 QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   ATTN_CHECK(o.heatmap_block >= 1 && o.heatmap_block <= 4096,
-             "--heatmap-block " + std::to_string(o.heatmap_block) + " must be between 1 and 4096");
+             front_option_with(FrontOption::kHeatmapBlock, std::to_string(o.heatmap_block)) +
+                 " must be between 1 and 4096");
   const bool heatmap_asked = !o.heatmap_layers.empty();
   ATTN_CHECK(!heatmap_asked || !o.out.empty(),
-             "--heatmap-layers needs --out DIR to write the heat maps into");
+             std::string(front_option(FrontOption::kHeatmapLayers)) + " needs " +
+                 front_option_with(FrontOption::kOut, "DIR") + " to write the heat maps into");
 
   SafetensorsFile file(o.file);
   std::vector<std::string> names;
   for (const auto& e : file.entries()) names.push_back(e.name);
   QkLayout layout = qk_layout_detect(names, {o.layout, o.query_pattern, o.key_pattern}, o.file);
 
-  // Layers: all found, or --layers.
+  // Layers: all found, or the ones asked for.
   std::vector<int64_t> found;
   for (const auto& l : layout.layers) found.push_back(l.layer);
   if (!o.layers.empty()) {
-    const std::vector<int64_t> want = qk_list_parse(o.layers, "--layers");
+    const std::string layers_opt = front_option(FrontOption::kLayers);
+    const std::vector<int64_t> want = qk_list_parse(o.layers, layers_opt);
     std::vector<QkLayerSource> kept;
     for (int64_t l : want) {
       const auto it = std::find(found.begin(), found.end(), l);
-      ATTN_CHECK(it != found.end(), "--layers: layer " + std::to_string(l) + " is not in " +
+      ATTN_CHECK(it != found.end(), layers_opt + ": layer " + std::to_string(l) + " is not in " +
                                         o.file + " (its layers: " + list_text(found) + ")");
       kept.push_back(layout.layers[static_cast<size_t>(it - found.begin())]);
     }
@@ -115,8 +119,8 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
     ATTN_CHECK(s.out == shape.out && s.in == shape.in,
                o.file + ": layer " + std::to_string(src.layer) +
                    " has a different shape from layer " +
-                   std::to_string(layout.layers.front().layer) +
-                   "; analyse them separately with --layers");
+                   std::to_string(layout.layers.front().layer) + "; analyse them separately with " +
+                   front_option(FrontOption::kLayers));
   }
   ATTN_CHECK(shape.in >= 2, o.file + ": the model dimension D = " + std::to_string(shape.in) +
                                 " is too small; the statistics need D >= 2");
@@ -126,17 +130,19 @@ QkStatsResult qk_stats_run(const QkStatsOptions& o) {
   QkAnalyzeOptions analyze{heads.heads, o.seed, 0, {}};
   std::vector<int64_t> heat_layers;
   if (!o.out.empty()) {
-    heat_layers = heatmap_asked ? qk_list_parse(o.heatmap_layers, "--heatmap-layers") : selected;
+    const std::string layers_opt = front_option(FrontOption::kHeatmapLayers);
+    const std::string heads_opt = front_option(FrontOption::kHeatmapHeads);
+    heat_layers = heatmap_asked ? qk_list_parse(o.heatmap_layers, layers_opt) : selected;
     for (int64_t l : heat_layers) {
       ATTN_CHECK(std::find(selected.begin(), selected.end(), l) != selected.end(),
-                 "--heatmap-layers: layer " + std::to_string(l) +
+                 layers_opt + ": layer " + std::to_string(l) +
                      " is not analysed (layers: " + list_text(selected) + ")");
     }
-    analyze.block_heads = qk_list_parse(o.heatmap_heads, "--heatmap-heads");
+    analyze.block_heads = qk_list_parse(o.heatmap_heads, heads_opt);
     for (int64_t h : analyze.block_heads) {
-      ATTN_CHECK(h < heads.heads, "--heatmap-heads: head " + std::to_string(h) +
-                                      " does not exist (" + std::to_string(heads.heads) +
-                                      " heads: 0-" + std::to_string(heads.heads - 1) + ")");
+      ATTN_CHECK(h < heads.heads, heads_opt + ": head " + std::to_string(h) + " does not exist (" +
+                                      std::to_string(heads.heads) + " heads: 0-" +
+                                      std::to_string(heads.heads - 1) + ")");
     }
     out_dir_check(o.out);
   }

@@ -3,7 +3,7 @@
 // the statistics of every layer and head next to the null model (qk_stats.h), and with
 // `out` write OUT/qk_stats.csv, OUT/qk_stats.json and OUT/heatmaps/*.png|svg (top-left
 // blocks of A_l and A_{l,h}). Everything is validated before any work; on a user error
-// (UserError naming the option, e.g. "--layers") nothing is written.
+// (UserError naming the option, front_option(FrontOption::kLayers)) nothing is written.
 #pragma once
 
 #include <cstdint>

@@ -45,7 +45,7 @@ uint64_t memory_malloc_free_bytes();
 
 // Throws UserError naming `what` if `bytes` exceeds 90% of the available memory (of
 // `budget`; the first form reads this machine's). `hint` says how to shrink the request
-// (e.g. "lower --n or write in shards").
+// (e.g. lower the sample count, front_option(FrontOption::kN), or write in shards).
 void memory_check(uint64_t bytes, const std::string& what, const std::string& hint);
 void memory_check(uint64_t bytes, const std::string& what, const std::string& hint,
                   const MemoryBudget& budget);

@@ -106,10 +106,10 @@ class Params {
   std::vector<ParamValue> values_;
 };
 
-// One override item "section.KEY=VALUE" (`--set`), split at the first '=' and the first
+// One spec override item "section.KEY=VALUE", split at the first '=' and the first
 // '.' before it; section is "" when the key has no dot. UserError "SET 'ITEM' must look
 // like FORM" when there is no '=', or the section or key is empty (SET:
-// front_option(FrontOption::kSet), "--set" on the command line).
+// front_option(FrontOption::kSet): --set on the command line, set= in Python).
 struct ParamItem {
   std::string section, key, value;
 };

@@ -226,8 +226,10 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   for (const RunPoint* p : e->pending)
     if (!mpi && run_point_is_distributed(*p)) {
-      log_warn("attnlab: train.distributed = true needs `mpirun -np K attnlab run "
-                           "... --mpi` with K >= 2; fitting each run in one process\n");
+      log_warn(
+          "attnlab: train.distributed = true needs `%s` with K >= 2; fitting each run in one "
+          "process\n",
+          front_command(FrontCommand::kRunMpiStart).c_str());
       break;
     }
   return e;
@@ -307,7 +309,8 @@ std::string experiment_interrupted_note(int64_t interrupted) {
 
 void experiment_export(const std::string& dir) {
   if (!fs::exists(store_path(dir)))
-    throw IoError(dir + ": no results.sqlite here; run `attnlab run SPEC --out " + dir + "` first");
+    throw IoError(dir + ": no results.sqlite here; run `" +
+                  front_command(FrontCommand::kRunInto, dir) + "` first");
   ResultsStore store(store_path(dir), StoreAccess::kRead);
   export_plan_csv(store, dir);
   const std::string spec_json = store.meta("spec_json");

@@ -195,8 +195,10 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
     };
   }
   sweep_execute_parts(parts, SweepOptions{o.jobs, o.progress, server.get(), o.groups});
-  report_write(result.out, "attnlab reproduce " + o.name + (o.quick ? " --quick" : ""),
-               result.sections);
+  report_write(
+      result.out,
+      front_command(o.quick ? FrontCommand::kReproduceQuick : FrontCommand::kReproduce, o.name),
+      result.sections);
   result.counts = report_counts(result.sections);
   result.exit_code = report_exit_code(result.counts);
   atomic_file_write((fs::path(result.out) / "reproduce.json").string(),

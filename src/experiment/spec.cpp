@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/params_json.h"
 #include "core/suggest.h"
 #include "experiment/plan.h"
@@ -97,22 +98,25 @@ std::vector<std::string> key_spellings(const std::string& section, const std::st
 }
 
 void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
-  const ParamItem item = param_item_parse(text, "section.key=value, e.g. --set task.N=16");
+  const std::string set = front_option_with(FrontOption::kSet, text);  // --set ITEM
+  const ParamItem item = param_item_parse(
+      text, "section.key=value, e.g. " + front_option_with(FrontOption::kSet, "task.N=16"));
   if (item.section.empty())
-    throw UserError("--set " + text + ": name a section and a key, e.g. task.N=16 or train.n=512");
+    throw UserError(set + ": name a section and a key, e.g. task.N=16 or train.n=512");
   const std::string& section = item.section;
   const std::string key = section + "." + item.key;
-  const SpecTree value = spec_tree_parse_value(item.value, "--set " + key);
+  const SpecTree value =
+      spec_tree_parse_value(item.value, front_option_with(FrontOption::kSet, key));
   const std::vector<std::string> settable = spec_section_names(false, true);
   if (!listed(settable, section))
-    throw UserError("--set " + text + ": '" + section + "' cannot be set from the command line" +
+    throw UserError(set + ": '" + section + "' cannot be set from the command line" +
                     did_you_mean(section, settable));
   const std::string& rest = item.key;
   SpecTree& sec = root.at(section);
   if (section == "sweep") {
     if (value.kind != Kind::Array)
-      throw UserError("--set " + text +
-                      ": a sweep axis is a list, e.g. --set 'sweep.task.N=[2, 8]'");
+      throw UserError(set + ": a sweep axis is a list, e.g. " +
+                      front_option_with(FrontOption::kSet, "'sweep.task.N=[2, 8]'"));
     if (SpecTree* e = sec.find(rest))
       *e = value;
     else
@@ -125,9 +129,10 @@ void override_apply(const Loader& L, SpecTree& root, const std::string& text) {
     if (const SpecTree* zip = sweep->find("zip"))
       for (const auto& group : zip->items)
         if (group.find(key))
-          throw UserError("--set " + text + ": " + key +
+          throw UserError(set + ": " + key +
                           " varies together with other keys in a [[sweep.zip]] group; "
-                          "override the group with --set, or edit the spec");
+                          "override the group with " +
+                          front_option(FrontOption::kSet) + ", or edit the spec");
   }
   // A plain section.key override wins over [section.<name>] tables too, in either spelling
   // of a renamed key.

@@ -31,8 +31,8 @@ std::string shape_json(const TaskShape& s) {
 // A metadata value; UserError if absent.
 const std::string& meta_get(const std::map<std::string, std::string>& md, const std::string& key) {
   const auto it = md.find(key);
-  ATTN_CHECK(it != md.end(), "__metadata__ has no '" + key +
-                                 "'; this is not a model saved by `attnlab fit --save`");
+  ATTN_CHECK(it != md.end(), "__metadata__ has no '" + key + "'; this is not a model saved by `" +
+                                 front_command(FrontCommand::kFitSave) + "`");
   return it->second;
 }
 
@@ -150,7 +150,8 @@ LoadedModel model_load(const std::string& path) {
     const auto& md = file.metadata();
     ATTN_CHECK(md.count("format") && md.at("format") == kFormat,
                "not an attnlab model (its __metadata__ has no format = \"attnlab.model\"); save "
-               "one with `attnlab fit MODEL --in DATA.npz --save FILE.safetensors`");
+               "one with `" +
+                   front_command(FrontCommand::kFitSaveExample) + "`");
     ATTN_CHECK(meta_get(md, "format_version") == kFormatVersion,
                "format_version " + md.at("format_version") + " is not supported (this attnlab "
                "reads version " + kFormatVersion + "); refit the model with this attnlab");

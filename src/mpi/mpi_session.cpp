@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/front_option.h"
 
 #ifdef ATTNLAB_HAVE_MPI
 #include <mpi.h>
@@ -46,9 +47,10 @@ void mpi_abort(const std::string& message) {
 bool mpi_built() { return false; }
 
 MpiSession::MpiSession() {
-  throw UserError(
-      "--mpi: this attnlab was built without MPI; install libopenmpi-dev and openmpi-bin "
-      "(scripts/install-deps) and rebuild, or run without --mpi");
+  throw UserError(std::string(front_option(FrontOption::kMpi)) +
+                  ": this attnlab was built without MPI; install libopenmpi-dev and openmpi-bin "
+                  "(scripts/install-deps) and rebuild, or run without " +
+                  front_option(FrontOption::kMpi));
 }
 
 MpiSession::~MpiSession() = default;

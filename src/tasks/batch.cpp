@@ -2,6 +2,7 @@
 #include "tasks/batch.h"
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/memory.h"
 
 namespace attn {
@@ -46,10 +47,12 @@ bool batch_bytes(const TaskShape& shape, int64_t n, uint64_t* bytes) {
 Batch batch_alloc(const TaskShape& shape, int64_t n) {
   ATTN_ASSERT(n >= 0);
   uint64_t bytes = 0;
+  const std::string lower_n = std::string("lower ") + front_option(FrontOption::kN);
   ATTN_CHECK(batch_bytes(shape, n, &bytes), "a dataset of n = " + std::to_string(n) +
-                                                " samples is too large to address; lower --n");
-  memory_check(bytes, "a dataset of n = " + std::to_string(n) + " samples",
-               "lower --n or generate it in several parts (--first)");
+                                                " samples is too large to address; " + lower_n);
+  memory_check(
+      bytes, "a dataset of n = " + std::to_string(n) + " samples",
+      lower_n + " or generate it in several parts (" + front_option(FrontOption::kFirst) + ")");
   Batch b;
   b.n = n;
   b.shape = shape;

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/front_option.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "train/metrics.h"
@@ -185,8 +186,9 @@ namespace {
 // An execution setting: equal results to rounding, so not part of the run id.
 ParamSpec ridge_distributed_param() {
   ParamSpec p = param_bool("distributed", false,
-                           "under `attnlab run --mpi`: spread the training samples over the MPI "
-                           "ranks, sum the Gram/kernel blocks, solve once (docs/cluster.md)");
+                           "under `" + front_command(FrontCommand::kRunMpi) +
+                               "`: spread the training samples over the MPI ranks, sum the "
+                               "Gram/kernel blocks, solve once (docs/cluster.md)");
   p.execution_only = true;
   return p;
 }

@@ -79,8 +79,8 @@ def test_run_errors_equal_cli(run_cli, tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(OSError):
         attnlab.run(DEMO, out=tmp_path / "file")
-    with pytest.raises(OSError, match="no results.sqlite here"):
-        attnlab.results(tmp_path / "empty")
+    with pytest.raises(OSError, match=r"no results.sqlite here; run `attnlab\.run\(SPEC, out="):
+        attnlab.results(tmp_path / "empty")  # the hint is a Python call (FrontCommand::kRunInto)
     with pytest.raises(ValueError, match="jobs"):
         attnlab.run(DEMO, out=tmp_path / "j", jobs=0)
     with pytest.raises(ValueError, match="no column"):

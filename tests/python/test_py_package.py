@@ -160,5 +160,5 @@ def test_qk_stats_equals_the_cli(run_cli, tmp_path):
     got = attnlab.qk_stats(path, seed=3)
     want = json.loads(run_cli("qk-stats", path, "--json", "--seed", "3").stdout)
     assert got == want and len(got["layers"]) == 2 and got["num_heads"] == 2
-    with pytest.raises(ValueError, match="--layers: layer 5 is not in"):
+    with pytest.raises(ValueError, match="^layers=: layer 5 is not in"):  # Python's keyword
         attnlab.qk_stats(path, layers="5")
