@@ -81,6 +81,14 @@ const char* kClaimAxis = "[sweep]\n\"train.n\" = [4, 8]\n";
 const char* kClaim = "[[claim]]\ntype = \"increasing\"\nmetric = \"test_mse\"\ntext = \"t\"\n";
 const char* kPlot = "[[plot]]\nname = \"p\"\nmetric = \"test_mse\"\nx = \"train.n\"\n";
 
+// DIR/s0: a finished run of kGoodSpec (a shard's output directory), its spec in DIR/s.toml.
+void stored_shard(const fs::path& d) {
+  file_write((d / "s.toml").string(), kGoodSpec);
+  ASSERT_EQ(
+      test::cli_run("run " + (d / "s.toml").string() + " -q -o " + (d / "s0").string()).exit_code,
+      0);
+}
+
 struct BadInput {
   std::string name;
   std::string args;      // after `attnlab`; {F} is the fixtures directory
@@ -309,6 +317,15 @@ std::vector<BadInput> bad_input_corpus() {
       {"plot_missing_dir", "plot nosuchdir", "nosuchdir"},
       {"merge_missing_shards", "merge out nosuch1 nosuch2", "nosuch1"},
       {"reproduce_unknown_group", "reproduce nosuchgroup -o out", "nosuchgroup"},
+      // Output paths that are files or one of the inputs (issue #34, item 5).
+      {"merge_out_is_a_file", "merge afile s0", "afile exists and is not a directory",
+       [](const fs::path& d) {
+         stored_shard(d);
+         file_write((d / "afile").string(), "x");
+       }},
+      {"merge_out_is_a_shard", "merge s0 s0", "s0 is also one of the shards", stored_shard},
+      {"reproduce_out_is_a_file", "reproduce demo --report-only --out afile",
+       "afile exists and is not a directory", text_file("afile", "x")},
   };
 }
 

@@ -169,12 +169,7 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
   ATTN_CHECK(!rq.out_dir.empty(), std::string("the output directory (") +
                                       front_option(FrontOption::kOut) +
                                       ") is required: the directory for results.sqlite");
-  if (fs::exists(rq.out_dir) && !fs::is_directory(rq.out_dir))
-    throw IoError(rq.out_dir + " exists and is not a directory; choose another output directory (" +
-                  front_option(FrontOption::kOut) + ")");
-  std::error_code ec;
-  fs::create_directories(rq.out_dir, ec);
-  if (ec) throw IoError(rq.out_dir + ": cannot create the output directory (" + ec.message() + ")");
+  output_dir_make(rq.out_dir, front_option(FrontOption::kOut));
   // A runner holds DIR until experiment_close; --report-only only reads what is stored.
   if (!rq.run_nothing) {
     e->lock = std::make_unique<DirLock>(rq.out_dir);
@@ -294,6 +289,15 @@ void export_plan_csv(const ResultsStore& store, const std::string& dir) {
 
 }  // namespace
 
+void output_dir_make(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw IoError(dir + " exists and is not a directory; choose another output directory (" +
+                  option + ")");
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError(dir + ": cannot create the output directory (" + ec.message() + ")");
+}
+
 std::string experiment_stale_note(int64_t stale) {
   return std::to_string(stale) +
          " stored runs are not in the current plan (their settings differ from what the spec "
@@ -352,7 +356,12 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
                       front_option(FrontOption::kSet) + "); merge only shards of one spec");
     }
   }
-  fs::create_directories(out_dir);
+  for (const auto& dir : shard_dirs) {
+    std::error_code ec;
+    ATTN_CHECK(!fs::equivalent(dir, out_dir, ec),
+               "merge: " + out_dir + " is also one of the shards; merge into a new directory");
+  }
+  output_dir_make(out_dir, "OUT");
   const DirLock lock(out_dir);
   remove_leftovers(out_dir);
   ResultsStore out(store_path(out_dir));

@@ -91,6 +91,11 @@ std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* 
 // "N stored runs are not in the current plan (...); left out of ...": one wording for run,
 // export, plot, merge and reproduce.
 std::string experiment_stale_note(int64_t stale);
+
+// Creates output directory `dir` (and its parents) unless it is one already. IoError (a user
+// error, exit 2) naming `dir` when it is a file or cannot be created; `option` is how the
+// caller's front end names it (front_option(FrontOption::kOut), "OUT").
+void output_dir_make(const std::string& dir, const std::string& option);
 // "N runs were stopped from outside (a signal) and not stored; run the same command to run
 // them": one wording for run and reproduce.
 std::string experiment_interrupted_note(int64_t interrupted);

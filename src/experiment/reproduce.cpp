@@ -164,6 +164,7 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   ReproduceResult result;
   result.name = o.name;
   result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
+  output_dir_make(result.out, front_option(FrontOption::kOut));
   // The workers' fork server, started while this process is small (before any plan).
   const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start();
   // Every experiment is opened (validated, its directory locked) before any runs; then their
