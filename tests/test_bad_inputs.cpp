@@ -326,6 +326,19 @@ std::vector<BadInput> bad_input_corpus() {
       {"merge_out_is_a_shard", "merge s0 s0", "s0 is also one of the shards", stored_shard},
       {"reproduce_out_is_a_file", "reproduce demo --report-only --out afile",
        "afile exists and is not a directory", text_file("afile", "x")},
+      // Files of the output directory that are not attnlab's to replace (issue #34, item 7).
+      {"run_results_csv_is_a_directory", "run s.toml -o out",
+       "out/results.csv is a directory; attnlab writes that file there",
+       [&](const fs::path& d) {
+         spec_file("")(d);
+         fs::create_directories(d / "out" / "results.csv");
+       }},
+      {"reproduce_into_another_groups_report", "reproduce demo --report-only --out out",
+       "out holds the report of group fu2023; reproduce demo into another output directory",
+       [&](const fs::path& d) {
+         fs::create_directories(d / "out");
+         text_file("out/reproduce.json", R"({"name": "fu2023", "sections": []})")(d);
+       }},
   };
 }
 

@@ -137,16 +137,46 @@ TEST_F(StoreRobustness, RunnerRemovesTempFilesOfDeadProcesses) {
   const std::string d = std::to_string(dead), alive = std::to_string(getpid());
   const std::vector<std::string> leftovers = {
       "results.csv.tmp." + d, "series.csv.tmp." + d, "spec.json.tmp." + d,
-      "results.sqlite.tmp." + d, "results.sqlite.tmp." + d + "-journal"};
-  const std::vector<std::string> kept = {"results.csv.tmp." + alive,  // a live export's
-                                         "results.csv.tmp.x1", "results.csv.tmp." + d + "x",
-                                         "notes.txt.tmp." + d};
+      "results.sqlite.tmp." + d, "results.sqlite.tmp." + d + "-journal",
+      // a plot killed while it wrote a figure or its numbers (issue #34, item 7)
+      "figures/plot1.svg.tmp." + d, "figures/plot1.png.tmp." + d,
+      "figures/data/plot1.json.tmp." + d};
+  const std::vector<std::string> kept = {
+      "results.csv.tmp." + alive,  // a live export's
+      "results.csv.tmp.x1",       "results.csv.tmp." + d + "x",
+      "notes.txt.tmp." + d,       "figures/plot1.svg.tmp." + alive,
+      "figures/.tmp." + d};
+  fs::create_directories(out + "/figures/data");
   for (const auto& name : leftovers) test::file_write(out + "/" + name, "partial");
   for (const auto& name : kept) test::file_write(out + "/" + name, "keep");
   const auto r = run(out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const auto& name : leftovers) EXPECT_FALSE(fs::exists(out + "/" + name)) << name;
   for (const auto& name : kept) EXPECT_TRUE(fs::exists(out + "/" + name)) << name;
+}
+
+// Another program's SQLite file named results.sqlite is refused and left as it is: no attnlab
+// table is added to it (issue #34, item 7: the previous release took it over).
+TEST_F(StoreRobustness, AnotherProgramsSqliteFileIsNotTakenOver) {
+  const std::string out = path("foreign");
+  fs::create_directories(out);
+  const std::string file = out + "/results.sqlite";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(x TEXT); INSERT INTO notes VALUES('mine')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = test::file_read(file);
+  const auto r = run(out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(file + ": not a usable attnlab results store (an SQLite database of "
+                              "another program (tables but no attnlab meta table); it was left "
+                              "as it is)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(test::file_read(file), before);
+  EXPECT_FALSE(fs::exists(file + "-wal"));
 }
 
 TEST_F(StoreRobustness, RemoveStaleTempsKeepsLiveAndForeignFiles) {

@@ -99,14 +99,31 @@ std::string different_spec_message(const RunRequest& rq, const ResultsStore& exi
          existing.meta("spec_path") + ")" + aside;
 }
 
-// What killed runners and exports left in DIR: the temp files of their atomic writes
-// (results.csv.tmp.<pid>, ...) and of a store being created. Called with DIR's lock held.
+// The files a run writes into DIR.
+constexpr const char* kRunFiles[] = {"results.csv", "series.csv", "spec.json", "results.sqlite"};
+
+// What killed runners, exports and plots left in DIR: the temp files of their atomic writes
+// (results.csv.tmp.<pid>, figures/NAME.svg.tmp.<pid>, ...) and of a store being created.
+// Called with DIR's lock held.
 void remove_leftovers(const std::string& dir) {
-  for (const char* name : {"results.csv", "series.csv", "spec.json", "results.sqlite"}) {
-    const int n = atomic_file_remove_stale_temps((fs::path(dir) / name).string());
+  std::vector<fs::path> written;
+  for (const char* name : kRunFiles) written.push_back(fs::path(dir) / name);
+  std::error_code ec;
+  for (const char* sub : {"figures", "figures/data"})
+    for (fs::directory_iterator it(fs::path(dir) / sub, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const size_t tmp = name.find(".tmp.");
+      if (tmp != std::string::npos && tmp > 0)
+        written.push_back(it->path().parent_path() / name.substr(0, tmp));
+    }
+  for (const fs::path& path : written) {
+    const int n = atomic_file_remove_stale_temps(path.string());
     if (n > 0)
-      log_warn("attnlab: removed %d leftover temp file(s) of %s in %s (of a killed "
-               "process)\n", n, name, dir.c_str());
+      log_warn(
+          "attnlab: removed %d leftover temp file(s) of %s in %s (of a killed "
+          "process)\n",
+          n, path.filename().c_str(), path.parent_path().c_str());
   }
 }
 
@@ -170,6 +187,13 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
                                       front_option(FrontOption::kOut) +
                                       ") is required: the directory for results.sqlite");
   output_dir_make(rq.out_dir, front_option(FrontOption::kOut));
+  std::error_code ec;
+  for (const char* name : kRunFiles)
+    if (fs::is_directory(fs::path(rq.out_dir) / name, ec))
+      throw IoError((fs::path(rq.out_dir) / name).string() +
+                    " is a directory; attnlab writes that file there: move it away or choose "
+                    "another output directory (" +
+                    front_option(FrontOption::kOut) + ")");
   // A runner holds DIR until experiment_close; --report-only only reads what is stored.
   if (!rq.run_nothing) {
     e->lock = std::make_unique<DirLock>(rq.out_dir);

@@ -165,6 +165,16 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   result.name = o.name;
   result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
   output_dir_make(result.out, front_option(FrontOption::kOut));
+  // One group's report to an output directory: another group's is not replaced.
+  if (std::ifstream earlier{(fs::path(result.out) / "reproduce.json").string()}) {
+    const auto j = nlohmann::json::parse(earlier, nullptr, false);
+    const std::string other = j.is_object() && j.contains("name") && j["name"].is_string()
+                                  ? j["name"].get<std::string>()
+                                  : std::string();
+    ATTN_CHECK(other.empty() || other == o.name,
+               result.out + " holds the report of group " + other + "; reproduce " + o.name +
+                   " into another output directory (" + front_option(FrontOption::kOut) + ")");
+  }
   // The workers' fork server, started while this process is small (before any plan).
   const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start();
   // Every experiment is opened (validated, its directory locked) before any runs; then their

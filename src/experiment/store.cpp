@@ -180,6 +180,20 @@ ResultsStore::ResultsStore(const std::string& path, StoreAccess access)
   sqlite3_busy_timeout(db_, 30000);
   try {
     if (writer_) {
+      // Another program's SQLite file of this name is not taken over: a store of any release
+      // has the meta table; a file with tables but no meta is someone else's.
+      bool foreign = false;
+      {
+        Statement s(db_,
+                    "SELECT count(*), sum(name = 'meta') FROM sqlite_master WHERE "
+                    "type = 'table'",
+                    path_);
+        foreign = s.step() && s.col_int(0) > 0 && s.col_int(1) == 0;
+      }  // (finalized: no statement may be open when the journal mode changes)
+      if (foreign)
+        throw IoError(
+            "an SQLite database of another program (tables but no attnlab meta "
+            "table); it was left as it is");
       exec("PRAGMA journal_mode=WAL");
       exec("PRAGMA synchronous=NORMAL");
       for (const char* sql : kSchema) exec(sql);  // stores of earlier versions
