@@ -317,6 +317,10 @@ std::vector<BadInput> bad_input_corpus() {
       {"plot_missing_dir", "plot nosuchdir", "nosuchdir"},
       {"merge_missing_shards", "merge out nosuch1 nosuch2", "nosuch1"},
       {"reproduce_unknown_group", "reproduce nosuchgroup -o out", "nosuchgroup"},
+      {"reproduce_empty_group", "reproduce '' -o out", "no shipped experiments named ''"},
+      {"reproduce_path_as_group", "reproduce ../experiments/demo --report-only -o out",
+       "no shipped experiments named '../experiments/demo'"},
+      {"reproduce_misspelt_group", "reproduce dmeo -o out", "(did you mean 'demo'?)"},
       // Output paths that are files or one of the inputs (issue #34, item 5).
       {"merge_out_is_a_file", "merge afile s0", "afile exists and is not a directory",
        [](const fs::path& d) {

@@ -34,11 +34,12 @@ void say(const ReproduceOptions& o, const std::string& line) {
 
 std::vector<fs::path> group_specs(const std::string& name) {
   const fs::path group = fs::path(attnlab_home()) / "experiments" / name;
-  if (!fs::is_directory(group)) {
-    const std::string list = join_names(reproduce_groups());
-    throw UserError("no shipped experiments named '" + name + "' (looked in " + group.string() +
-                    "); available: " + list);
-  }
+  // A group is named, not given as a path: "", "." or "../experiments/demo" are not groups.
+  const std::vector<std::string> groups = reproduce_groups();
+  if (std::find(groups.begin(), groups.end(), name) == groups.end())
+    throw UserError("no shipped experiments named '" + name + "'" + did_you_mean(name, groups) +
+                    " (looked in " + (fs::path(attnlab_home()) / "experiments").string() +
+                    "); available: " + join_names(groups));
   std::vector<fs::path> specs;
   for (const auto& e : fs::directory_iterator(group))
     if (e.path().extension() == ".toml") specs.push_back(e.path());
