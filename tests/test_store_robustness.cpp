@@ -230,5 +230,44 @@ TEST_F(StoreRobustness, FullDiskAtCreationNamesSpaceAndLeavesNoObstacle) {
   }
 }
 
+// A disk that fills in the middle of a sweep (a 256 KiB tmpfs, 300 small runs): one line about
+// space with the advice to free some and run the same command again (the previous release
+// printed SQLite's "database or disk is full"); the same command, with space, keeps the runs
+// stored before and does the others.
+TEST_F(StoreRobustness, FullDiskMidSweepSaysFreeSpaceThenRunTheSameCommand) {
+  if (test::shell("unshare -m true").exit_code != 0) GTEST_SKIP() << "no unshare -m here";
+  test::file_write(spec_,
+                   "[experiment]\nname = \"fill\"\nseeds = 300\n[task]\nname = \"qsa\"\nN = 4\n"
+                   "q = 1\n[model]\nname = \"mean\"\n[train]\nn = 8\n[eval]\nn = 8\n");
+  const std::string mnt = path("small"), out = path("small") + "/o";
+  fs::create_directories(mnt);
+  const std::string cmd = std::string(test_cli_path()) + " run " + spec_ + " --out " + out + " -q";
+  const auto r = test::shell(
+      "unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o "
+      "size=256k tmpfs " +
+      mnt + " && { " + cmd + "; echo rc=$?; " + "mount -o remount,size=16m " + mnt + " && " + cmd +
+      "; echo rc=$?; }'");
+  const size_t first = r.out.find("rc=");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  const std::string failed = r.out.substr(0, first);
+  EXPECT_EQ(r.out.substr(first, 5), "rc=2\n") << r.out;
+  EXPECT_EQ(line_count(failed), 1) << r.out;
+  EXPECT_NE(failed.find("no space left on device; free space on the filesystem of " + out),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(failed.find("then run the same command again"), std::string::npos) << r.out;
+  // "fill: 300 runs: R ran (R ok, 0 failed), S already done; ...": S runs were stored before.
+  const size_t done = r.out.find(" already done", first);
+  ASSERT_NE(done, std::string::npos) << r.out;
+  const size_t comma = r.out.rfind(", ", done);
+  const long stored = std::stol(r.out.substr(comma + 2, done - comma - 2));
+  EXPECT_GT(stored, 0) << "the disk filled before any run was stored: not mid-sweep\n" << r.out;
+  EXPECT_NE(r.out.find(std::to_string(300 - stored) + " ran (" + std::to_string(300 - stored) +
+                       " ok, 0 failed), " + std::to_string(stored) + " already done"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("rc=0", first + 5), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace attn

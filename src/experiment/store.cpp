@@ -25,12 +25,20 @@
 namespace attn {
 namespace {
 
+// The error of a failed SQLite call on `db`: a full disk (SQLITE_FULL or ENOSPC) with the
+// advice to free space and run the same command again, else SQLite's own words.
+[[noreturn]] void sqlite_fail(sqlite3* db, const std::string& path, const std::string& message) {
+  const bool full = sqlite3_errcode(db) == SQLITE_FULL;
+  throw IoError(
+      store_failure(path, sqlite3_system_errno(db), full, path + ": SQLite error: " + message));
+}
+
 // A prepared statement that finalizes itself.
 class Statement {
  public:
   Statement(sqlite3* db, const std::string& sql, const std::string& path) : path_(path) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
-      throw IoError(path + ": SQLite error: " + sqlite3_errmsg(db));
+      sqlite_fail(db, path, sqlite3_errmsg(db));
   }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement& text(int i, const std::string& v) {
@@ -50,7 +58,7 @@ class Statement {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw IoError(path_ + ": SQLite error: " + sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+    sqlite_fail(sqlite3_db_handle(stmt_), path_, sqlite3_errmsg(sqlite3_db_handle(stmt_)));
   }
   void run() {
     while (step()) {
@@ -231,7 +239,7 @@ void ResultsStore::exec(const std::string& sql) const {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     const std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    throw IoError(path_ + ": SQLite error: " + msg);
+    sqlite_fail(db_, path_, msg);
   }
 }
 
