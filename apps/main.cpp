@@ -1,5 +1,6 @@
 // attnlab: the command line. Dispatches to one subcommand (apps/cmd_*.cpp) and turns
 // errors into one line on stderr: exit 2 for a user error, 1 for anything else.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/front_option.h"
+#include "core/memory.h"
 #include "core/version.h"
 #include "io/atomic_file.h"
 #include "ops/isa.h"
@@ -57,6 +59,14 @@ static_assert(attn::front_command_spellings_complete(kCliCommands),
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under too small an address-space limit OpenBLAS's threads may already spin (core/memory.h):
+  // one line and leave at once, without the exit handlers that would wait for them.
+  if (const std::string problem = attn::memory_address_limit_problem(attn::memory_address_limit());
+      !problem.empty()) {
+    std::fprintf(stderr, "attnlab: error: %s\n", problem.c_str());
+    std::fflush(stderr);
+    _exit(2);
+  }
   attn::front_option_spellings_set(kCliSpellings);
   attn::front_command_spellings_set(kCliCommands);
   CLI::App app{

@@ -141,6 +141,77 @@ TEST_F(CgroupTree, CheckNamesTheCgroupLimit) {
   }
 }
 
+// A run worker checks against its share of the machine's and cgroup's memory, and the
+// address-space limit (RLIMIT_AS) bounds a process like a cgroup (issue #34, item 2).
+TEST_F(CgroupTree, WorkersShareTheBudgetAndTheAddressLimitBoundsIt) {
+  put("proc/self/cgroup", "0::/job\n");
+  put("sys/fs/cgroup/job/memory.max", std::to_string(kGiB) + "\n");
+  const MemoryBudget machine = budget();
+  const MemoryBudget none = memory_budget_bound(machine, 1, UINT64_MAX, 0);
+  EXPECT_EQ(none.available, machine.available);
+  EXPECT_FALSE(none.address_bound);
+  const MemoryBudget half = memory_budget_bound(machine, 2, UINT64_MAX, 0);
+  EXPECT_EQ(half.available, kGiB / 2);
+  EXPECT_TRUE(half.cgroup_bound);
+  try {
+    memory_check(600 * kMiB, "a buffer", "lower --n", half);
+    ADD_FAILURE() << "a worker was given the whole cgroup";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a buffer needs 600.0 MiB of memory but only 512.0 MiB is available under this "
+                 "process's cgroup memory limit of 1.0 GiB (Slurm --mem, a container) (this "
+                 "worker's share: 1/2, one per parallel job); lower --n");
+  }
+  // 700 MiB of address space, 300 MiB of it mapped: 400 MiB left, tighter than the cgroup.
+  const MemoryBudget as = memory_budget_bound(machine, 1, 700 * kMiB, 300 * kMiB);
+  EXPECT_EQ(as.available, 400 * kMiB);
+  EXPECT_TRUE(as.address_bound);
+  EXPECT_FALSE(as.cgroup_bound);
+  try {
+    memory_check(500 * kMiB, "a kernel", "lower train.n", as);
+    ADD_FAILURE() << "the address-space limit was not applied";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a kernel needs 500.0 MiB of memory but only 400.0 MiB is available under this "
+                 "process's address-space limit of 700.0 MiB (ulimit -v, RLIMIT_AS; SGE h_vmem); "
+                 "lower train.n");
+  }
+  // Mapped beyond the limit: nothing left, never a wrapped-around huge number.
+  EXPECT_EQ(memory_budget_bound(machine, 1, 100 * kMiB, 300 * kMiB).available, 0u);
+}
+
+TEST(CoreMemory, AnAddressLimitBelowTheFloorIsRefusedNamingIt) {
+  EXPECT_EQ(memory_address_limit_problem(UINT64_MAX), "");
+  EXPECT_EQ(memory_address_limit_problem(kAddressSpaceFloor), "");
+  EXPECT_EQ(memory_address_limit_problem(300 * kMiB),
+            "the address-space limit of this process (ulimit -v, RLIMIT_AS; SGE h_vmem) is "
+            "300.0 MiB; attnlab needs at least 512.0 MiB (OpenBLAS alone reserves 128 MiB per "
+            "thread): raise the limit");
+}
+
+// The command line under `ulimit -v` of 100 and 300 MiB: one line naming the limit, exit 2,
+// at once (the previous release spun forever in OpenBLAS at these sizes, even after a usage
+// error); at 1 GiB it runs.
+TEST(CoreMemory, TheCommandLineUnderASmallAddressLimitSaysSoAndDoesNotHang) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no run under ulimit -v";
+#endif
+  for (const int mib : {100, 300}) {
+    const auto r = test::shell("ulimit -v " + std::to_string(mib * 1024) + " && timeout 20 " +
+                               std::string(test_cli_path()) + " list tasks 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << mib << " MiB: " << r.out;
+    EXPECT_EQ(r.out,
+              "attnlab: error: the address-space limit of this process (ulimit -v, "
+              "RLIMIT_AS; SGE h_vmem) is " +
+                  std::to_string(mib) +
+                  ".0 MiB; attnlab needs at least 512.0 MiB (OpenBLAS alone reserves "
+                  "128 MiB per thread): raise the limit\n");
+  }
+  const auto ok = test::shell("ulimit -v " + std::to_string(1024 * 1024) + " && timeout 20 " +
+                              std::string(test_cli_path()) + " list tasks > /dev/null 2>&1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+}
+
 TEST(CoreMemory, HugePageHintKeepsContentsAndAcceptsAnyRange) {
   // 40 MiB of doubles from std::vector (not 2 MiB aligned): hint before and after writing,
   // on an unaligned interior range, a small range and a null pointer.

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -133,16 +134,81 @@ MemoryBudget memory_budget(const std::string& root) {
 
 namespace {
 
-// The machine's budget with the bytes malloc holds free for this process added: they are
-// already this process's (and charged to its cgroup), so reusing them needs no new memory.
+int g_workers = 1;         // memory_workers_set
+bool g_in_worker = false;  // memory_worker_enter
+
+// This process's mapped address space (VmSize of /proc/self/status), 0 if unknown.
+uint64_t address_in_use() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmSize:", 0) == 0) return std::strtoull(line.c_str() + 7, nullptr, 10) << 10;
+  return 0;
+}
+
+// The machine's budget with the bytes malloc holds free for this process added (they are
+// already this process's, and charged to its cgroup, so reusing them needs no new memory),
+// bounded by this worker's share and the address-space limit.
 MemoryBudget budget_of_this_process() {
   MemoryBudget budget = memory_budget();
   const uint64_t held = memory_malloc_free_bytes();
+  const uint64_t limit = memory_address_limit();
+  budget = memory_budget_bound(budget, g_in_worker ? g_workers : 1, limit,
+                               limit == kUnlimited ? 0 : address_in_use());
   budget.available = budget.available > kUnlimited - held ? kUnlimited : budget.available + held;
   return budget;
 }
 
 }  // namespace
+
+uint64_t memory_address_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kUnlimited;
+  return static_cast<uint64_t>(r.rlim_cur);
+}
+
+std::string memory_address_limit_problem(uint64_t limit) {
+  if (limit >= kAddressSpaceFloor) return "";
+  return "the address-space limit of this process (ulimit -v, RLIMIT_AS; SGE h_vmem) is " +
+         format_bytes(limit) + "; attnlab needs at least " + format_bytes(kAddressSpaceFloor) +
+         " (OpenBLAS alone reserves 128 MiB per thread): raise the limit";
+}
+
+MemoryBudget memory_budget_bound(MemoryBudget machine, int workers, uint64_t limit,
+                                 uint64_t in_use) {
+  MemoryBudget b = machine;
+  if (workers > 1) {
+    b.workers = workers;
+    b.available /= static_cast<uint64_t>(workers);
+  }
+  b.address_limit = limit;
+  if (limit != kUnlimited) {
+    const uint64_t left = limit > in_use ? limit - in_use : 0;
+    if (left < b.available) {
+      b.available = left;
+      b.address_bound = true;
+      b.cgroup_bound = false;
+    }
+  }
+  return b;
+}
+
+void memory_workers_set(int workers) { g_workers = std::max(1, workers); }
+void memory_worker_enter() { g_in_worker = true; }
+
+std::string memory_bound_words(const MemoryBudget& budget) {
+  std::string words;
+  if (budget.address_bound)
+    return " under this process's address-space limit of " + format_bytes(budget.address_limit) +
+           " (ulimit -v, RLIMIT_AS; SGE h_vmem)";
+  if (budget.cgroup_bound)
+    words = " under this process's cgroup memory limit of " + format_bytes(budget.cgroup_limit) +
+            " (Slurm --mem, a container)";
+  if (budget.workers > 1)
+    words +=
+        " (this worker's share: 1/" + std::to_string(budget.workers) + ", one per parallel job)";
+  return words;
+}
 
 uint64_t memory_available_bytes() { return budget_of_this_process().available; }
 
@@ -182,11 +248,7 @@ void memory_check(uint64_t bytes, const std::string& what, const std::string& hi
   const double limit = 0.9 * static_cast<double>(budget.available);
   ATTN_CHECK(static_cast<double>(bytes) <= limit,
              what + " needs " + format_bytes(bytes) + " of memory but only " +
-                 format_bytes(budget.available) + " is available" +
-                 (budget.cgroup_bound
-                      ? " under this process's cgroup memory limit of " +
-                            format_bytes(budget.cgroup_limit) + " (Slurm --mem, a container)"
-                      : std::string()) +
+                 format_bytes(budget.available) + " is available" + memory_bound_words(budget) +
                  "; " + hint);
 }
 

@@ -4,7 +4,10 @@
 // cgroup (the limit Slurm, Docker or systemd set) still allows: for the process's cgroup
 // and each ancestor with a limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), the
 // limit minus the memory in use there, not counting inactive page cache (which the kernel
-// reclaims before it kills anything).
+// reclaims before it kills anything). A run worker shares the machine's and the cgroup's
+// memory with the other workers its runner started (memory_workers_set): it may use its share.
+// The process's address-space limit (RLIMIT_AS: ulimit -v, SGE's h_vmem) bounds it too: the
+// limit minus the address space in use.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +19,35 @@ struct MemoryBudget {
   uint64_t available = UINT64_MAX;     // bytes this process may still allocate
   uint64_t cgroup_limit = UINT64_MAX;  // the tightest cgroup limit, UINT64_MAX if none
   bool cgroup_bound = false;           // the cgroup, not the machine, sets `available`
+  int workers = 1;                     // workers sharing the machine's and cgroup's memory
+  uint64_t address_limit = UINT64_MAX;  // RLIMIT_AS, UINT64_MAX if none
+  bool address_bound = false;           // the address-space limit sets `available`
 };
+
+// The least address space (RLIMIT_AS) attnlab runs under: OpenBLAS reserves a 128 MiB buffer
+// per thread when it starts and, when that fails, retries forever (a hang, not an error);
+// measured, `attnlab fit` hangs at 320 MiB and runs at 350 MiB.
+inline constexpr uint64_t kAddressSpaceFloor = uint64_t{512} << 20;
+
+// This process's address-space limit (RLIMIT_AS's soft limit), UINT64_MAX if none.
+uint64_t memory_address_limit();
+// "" or the one-line refusal when `limit` is below kAddressSpaceFloor, naming it. Front ends
+// check it first (apps/main.cpp), and leave at once without exit handlers: OpenBLAS's
+// threads may already be stuck.
+std::string memory_address_limit_problem(uint64_t limit);
+
+// `machine` (memory_budget) for a process that is one of `workers` run workers (its share of
+// the machine's and cgroup's memory) under address-space `limit` with `in_use` bytes of
+// address space mapped: the smallest of them sets `available`.
+MemoryBudget memory_budget_bound(MemoryBudget machine, int workers, uint64_t limit,
+                                 uint64_t in_use);
+
+// The number of run workers a runner starts at once (--jobs): each worker's memory checks use
+// its share. Call before the workers are forked; they inherit it.
+void memory_workers_set(int workers);
+// Marks this process as one run worker (experiment/run_worker.cpp does): its checks use its
+// share.
+void memory_worker_enter();
 
 // Reads ROOT/proc/meminfo, ROOT/proc/self/cgroup and the cgroup files below
 // ROOT/sys/fs/cgroup (v2 there or in unified/, v1 in memory/). ROOT is "" for this
@@ -47,6 +78,9 @@ uint64_t memory_malloc_free_bytes();
 // `budget`; the first form reads this machine's). `hint` says how to shrink the request
 // (e.g. lower the sample count, front_option(FrontOption::kN), or write in shards).
 void memory_check(uint64_t bytes, const std::string& what, const std::string& hint);
+// What memory_check says after "needs X of memory but only Y is available": why Y is the
+// bound ("" when the machine's MemAvailable is).
+std::string memory_bound_words(const MemoryBudget& budget);
 void memory_check(uint64_t bytes, const std::string& what, const std::string& hint,
                   const MemoryBudget& budget);
 

@@ -272,7 +272,8 @@ RunSummary experiment_run(const RunRequest& rq) {
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   // The workers' fork server, started while this process is small: before the plan is
   // expanded and before the output directory is locked (the server holds no lock).
-  const std::unique_ptr<ForkServer> server = rq.run_nothing || mpi ? nullptr : sweep_server_start();
+  const std::unique_ptr<ForkServer> server =
+      rq.run_nothing || mpi ? nullptr : sweep_server_start(rq.jobs);
   const std::unique_ptr<OpenExperiment> e = experiment_open(rq);
   const SweepOptions options{rq.jobs, rq.progress, server.get(), rq.groups};
   const SweepSummary s = mpi ? sweep_mpi_coordinate(e->pending, *e->store, *rq.comm, options)

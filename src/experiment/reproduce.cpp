@@ -177,7 +177,7 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
                    " into another output directory (" + front_option(FrontOption::kOut) + ")");
   }
   // The workers' fork server, started while this process is small (before any plan).
-  const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start();
+  const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start(o.jobs);
   // Every experiment is opened (validated, its directory locked) before any runs; then their
   // pending runs share one pool of o.jobs workers, experiment after experiment, so a worker
   // freed near the end of one experiment starts the next one's runs. Each section is reported

@@ -9,6 +9,7 @@
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "experiment/lockstep_group.h"
 #include "experiment/point_codec.h"
 #include "experiment/run_groups.h"
@@ -24,6 +25,7 @@ constexpr char kFrameOutcome = 'O';
 // In the child: run the point and send the outcome to the parent, then _exit.
 [[noreturn]] void worker_main(const RunPoint& point, int fd, pid_t parent) {
   child_enter(fd, parent);
+  memory_worker_enter();  // its memory checks use its share (memory_workers_set)
   const RunOutcome outcome = run_point_execute(point);
   child_frame_write(fd, kFrameOutcome, run_outcome_encode(outcome));
   ::close(fd);
@@ -36,6 +38,7 @@ constexpr char kFrameOutcome = 'O';
 // the worker's so far.
 [[noreturn]] void group_worker_main(const std::vector<RunPoint>& points, int fd, pid_t parent) {
   child_enter(fd, parent);
+  memory_worker_enter();
   auto send = [fd](RunOutcome& outcome) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);

@@ -18,6 +18,7 @@
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/progress.h"
 #include "experiment/fork_server.h"
 #include "experiment/run_groups.h"
@@ -38,7 +39,8 @@ struct Worker {
 
 }  // namespace
 
-std::unique_ptr<ForkServer> sweep_server_start() {
+std::unique_ptr<ForkServer> sweep_server_start(int jobs) {
+  memory_workers_set(jobs);  // inherited by the server and its workers
   return std::make_unique<ForkServer>(run_worker_entry);
 }
 
@@ -126,7 +128,7 @@ std::vector<SweepSummary> sweep_execute_parts(const std::vector<SweepPart>& part
   std::unique_ptr<ForkServer> own_server;
   ForkServer* server = options.server;
   if (server == nullptr) {
-    own_server = sweep_server_start();
+    own_server = sweep_server_start(options.jobs);
     server = own_server.get();
   }
 

@@ -37,7 +37,7 @@ struct SweepOptions {
 
 // Starts a fork server whose workers run the points sweep_execute sends. Call it from the
 // thread that will run the sweep, early (its image is what every worker fork copies).
-std::unique_ptr<ForkServer> sweep_server_start();
+std::unique_ptr<ForkServer> sweep_server_start(int jobs);
 
 struct SweepSummary {
   int64_t ok = 0, failed = 0;
