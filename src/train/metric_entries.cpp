@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "train/metric_table.h"
 
+#pragma GCC diagnostic error "-Wswitch"  // metric_position_labelled: every TargetKind
+
 namespace attn {
 namespace {
 

@@ -26,7 +26,8 @@
 // To add a metric (5 files, docs/architecture.md): write its formula (metric_entries.cpp or
 // metric_labels.cpp), declare it below, add its row to metric_table() in metrics.cpp, document
 // it in metrics.h and docs/models.md §7, and test its value in tests/test_metrics.cpp (the table
-// test there checks every row is well formed).
+// test there checks every row is well formed). A row missing a field, or a new MetricSe or
+// MetricSummary value that a switch of metrics.cpp does not handle, does not compile.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,11 @@
 #include "core/error.h"
 #include "train/metric_table.h"
 
+// A metric row that leaves out a field does not compile, nor does a switch below (over
+// TargetKind, MetricSe, MetricSummary) that misses a value.
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace attn {
 namespace {
 
