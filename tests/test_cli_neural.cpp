@@ -97,7 +97,8 @@ TEST_F(CliNeural, FitFollowsTheTargetKindTheDatasetRecords) {
   const std::string fit_args =
       " --set 'model.hidden=[16]' --set train.steps=20 --set train.batch=16 --seed 1 --save ";
   dataset_write(path("cat.npz"), b, DatasetMeta{"toy_categorical", 1, 0, ""});
-  const auto fit = test::cli_run("fit mlp --in " + path("cat.npz") + fit_args + path("cat.safetensors"));
+  const auto fit =
+      test::cli_run("fit mlp --in " + path("cat.npz") + fit_args + path("cat.safetensors"));
   ASSERT_EQ(fit.exit_code, 0) << fit.out;
   EXPECT_EQ(saved_loss(path("cat.safetensors")), "cross_entropy");
   EXPECT_NE(fit.out.find("train_token_accuracy"), std::string::npos) << fit.out;
@@ -110,7 +111,8 @@ TEST_F(CliNeural, FitFollowsTheTargetKindTheDatasetRecords) {
   npz_write(path("old.npz"), {{"X", DType::F64, {64, 4, 3}, b.X.data()},
                               {"Y", DType::F64, {64, 4, 3}, b.Y.data()},
                               npy_text("meta", meta)});
-  const auto old = test::cli_run("fit mlp --in " + path("old.npz") + fit_args + path("old.safetensors"));
+  const auto old =
+      test::cli_run("fit mlp --in " + path("old.npz") + fit_args + path("old.safetensors"));
   ASSERT_EQ(old.exit_code, 0) << old.out;
   EXPECT_EQ(saved_loss(path("old.safetensors")), "bce");
   EXPECT_NE(old.out.find("train_accuracy"), std::string::npos) << old.out;
