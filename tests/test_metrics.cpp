@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "experiment/run_point.h"
 #include "metrics_previous_release.h"
 #include "tasks/batch.h"
 #include "tasks/named_arrays.h"
@@ -290,6 +291,24 @@ TEST(MetricsCategorical, ASampleWithNoLabelledPositionHasNoError) {
   EXPECT_DOUBLE_EQ(m.at("max_pos_err"), std::sqrt(0.5));
   EXPECT_DOUBLE_EQ(m.at("mean_max_pos_err"), std::sqrt(0.5) / 2);
   EXPECT_DOUBLE_EQ(m.at("exact_match"), 1.0);  // argmax 0 of (0.5, 0.5) is the class
+}
+
+// A run stores the training set's summary metrics as train_*: mse, nmse and accuracy as before
+// (binary), and for categorical targets token_accuracy (token_error is its complement).
+TEST(MetricsCategorical, ARunStoresTheTrainingSetsTokenAccuracy) {
+  const Batch cat = categorical_batch(), bin = targets(1, 2, 1, {0, 1});
+  for (const Batch* b : {&cat, &bin}) {
+    RunOutcome out;
+    run_outcome_add_fit(metrics_compute(*b, b->Y), FitLog{}, 0.5, out);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : out.metrics) names.push_back(name);
+    if (b == &cat)
+      EXPECT_EQ(names, (std::vector<std::string>{"train_mse", "train_nmse", "train_token_accuracy",
+                                                 "fit_seconds"}));
+    else
+      EXPECT_EQ(names, (std::vector<std::string>{"train_mse", "train_nmse", "train_accuracy",
+                                                 "fit_seconds"}));
+  }
 }
 
 TEST(MetricsCategorical, EqualLabelCountsGiveThePerSampleStandardError) {
