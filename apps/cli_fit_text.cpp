@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "apps/cli_numbers.h"
+#include "train/metrics.h"
 
 namespace attn {
 
@@ -23,7 +24,7 @@ std::string metrics_text(const std::vector<std::pair<std::string, double>>& metr
                          const std::string& prefix, bool all) {
   std::string s;
   for (const auto& [name, value] : metrics)
-    if (all || name == "mse" || name == "nmse" || name == "accuracy")
+    if (all || metric_is_summary(name))
       s += fmt::format("{}{}{} {:.6g}", s.empty() ? "" : "  ", prefix, name, value);
   return s;
 }

@@ -19,7 +19,8 @@ bool ends_with(const std::string& s, const std::string& suffix);
 // "(2, 3, 4)"
 std::string shape_text(const std::vector<int64_t>& shape);
 
-// "PREFIXname value" pairs; `all` = false keeps mse, nmse and accuracy.
+// "PREFIXname value" pairs; `all` = false keeps the summary metrics (metric_is_summary: mse,
+// nmse, accuracy or token_accuracy).
 std::string metrics_text(const std::vector<std::pair<std::string, double>>& metrics,
                          const std::string& prefix, bool all);
 

@@ -1,11 +1,13 @@
-// `attnlab list [tasks|models|experiments|NAME]`: tasks and models with their parameters,
-// types and defaults, and the shipped experiments.
+// `attnlab list [tasks|models|probes|experiments|NAME]`: tasks and models with their
+// parameters, types and defaults, the probes a spec may name in [eval] probes (from the probe
+// table, analysis/probes.h), and the shipped experiments.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <filesystem>
 
+#include "analysis/probes.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/home.h"
@@ -60,6 +62,22 @@ void list_models(const std::string& only) {
   }
 }
 
+// One probe per line: name, description; then what it applies to and where it is explained.
+void list_probes(const std::string& only) {
+  fmt::print("\nProbes ([eval] probes = [\"NAME\", ...] in specs; not part of run ids)\n");
+  for (const ProbeRow& row : probe_table()) {
+    if (!only.empty() && row.name != only) continue;
+    std::string applies;
+    if (!row.models.empty()) applies += "model " + join_names(row.models, "|");
+    if (!row.tasks.empty())
+      applies += (applies.empty() ? "" : ", ") + ("task " + join_names(row.tasks, "|"));
+    if (!row.eval_instances.empty())
+      applies += (applies.empty() ? "" : ", ") + ("eval.instances " + row.eval_instances);
+    fmt::print("  {:<22} {}\n  {:<22} (for {}; {})\n", row.name, row.description, "",
+               applies.empty() ? "any run" : applies, row.doc);
+  }
+}
+
 void list_experiments() {
   namespace fs = std::filesystem;
   fmt::print(
@@ -79,30 +97,36 @@ void list_run(const std::string& what) {
   if (what.empty()) {
     list_tasks("");
     list_models("");
+    list_probes("");
     list_experiments();
     return;
   }
   if (what == "tasks") return list_tasks("");
   if (what == "models") return list_models("");
+  if (what == "probes") return list_probes("");
   if (what == "experiments") return list_experiments();
   for (const auto& info : task_registry())
     if (info.name == what) return list_tasks(what);
   for (const auto& info : model_registry())
     if (info.name == what) return list_models(what);
-  std::vector<std::string> names = {"tasks", "models", "experiments"};
+  for (const ProbeRow& row : probe_table())
+    if (row.name == what) return list_probes(what);
+  std::vector<std::string> names = {"tasks", "models", "probes", "experiments"};
   for (const auto& info : task_registry()) names.push_back(info.name);
   for (const auto& info : model_registry()) names.push_back(info.name);
+  for (const ProbeRow& row : probe_table()) names.emplace_back(row.name);
   throw UserError("attnlab list: nothing called '" + what + "'" + did_you_mean(what, names) +
-                  "; try tasks, models, experiments, or a task or model name");
+                  "; try tasks, models, probes, experiments, or a task, model or probe name");
 }
 
 }  // namespace
 
 void list_command_register(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "list", "List tasks, models (with parameters and defaults) and shipped experiments");
+      "list", "List tasks, models (with parameters and defaults), probes and shipped experiments");
   auto what = std::make_shared<std::string>();
-  cmd->add_option("what", *what, "tasks, models, experiments, or one task or model name");
+  cmd->add_option("what", *what,
+                  "tasks, models, probes, experiments, or one task, model or probe name");
   cmd->callback([what] { list_run(*what); });
 }
 

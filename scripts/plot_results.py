@@ -308,6 +308,12 @@ def draw_matrix(data, formats, fig_dir, plt, np):
     return entry
 
 
+# The drawer of each plot kind: one key per row of the C++ plot-kind table
+# (src/experiment/plot_kinds.cpp); tests/python/test_py_tables.py fails when they differ.
+DRAWERS = {"line": draw_line, "heatmap": draw_heatmap, "curve": draw_curve,
+           "matrix": draw_matrix, "size_needed": draw_size_needed}
+
+
 def main():
     parser = argparse.ArgumentParser(prog="plot_results", description=__doc__.split("\n")[0])
     parser.add_argument("dir", help="output directory of `attnlab run SPEC --out DIR`")
@@ -327,9 +333,7 @@ def main():
     plt.rcParams["svg.hashsalt"] = "attnlab"  # stable SVG ids: same data, same file
 
     fig_dir = os.path.join(args.dir, "figures")
-    draw = {"line": draw_line, "heatmap": draw_heatmap, "curve": draw_curve,
-            "matrix": draw_matrix, "size_needed": draw_size_needed}
-    index = [draw[data["kind"]](data, formats, fig_dir, plt, np) for data in plots]
+    index = [DRAWERS[data["kind"]](data, formats, fig_dir, plt, np) for data in plots]
     path = os.path.join(fig_dir, "index.json")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(index, f, indent=2)

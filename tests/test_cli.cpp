@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "analysis/probes.h"
 #include "cli_helpers.h"
 #include "io/dataset_file.h"
 
@@ -70,6 +71,25 @@ TEST_F(Cli, ListNamesEveryTaskAndItsParameters) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
+// `attnlab list probes` (and the full listing, and `list NAME`) prints every row of the probe
+// table with its one-line description; an unknown name still suggests.
+TEST_F(Cli, ListPrintsEveryProbeWithItsDescription) {
+  for (const char* what : {"probes", "", "rank_pair"}) {
+    const Result r = run(std::string("list ") + what);
+    EXPECT_EQ(r.exit_code, 0) << what << r.out;
+    EXPECT_NE(r.out.find("Probes ([eval] probes"), std::string::npos) << what << r.out;
+    for (const ProbeRow& row : probe_table()) {
+      EXPECT_NE(r.out.find(row.name), std::string::npos) << what << ": " << row.name;
+      EXPECT_NE(r.out.find(row.description), std::string::npos) << what << ": " << row.name;
+      EXPECT_NE(r.out.find(row.doc), std::string::npos) << what << ": " << row.name;
+    }
+  }
+  EXPECT_EQ(run("list tasks").out.find("Probes"), std::string::npos);
+  const Result bad = run("list rank_par");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("did you mean 'rank_pair'"), std::string::npos) << bad.out;
+}
+
 TEST_F(Cli, DataWritesAFileWithMeta) {
   const Result r = run("data qsa --n 5 --seed 3 --set task.q=3 --set N=8 -o " + path("a.npz"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -81,6 +101,9 @@ TEST_F(Cli, DataWritesAFileWithMeta) {
   EXPECT_NE(meta.find("\"task\": \"qsa\""), std::string::npos) << meta;
   EXPECT_NE(meta.find("\"q\": 3"), std::string::npos) << meta;
   EXPECT_NE(meta.find("\"seed\": 3"), std::string::npos) << meta;
+  // The task's target kind is recorded and read back (qsa: real).
+  EXPECT_NE(meta.find("\"target\": \"real\""), std::string::npos) << meta;
+  EXPECT_EQ(b.shape.target, TargetKind::real);
 }
 
 TEST_F(Cli, SameSeedGivesByteIdenticalFilesAcrossRunsThreadsAndChunks) {

@@ -1,12 +1,16 @@
 // The command line for gradient-trained models: `attnlab gradcheck`, `fit` + `predict` with
-// attention matrices, and `run` with fresh samples (train.n = 0).
+// attention matrices, `fit` following the target kind a dataset file records, and `run` with
+// fresh samples (train.n = 0).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "cli_helpers.h"
+#include "io/dataset_file.h"
 #include "io/npy.h"
+#include "io/safetensors.h"
+#include "tasks/target_kind.h"
 
 namespace attn {
 namespace {
@@ -61,6 +65,57 @@ TEST_F(CliNeural, FitThenPredictWritesAttentionMatrices) {
     EXPECT_NEAR(s, 1.0, 1e-5);
   }
   EXPECT_EQ(arrays.at("Y_pred").shape, (std::vector<int64_t>{20, 6, 2}));
+}
+
+// The loss a saved model records (the tensor meta.loss.<name>).
+std::string saved_loss(const std::string& path) {
+  const SafetensorsFile file(path);
+  for (const auto& e : file.entries())
+    if (e.name.rfind("meta.loss.", 0) == 0) return e.name.substr(10);
+  return "";
+}
+
+// A categorical dataset as `attnlab data` writes it (dataset_write with the task's declared
+// kind; no shipped task is categorical, so the batch is made here: 64 samples of 4 positions
+// over 3 classes, position 0 ignored, the target at t the input token at t − 1), fitted by
+// `attnlab fit` with train.loss = auto: cross_entropy, printed as train_token_accuracy. The same
+// arrays in a file of an earlier attnlab (meta without "target") keep the inference: bce.
+TEST_F(CliNeural, FitFollowsTheTargetKindTheDatasetRecords) {
+  Batch b;
+  b.n = 64;
+  b.shape.T = b.shape.T_out = 4;
+  b.shape.d_in = b.shape.d_out = 3;
+  b.shape.target = TargetKind::categorical;
+  b.X.assign(64 * 4 * 3, 0.0);
+  b.Y.assign(64 * 4 * 3, 0.0);
+  for (int64_t j = 0; j < 64; ++j)
+    for (int64_t t = 0; t < 4; ++t) {
+      const int64_t token = (j * 7 + t * 5 + j / 3) % 3;
+      b.X[(j * 4 + t) * 3 + token] = 1.0;
+      if (t + 1 < 4) b.Y[(j * 4 + t + 1) * 3 + token] = 1.0;
+    }
+  const std::string fit_args =
+      " --set 'model.hidden=[16]' --set train.steps=20 --set train.batch=16 --seed 1 --save ";
+  dataset_write(path("cat.npz"), b, DatasetMeta{"toy_categorical", 1, 0, ""});
+  const auto fit =
+      test::cli_run("fit mlp --in " + path("cat.npz") + fit_args + path("cat.safetensors"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_EQ(saved_loss(path("cat.safetensors")), "cross_entropy");
+  EXPECT_NE(fit.out.find("train_token_accuracy"), std::string::npos) << fit.out;
+
+  const std::string old_meta =
+      "{\"task\": \"toy_categorical\", \"seed\": 1, \"first\": 0, "
+      "\"n\": 64, \"attnlab\": \"0.1.0\", \"constants\": [], "
+      "\"params\": {}}";
+  const std::u32string meta(old_meta.begin(), old_meta.end());
+  npz_write(path("old.npz"), {{"X", DType::F64, {64, 4, 3}, b.X.data()},
+                              {"Y", DType::F64, {64, 4, 3}, b.Y.data()},
+                              npy_text("meta", meta)});
+  const auto old =
+      test::cli_run("fit mlp --in " + path("old.npz") + fit_args + path("old.safetensors"));
+  ASSERT_EQ(old.exit_code, 0) << old.out;
+  EXPECT_EQ(saved_loss(path("old.safetensors")), "bce");
+  EXPECT_NE(old.out.find("train_accuracy"), std::string::npos) << old.out;
 }
 
 TEST_F(CliNeural, FreshSamplesOnlyForGradientModels) {

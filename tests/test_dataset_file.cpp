@@ -1,4 +1,4 @@
-// Batch -> .npz -> Batch round trips, including dataset constants.
+// Batch -> .npz -> Batch round trips, including dataset constants and the target kind.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/dataset_file.h"
 #include "io/npy.h"
+#include "tasks/target_kind.h"
 #include "tasks/task.h"
 
 namespace attn {
@@ -107,6 +108,90 @@ TEST(DatasetFile, TrainingAndInputFilesReadTheirEntriesByOneRule) {
   EXPECT_TRUE(read[2].Y.empty());
   EXPECT_EQ(read[2].shape.T_out, 0);
   std::filesystem::remove_all(dir);
+}
+
+// A scratch directory for one test, removed with it.
+struct ScratchDir {
+  std::filesystem::path dir;
+  explicit ScratchDir(const std::string& name)
+      : dir(std::filesystem::temp_directory_path() /
+            ("attnlab_" + name + "_" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(dir);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(dir); }
+  std::string path(const std::string& file) const { return (dir / file).string(); }
+};
+
+// X and Y of `b` with this meta text, as a file of an earlier attnlab or numpy would hold them.
+void npz_write_with_meta(const std::string& path, const Batch& b, const std::string& meta_json) {
+  const std::u32string meta(meta_json.begin(), meta_json.end());
+  npz_write(path, {{"X", DType::F64, {b.n, b.shape.T, b.shape.d_in}, b.X.data()},
+                   {"Y", DType::F64, {b.n, b.shape.T_out, b.shape.d_out}, b.Y.data()},
+                   npy_text("meta", meta)});
+}
+
+// Two samples of three positions over three classes, one-hot with one ignored (all-zero) row,
+// declared categorical: every target is 0 or 1, so without the declaration it reads as binary.
+Batch categorical_batch() {
+  Batch b;
+  b.n = 2;
+  b.shape.T = b.shape.T_out = 3;
+  b.shape.d_in = b.shape.d_out = 3;
+  b.shape.target = TargetKind::categorical;
+  b.X.assign(18, 0.5);
+  b.Y = {1, 0, 0, /**/ 0, 0, 1, /**/ 0, 0, 0, /**/ 0, 1, 0, /**/ 0, 1, 0, /**/ 1, 0, 0};
+  return b;
+}
+
+TEST(DatasetFile, TheTargetKindRoundTripsWithTheClassCount) {
+  const ScratchDir scratch("ds_kind");
+  const std::string path = scratch.path("cat.npz");
+  dataset_write(path, categorical_batch(), DatasetMeta{"toy", 1, 0, ""});
+  std::string meta;
+  const Batch r = dataset_read(path, &meta);
+  ASSERT_TRUE(r.shape.target.has_value());
+  EXPECT_EQ(*r.shape.target, TargetKind::categorical);
+  EXPECT_NE(meta.find("\"target\": \"categorical\", \"classes\": 3"), std::string::npos) << meta;
+  // A task's real targets say so too; a batch no task declared records no kind.
+  const Batch rf =
+      task_generate(*task_make("rf_target", task_default_params("rf_target")), 3, 0, 4);
+  dataset_write(path, rf, DatasetMeta{"rf_target", 3, 0, ""});
+  EXPECT_EQ(dataset_read(path, nullptr).shape.target, TargetKind::real);
+  Batch undeclared = categorical_batch();
+  undeclared.shape.target.reset();
+  dataset_write(path, undeclared, DatasetMeta{"toy", 1, 0, ""});
+  EXPECT_FALSE(dataset_read(path, &meta).shape.target.has_value());
+  EXPECT_EQ(meta.find("target"), std::string::npos) << meta;
+}
+
+// A file of an earlier attnlab (its meta has no "target"): the kind stays unset and is inferred
+// from Y as before, so one-hot targets read as binary (trained with bce, not cross_entropy).
+TEST(DatasetFile, AFileWithoutARecordedKindKeepsTheInference) {
+  const ScratchDir scratch("ds_old");
+  const std::string path = scratch.path("old.npz");
+  npz_write_with_meta(path, categorical_batch(),
+                      "{\"task\": \"toy\", \"seed\": 1, \"first\": 0, \"n\": 2, \"attnlab\": "
+                      "\"0.1.0\", \"constants\": [], \"params\": {}}");
+  const Batch r = dataset_read(path, nullptr);
+  EXPECT_FALSE(r.shape.target.has_value());
+  EXPECT_EQ(target_kind_of(r.shape.target, r.Y), TargetKind::binary);
+}
+
+TEST(DatasetFile, ABadRecordedKindIsAnIoErrorNamingIt) {
+  const ScratchDir scratch("ds_bad_kind");
+  const std::string path = scratch.path("bad.npz");
+  for (const auto& [meta_json, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"target\": \"ordinal\"}", "not one of real, binary, categorical"},
+           {"{\"target\": \"categorical\", \"classes\": 4}", "but Y has d_out = 3"},
+           {"{\"target\": \"categorical\"}", "\"classes\": (missing)"}}) {
+    npz_write_with_meta(path, categorical_batch(), meta_json);
+    try {
+      dataset_read(path, nullptr);
+      FAIL() << "no error for " << meta_json;
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "experiment/run_point.h"
 #include "metrics_previous_release.h"
 #include "tasks/batch.h"
 #include "tasks/named_arrays.h"
@@ -140,6 +141,29 @@ TEST(MetricTable, RowsAreWellFormedAndNamesUniquePerKind) {
     EXPECT_FALSE(metric_is_sample_fraction(name)) << name;
 }
 
+// metric_is_sample_fraction and metric_is_summary look rows up by name alone, so rows sharing a
+// name (one per kind: mse, nmse, exact_match) must agree on both; the summary metrics are the
+// train_* columns of earlier results (mse, nmse, accuracy) plus token_accuracy.
+TEST(MetricTable, RowsSharingANameAgreeOnWhatIsLookedUpByName) {
+  auto fraction = [](const MetricRow& r) {
+    return r.se == MetricSe::sample_fraction || r.se == MetricSe::position_fraction;
+  };
+  std::set<std::string> summary;
+  for (const MetricRow& a : metric_table()) {
+    if (a.summary == MetricSummary::yes) summary.insert(a.name);
+    for (const MetricRow& b : metric_table()) {
+      if (std::string(a.name) != b.name) continue;
+      EXPECT_EQ(fraction(a), fraction(b)) << a.name;
+      EXPECT_EQ(a.summary, b.summary) << a.name;
+    }
+  }
+  EXPECT_EQ(summary, (std::set<std::string>{"mse", "nmse", "accuracy", "token_accuracy"}));
+  for (const char* name : {"mse", "nmse", "accuracy", "token_accuracy"})
+    EXPECT_TRUE(metric_is_summary(name)) << name;
+  for (const char* name : {"token_error", "exact_match", "max_abs_err", "no_such_metric"})
+    EXPECT_FALSE(metric_is_summary(name)) << name;
+}
+
 // Random batches with the named arrays of qsa (success_threshold; disjoint, query_position,
 // disj_threshold) and binary or real targets, declared or not.
 Batch random_batch(int64_t n, int64_t T_out, int64_t d_out, bool binary, uint64_t seed) {
@@ -228,6 +252,63 @@ TEST(MetricsCategorical, TokenMetricsOverLabelledPositions) {
   EXPECT_NEAR(ss.at("token_error_se"), 0.24, 1e-15);
   EXPECT_NEAR(ss.at("exact_match_se"), 0.5, 1e-15);  // sd of (0, 1) / sqrt(2)
   EXPECT_EQ(mm.count("accuracy"), 0u);
+}
+
+// The per-entry metrics of categorical targets run over the labelled positions: the ignored row
+// of sample 0 (prediction (0, 0, 9)) changes none of them. Over every entry, as before, mse
+// would be (1.76 + 81) / 18 and max_abs_err 9.
+TEST(MetricsCategorical, PerEntryMetricsSkipIgnoredPositions) {
+  const Batch b = categorical_batch();
+  const std::vector<double> f = {0.7,    0.2, 0.1, /**/ 0.5, 0.4, 0.1, /**/ 0,   0, 9,
+                                 /**/ 0, 1,   0,   /**/ 0.2, 0.5, 0.3, /**/ 0.9, 0, 0.1};
+  std::vector<std::pair<std::string, double>> se;
+  const auto m = as_map(metrics_compute(b, f, &se));
+  const auto ss = as_map(se);
+  // Squared errors of the labelled positions: sample 0 0.14, 1.22; sample 1 0, 0.38, 0.02;
+  // 6 + 9 labelled entries.
+  const double mse = 1.76 / 15;
+  EXPECT_NEAR(m.at("mse"), mse, 1e-15);
+  // 15 labelled targets, 5 ones: variance 1/3 · 2/3.
+  EXPECT_NEAR(m.at("nmse"), mse / (2.0 / 9.0), 1e-14);
+  EXPECT_NEAR(m.at("max_abs_err"), 0.9, 1e-15);
+  EXPECT_NEAR(m.at("max_pos_err"), std::sqrt(1.22), 1e-15);
+  EXPECT_NEAR(m.at("mean_max_pos_err"), (std::sqrt(1.22) + std::sqrt(0.38)) / 2, 1e-15);
+  // Ratio estimator: a = (1.36, 0.40), m = (6, 9), r = 1.76 / 15: a − r·m = (0.656, −0.656),
+  // sqrt(2 · 0.656² / 2) / 7.5.
+  EXPECT_NEAR(ss.at("mse_se"), 0.656 / 7.5, 1e-14);
+  EXPECT_NEAR(ss.at("nmse_se"), 0.656 / 7.5 / (2.0 / 9.0), 1e-13);
+  EXPECT_NEAR(ss.at("mean_max_pos_err_se"), std::fabs(std::sqrt(1.22) - std::sqrt(0.38)) / 2,
+              1e-15);
+}
+
+// A sample whose every position is ignored counts as error 0 in the per-sample metrics, as
+// exact_match counts it right; the pooled metrics do not see it.
+TEST(MetricsCategorical, ASampleWithNoLabelledPositionHasNoError) {
+  Batch b = targets(2, 1, 2, {1, 0, /**/ 0, 0});
+  b.shape.target = TargetKind::categorical;
+  const auto m = as_map(metrics_compute(b, {0.5, 0.5, /**/ 0.3, 0.7}));
+  EXPECT_DOUBLE_EQ(m.at("mse"), 0.25);
+  EXPECT_DOUBLE_EQ(m.at("max_pos_err"), std::sqrt(0.5));
+  EXPECT_DOUBLE_EQ(m.at("mean_max_pos_err"), std::sqrt(0.5) / 2);
+  EXPECT_DOUBLE_EQ(m.at("exact_match"), 1.0);  // argmax 0 of (0.5, 0.5) is the class
+}
+
+// A run stores the training set's summary metrics as train_*: mse, nmse and accuracy as before
+// (binary), and for categorical targets token_accuracy (token_error is its complement).
+TEST(MetricsCategorical, ARunStoresTheTrainingSetsTokenAccuracy) {
+  const Batch cat = categorical_batch(), bin = targets(1, 2, 1, {0, 1});
+  for (const Batch* b : {&cat, &bin}) {
+    RunOutcome out;
+    run_outcome_add_fit(metrics_compute(*b, b->Y), FitLog{}, 0.5, out);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : out.metrics) names.push_back(name);
+    if (b == &cat)
+      EXPECT_EQ(names, (std::vector<std::string>{"train_mse", "train_nmse", "train_token_accuracy",
+                                                 "fit_seconds"}));
+    else
+      EXPECT_EQ(names, (std::vector<std::string>{"train_mse", "train_nmse", "train_accuracy",
+                                                 "fit_seconds"}));
+  }
 }
 
 TEST(MetricsCategorical, EqualLabelCountsGiveThePerSampleStandardError) {

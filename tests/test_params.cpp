@@ -87,6 +87,45 @@ TEST(Params, RealListsParseFromTextAndCheckEveryElement) {
   EXPECT_EQ(p.to_json(), R"({"lambdas": [2]})");
 }
 
+// ParamType::NameList (param_name_list), the type of eval.probes: from TOML arrays of strings,
+// from text as the command line writes it, every name checked, JSON and text forms.
+TEST(Params, NameListsParseCheckAndPrint) {
+  Params p("eval", {param_name_list("probes", {}, "diagnostics"),
+                    param_name_list("pick", {"a"}, "chosen", {"alpha", "beta", "a"})});
+  EXPECT_TRUE(p.get_name_list("probes").empty());
+  p.set("probes", std::vector<std::string>{"x", "y"});
+  EXPECT_EQ(p.get_name_list("probes"), (std::vector<std::string>{"x", "y"}));
+  p.set_text("probes", "[\"u\", v ]");
+  EXPECT_EQ(p.get_name_list("probes"), (std::vector<std::string>{"u", "v"}));
+  p.set_text("probes", "w");
+  EXPECT_EQ(p.get_name_list("probes"), (std::vector<std::string>{"w"}));
+  p.set("probes", std::vector<double>{});  // TOML's [] arrives as an empty list of numbers
+  EXPECT_TRUE(p.get_name_list("probes").empty());
+  p.set_text("probes", "[]");
+  EXPECT_TRUE(p.get_name_list("probes").empty());
+  EXPECT_EQ(error_of([&] { p.set("probes", int64_t{3}); }),
+            "eval.probes must be a list of names, got 3");
+  EXPECT_EQ(error_of([&] { p.set("probes", std::vector<double>{1.0}); }),
+            "eval.probes must be a list of names, got [1]");
+  const std::string empty = error_of([&] { p.set_text("probes", "a,,b"); });
+  EXPECT_NE(empty.find("eval.probes = [\"a\", \"\", \"b\"]: a name is empty"), std::string::npos)
+      << empty;
+  EXPECT_EQ(error_of([&] { p.set_text("pick", "alpha, bta"); }),
+            "eval.pick: 'bta' is not allowed (did you mean 'beta'?); choose among: alpha, beta, a");
+  p.set_text("pick", "beta,alpha");
+  EXPECT_EQ(param_value_text(p.values()[1]), "[\"beta\", \"alpha\"]");
+  EXPECT_EQ(p.to_json(), R"({"probes": [], "pick": ["beta", "alpha"]})");
+  EXPECT_EQ(std::string(param_type_name(ParamType::NameList)), "a list of names");
+  // JSON round trip (spec.json, run points): an array of strings is a list of names (an empty
+  // one reads back as [] of numbers, which set() takes for the empty list).
+  EXPECT_EQ(param_value_from_json(param_value_json(p.values()[1]), "v"), p.values()[1]);
+  params_set_json(p, nlohmann::json::parse(R"({"probes": ["m", "n"]})"), "test");
+  EXPECT_EQ(p.get_name_list("probes"), (std::vector<std::string>{"m", "n"}));
+  EXPECT_EQ(
+      error_of([&] { params_set_json(p, nlohmann::json::parse(R"({"probes": ["m", 2]})"), "t"); }),
+      "t: eval.probes must be a list of names (strings) or of numbers");
+}
+
 TEST(Params, JsonIsOrderedAndEscaped) {
   Params p("task", {param_int("N", 3, ""), param_choice("s", "a\"b", {}, ""),
                     param_real("x", 0.5, ""), param_bool("b", true, ""), param_real("r", 2.0, "")});

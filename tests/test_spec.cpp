@@ -122,6 +122,13 @@ TEST_F(SpecTest, EveryValidationErrorNamesTheFileAndKey) {
       {base + "[[sweep.zip]]\n\"task.q\" = [1, 2]\n\"task.N\" = [8]\n", "equal length"},
       {std::string("[task]\nname=\"qsa\"\nq = \"two\"\n[model]\nname=\"mean\"\n"),
        "task.q must be an integer"},
+      // Only a key declared a list of names (ParamType::NameList, e.g. eval.probes) takes
+      // an array of strings; any other key's is refused as before.
+      {std::string("[task]\nname=\"qsa\"\n[model]\nname=\"rfa\"\n[train]\n"
+                   "lambdas = [\"small\"]\n"),
+       "train.lambdas: a list value must hold numbers only"},
+      {std::string("[task]\nname=\"qsa\"\nencoding = [\"sphere\"]\n[model]\nname=\"mean\"\n"),
+       "task.encoding: a list value must hold numbers only"},
       {std::string("[task]\nname=\"qsa\"\nq = 16\n[model]\nname=\"mean\"\n"),
        "task.q = 16 must be smaller than task.N = 16"},
       {std::string("[task]\nname=\"qas\"\n[model]\nname=\"mean\"\n"), "did you mean 'qsa'"},

@@ -1,4 +1,5 @@
-"""attnlab.qk_stats: the query-key analysis of a model file (`attnlab qk-stats`)."""
+"""attnlab.qk_stats: the query-key analysis of a model file (`attnlab qk-stats`);
+attnlab.list_probes: the probes a spec may name in [eval] probes (`attnlab list probes`)."""
 import json
 import os
 
@@ -31,3 +32,13 @@ def qk_stats(file, layout="auto", heads=0, head_size=0, layers="", query_pattern
     o.out = "" if out is None else os.fspath(out)
     o.seed, o.threads = integer("qk_stats", "seed", seed), integer("qk_stats", "threads", threads)
     return json.loads(_attnlab.qk_stats(options=o))
+
+
+def list_probes():
+    """The probes a spec may name in ``[eval] probes = [...]`` (`attnlab list probes`).
+
+    Returns:
+        dict: name -> {"description", "models", "tasks", "eval_instances" (what it applies
+        to; empty: any), "scalars" (what it logs), "doc" (where it is explained)}.
+    """
+    return _attnlab.list_probes()

@@ -1,5 +1,6 @@
 // Array and parameter conversion at the Python boundary, and the Ctrl-C check.
 #include <chrono>
+#include <iterator>
 
 #include "bindings.h"
 #include "core/error.h"
@@ -87,6 +88,16 @@ void params_set(attn::Params& params, const py::dict& values) {
       // Text is read as the command line reads it (by the key's type), with its messages.
       params.set_text(key, v.cast<std::string>());
       continue;
+    } else if ((py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) && py::len(v) > 0 &&
+               py::isinstance<py::str>(v[py::int_(0)])) {
+      std::vector<std::string> names;  // a list of names (ParamType::NameList)
+      for (const auto& x : v) {
+        if (!py::isinstance<py::str>(x))
+          throw attn::UserError(params.section() + "." + key +
+                                ": a list of names must hold strings only");
+        names.push_back(x.cast<std::string>());
+      }
+      value = std::move(names);
     } else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
       std::vector<double> list;
       for (const auto& x : v) {
@@ -110,6 +121,7 @@ py::object param_value_py(const attn::ParamValue& value) {
   if (const auto* i = std::get_if<int64_t>(&value)) return py::int_(*i);
   if (const auto* d = std::get_if<double>(&value)) return py::float_(*d);
   if (const auto* s = std::get_if<std::string>(&value)) return py::str(*s);
+  if (const auto* names = std::get_if<std::vector<std::string>>(&value)) return py::cast(*names);
   return py::cast(std::get<std::vector<double>>(value));
 }
 
@@ -127,7 +139,9 @@ py::list schema_list(const std::vector<attn::ParamSpec>& schema) {
   for (const auto& s : schema) {
     py::dict row;
     row["name"] = s.name;
-    static const char* const kTypes[] = {"bool", "int", "real", "str", "real_list"};
+    static const char* const kTypes[] = {"bool", "int", "real", "str", "real_list", "name_list"};
+    static_assert(std::size(kTypes) == static_cast<size_t>(attn::ParamType::NameList) + 1,
+                  "schema_list: a name for every ParamType");
     row["type"] = kTypes[static_cast<int>(s.type)];
     row["default"] = param_value_py(s.default_value);
     row["help"] = s.help;

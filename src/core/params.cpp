@@ -30,6 +30,31 @@ ParamSpec param_row(std::string name, ParamType type, ParamValue def, std::strin
   return spec;
 }
 
+// A name list written as text: "a,b", "[a, b]" or "[\"a\", \"b\"]" ("" and "[]": empty). Names are
+// trimmed and unquoted; an empty one is kept, for check_value to refuse.
+std::vector<std::string> name_list_parse(std::string text) {
+  auto trim = [](std::string t) {
+    t.erase(0, t.find_first_not_of(" \t"));
+    t.erase(t.find_last_not_of(" \t") + 1);
+    return t;
+  };
+  text = trim(text);
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']')
+    text = trim(text.substr(1, text.size() - 2));
+  std::vector<std::string> names;
+  if (text.empty()) return names;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    std::string name = trim(text.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+      name = name.substr(1, name.size() - 2);
+    names.push_back(name);
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
 }  // namespace
 
 ParamSpec param_int(std::string name, int64_t def, std::string help, double min, double max) {
@@ -51,6 +76,12 @@ ParamSpec param_real_list(std::string name, std::vector<double> def, std::string
                           double max) {
   return param_row(std::move(name), ParamType::RealList, std::move(def), std::move(help), {}, min,
                    max);
+}
+
+ParamSpec param_name_list(std::string name, std::vector<std::string> def, std::string help,
+                          std::vector<std::string> choices) {
+  return param_row(std::move(name), ParamType::NameList, std::move(def), std::move(help),
+                   std::move(choices));
 }
 
 ParamSpec param_id_omit_default(ParamSpec spec) {
@@ -97,6 +128,7 @@ const char* param_type_name(ParamType type) {
     case ParamType::Real: return "a number";
     case ParamType::String: return "a string";
     case ParamType::RealList: return "a list of numbers";
+    case ParamType::NameList: return "a list of names";
   }
   return "?";
 }
@@ -106,6 +138,11 @@ std::string param_value_text(const ParamValue& value) {
     std::string out = "[";
     for (size_t k = 0; k < list->size(); ++k)
       out += (k ? ", " : "") + param_value_text(ParamValue((*list)[k]));
+    return out + "]";
+  }
+  if (auto* names = std::get_if<std::vector<std::string>>(&value)) {
+    std::string out = "[";
+    for (size_t k = 0; k < names->size(); ++k) out += (k ? ", " : "") + json_quote((*names)[k]);
     return out + "]";
   }
   if (auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
@@ -196,6 +233,19 @@ void Params::check_value(const ParamSpec& spec, const ParamValue& value) const {
                       range);
     }
   }
+  if (spec.type == ParamType::NameList) {
+    for (const std::string& name : std::get<std::vector<std::string>>(value)) {
+      ATTN_CHECK(!name.empty(),
+                 where + " = " + param_value_text(value) +
+                     ": a name is empty; write a list of names, e.g. [\"a\", \"b\"]");
+      if (spec.choices.empty()) continue;
+      bool known = false;
+      for (const auto& c : spec.choices) known = known || c == name;
+      ATTN_CHECK(known, where + ": '" + name + "' is not allowed" +
+                            did_you_mean(name, spec.choices) +
+                            "; choose among: " + join_names(spec.choices));
+    }
+  }
   if (spec.type == ParamType::String && !spec.choices.empty()) {
     const auto& s = std::get<std::string>(value);
     for (const auto& c : spec.choices)
@@ -216,12 +266,20 @@ void Params::set(const std::string& key, const ParamValue& value) {
     v = std::vector<double>{std::get<double>(v)};
   if (spec.type == ParamType::RealList && std::holds_alternative<int64_t>(v))
     v = std::vector<double>{static_cast<double>(std::get<int64_t>(v))};
-  const bool type_ok = (spec.type == ParamType::Bool && std::holds_alternative<bool>(v)) ||
-                       (spec.type == ParamType::Int && std::holds_alternative<int64_t>(v)) ||
-                       (spec.type == ParamType::Real && std::holds_alternative<double>(v)) ||
-                       (spec.type == ParamType::String && std::holds_alternative<std::string>(v)) ||
-                       (spec.type == ParamType::RealList &&
-                        std::holds_alternative<std::vector<double>>(v));
+  if (spec.type == ParamType::NameList) {
+    if (const auto* text = std::get_if<std::string>(&v)) {
+      v = name_list_parse(*text);
+    } else if (const auto* list = std::get_if<std::vector<double>>(&v); list && list->empty()) {
+      v = std::vector<std::string>{};  // [] reads as an empty list of numbers
+    }
+  }
+  const bool type_ok =
+      (spec.type == ParamType::Bool && std::holds_alternative<bool>(v)) ||
+      (spec.type == ParamType::Int && std::holds_alternative<int64_t>(v)) ||
+      (spec.type == ParamType::Real && std::holds_alternative<double>(v)) ||
+      (spec.type == ParamType::String && std::holds_alternative<std::string>(v)) ||
+      (spec.type == ParamType::RealList && std::holds_alternative<std::vector<double>>(v)) ||
+      (spec.type == ParamType::NameList && std::holds_alternative<std::vector<std::string>>(v));
   const std::string got = std::holds_alternative<std::string>(value)
                               ? "the string \"" + std::get<std::string>(value) + "\""
                               : param_value_text(value);
@@ -254,7 +312,8 @@ void Params::set_text(const std::string& key, const std::string& text) {
       ATTN_CHECK(!text.empty() && *end == '\0' && errno == 0, bad);
       return set(key, x);
     }
-    case ParamType::String: return set(key, text);
+    case ParamType::String:
+    case ParamType::NameList: return set(key, text);  // set() splits a name list's text
     case ParamType::RealList: {
       std::string body = text;
       if (!body.empty() && body.front() == '[') {
@@ -305,6 +364,9 @@ const std::string& Params::get_string(const std::string& key) const {
 const std::vector<double>& Params::get_real_list(const std::string& key) const {
   return std::get<std::vector<double>>(value_of(key, ParamType::RealList));
 }
+const std::vector<std::string>& Params::get_name_list(const std::string& key) const {
+  return std::get<std::vector<std::string>>(value_of(key, ParamType::NameList));
+}
 
 std::string Params::to_json() const {
   std::string out = "{";
@@ -318,6 +380,8 @@ std::string Params::to_json() const {
     const ParamValue& v = values_[k];
     if (std::holds_alternative<std::string>(v)) {
       out += json_quote(std::get<std::string>(v));
+    } else if (std::holds_alternative<std::vector<std::string>>(v)) {
+      out += param_value_text(v);  // ["a", "b"]: JSON already
     } else if (auto* list = std::get_if<std::vector<double>>(&v)) {
       out += "[";
       for (size_t i = 0; i < list->size(); ++i)

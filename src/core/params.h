@@ -15,15 +15,18 @@
 
 namespace attn {
 
-enum class ParamType { Bool, Int, Real, String, RealList };
-using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
+// NameList: a list of names, e.g. eval.probes = ["rank_pair"] (a TOML array of strings; on the
+// command line "[a, b]" or "a,b"; each name non-empty, and one of `choices` when it has any).
+enum class ParamType { Bool, Int, Real, String, RealList, NameList };
+using ParamValue =
+    std::variant<bool, int64_t, double, std::string, std::vector<double>, std::vector<std::string>>;
 
 struct ParamSpec {
   std::string name;
   ParamType type;
   ParamValue default_value;
   std::string help;
-  std::vector<std::string> choices;  // String only: the allowed values (empty: any text)
+  std::vector<std::string> choices;  // String, NameList: the allowed values (empty: any text)
   double min = -std::numeric_limits<double>::infinity();  // Int/Real: inclusive bounds
   double max = std::numeric_limits<double>::infinity();
   // An execution setting: how a run is computed, not what (e.g. train.distributed). Left
@@ -55,6 +58,12 @@ ParamSpec param_choice(std::string name, std::string def, std::vector<std::strin
 ParamSpec param_real_list(std::string name, std::vector<double> def, std::string help,
                           double min = -1e300, double max = 1e300);
 
+// A list of names (ParamType::NameList); `choices`, when given, are the allowed names. A value
+// given as one string is read as the command line writes the list ("a,b", "[a, b]"); an empty
+// array (which TOML cannot type) is the empty list.
+ParamSpec param_name_list(std::string name, std::vector<std::string> def, std::string help,
+                          std::vector<std::string> choices = {});
+
 // The same row with id_omit_default set (a key added after results were stored).
 ParamSpec param_id_omit_default(ParamSpec spec);
 // The same row with label_only set (a task key that changes the labels only).
@@ -65,7 +74,7 @@ ParamSpec param_renamed(ParamSpec spec, std::string stored_as);
 const std::string& param_stored_name(const ParamSpec& spec);
 
 const char* param_type_name(ParamType type);
-// A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01].
+// A value as the user would write it: 16, 0.5, true, sphere, [0.001, 0.01], ["a", "b"].
 std::string param_value_text(const ParamValue& value);
 
 class Params {
@@ -88,6 +97,7 @@ class Params {
   bool get_bool(const std::string& key) const;
   const std::string& get_string(const std::string& key) const;
   const std::vector<double>& get_real_list(const std::string& key) const;
+  const std::vector<std::string>& get_name_list(const std::string& key) const;
 
   const std::string& section() const { return section_; }
   const std::vector<ParamSpec>& schema() const { return schema_; }

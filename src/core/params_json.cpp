@@ -14,6 +14,14 @@ ParamValue param_value_from_json(const nlohmann::json& v, const std::string& whe
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_array() && !v.empty() && v[0].is_string()) {  // a list of names
+    std::vector<std::string> names;
+    for (const auto& x : v) {
+      ATTN_CHECK(x.is_string(), where + " must be a list of names (strings) or of numbers");
+      names.push_back(x.get<std::string>());
+    }
+    return names;
+  }
   if (v.is_array()) {
     std::vector<double> list;
     for (const auto& x : v) {

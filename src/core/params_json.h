@@ -11,12 +11,13 @@
 
 namespace attn {
 
-// bool, integer, real, string, or a list of reals as a JSON array.
+// bool, integer, real, string, or a list of reals or of names as a JSON array.
 nlohmann::json param_value_json(const ParamValue& value);
 
 // The ParamValue a JSON value holds (integers stay integers; Params::set widens them for
-// Real keys). UserError "WHERE must be a list of numbers" / "WHERE has an unsupported JSON
-// value ..." otherwise.
+// Real keys; an array whose first item is a string is a list of names, [] a list of numbers).
+// UserError "WHERE must be a list of numbers" / "WHERE has an unsupported JSON value ..."
+// otherwise.
 ParamValue param_value_from_json(const nlohmann::json& value, const std::string& where);
 
 // Sets every key of a JSON object (as Params::to_json writes it) on `params`. UserError

@@ -7,6 +7,7 @@
 #include "core/fnv.h"
 #include "core/log.h"
 #include "core/memory.h"
+#include "core/suggest.h"
 #include "models/model_registry.h"
 #include "tasks/task.h"
 
@@ -33,18 +34,27 @@ std::string name_of(const Spec& spec, const std::map<std::string, ParamValue>& v
   return std::get<std::string>(it->second);
 }
 
-// eval.probes: a list of names (a TOML list reaches here as one string, its items joined by
-// commas; an empty list as an empty list of numbers).
+// eval.probes: a list of names (eval_probes_param), each a probe named once.
 std::vector<ProbeKind> probes_of(const ParamValue& v) {
-  if (const auto* names = std::get_if<std::string>(&v)) return probes_parse(*names);
-  const auto* list = std::get_if<std::vector<double>>(&v);
-  ATTN_CHECK(list != nullptr && list->empty(),
-             std::string(kEvalProbesKey) + " must be a list of probe names, e.g. probes = "
-             "[\"rank_pair\"]; probes: " + probes_text(probe_kinds()));
-  return {};
+  const auto* numbers = std::get_if<std::vector<double>>(&v);
+  ATTN_CHECK(std::holds_alternative<std::vector<std::string>>(v) ||
+                 std::holds_alternative<std::string>(v) || (numbers && numbers->empty()),
+             std::string(kEvalProbesKey) + " must be a list of probe names, e.g. probes = " +
+                 "[\"rank_pair\"]; probes: " + probes_text(probe_kinds()));
+  Params probes("eval", {eval_probes_param()});
+  probes.set("probes", v);
+  return probes_parse(join_names(probes.get_name_list("probes")));
 }
 
 }  // namespace
+
+const ParamSpec& eval_probes_param() {
+  static const ParamSpec spec =
+      param_name_list("probes", {},
+                      "diagnostics of the trained model run after the test metrics "
+                      "(analysis/probes.h; `attnlab list probes`); not part of run ids");
+  return spec;
+}
 
 RunConfig run_config_defaults(const std::string& task, const std::string& model) {
   const ModelInfo& info = model_find(model);

@@ -31,6 +31,9 @@ struct RunConfig {
 // The spec key naming a run's probes: a list of probe names, e.g. probes = ["rank_pair"]
 // ([eval] section), or "rank_pair, other" from the command line. Read by config_resolve.
 inline constexpr const char* kEvalProbesKey = "eval.probes";
+// Its declaration: a ParamType::NameList row (param_name_list), which the spec loader reads and
+// config_resolve checks with; kept out of eval_schema() for the reasons above.
+const ParamSpec& eval_probes_param();
 
 struct RunPoint {
   int64_t index = 0;  // position in the plan

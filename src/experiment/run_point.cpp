@@ -24,8 +24,7 @@ void run_outcome_add_test(const Batch& test, const std::vector<double>& predicti
 void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
                          const FitLog& log, double fit_seconds, RunOutcome& out) {
   for (const auto& [name, value] : train_metrics)
-    if (name == "mse" || name == "nmse" || name == "accuracy")
-      out.metrics.emplace_back("train_" + name, value);
+    if (metric_is_summary(name)) out.metrics.emplace_back("train_" + name, value);
   for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
   out.metrics.emplace_back("fit_seconds", fit_seconds);
   out.series = log.points;

@@ -4,7 +4,8 @@
 //
 // Train = samples 0 .. train.n-1 of the run's seed, test = samples eval.first ..
 // eval.first+eval.n-1 (disjoint; training sets of different n are nested). Metrics are
-// the test metrics (prefixed test_), train_mse and train_nmse, the fit's own scalars and the
+// the test metrics (prefixed test_), the summary metrics of the training set (train_mse,
+// train_nmse, train_accuracy or train_token_accuracy), the fit's own scalars and the
 // probes' (eval.probes), and fit_seconds. Any exception makes the outcome "failed" with its
 // message; nothing throws.
 #pragma once
@@ -48,8 +49,9 @@ RunOutcome run_point_execute(const RunPoint& point, const RunShare& share = {});
 void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction,
                           RunOutcome& out);
 
-// The end of a run, after the test metrics: the train metrics worth keeping (mse, nmse,
-// accuracy of `train_metrics`, stored as train_*; pass {} when there was no training set),
+// The end of a run, after the test metrics: the summary metrics of `train_metrics`
+// (metric_is_summary: mse, nmse, accuracy or token_accuracy), stored as train_*; pass {} when
+// there was no training set),
 // the fit's scalars and series, fit_seconds; UserError if a metric is NaN or inf.
 void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
                          const FitLog& log, double fit_seconds, RunOutcome& out);

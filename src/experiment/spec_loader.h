@@ -3,6 +3,7 @@
 // the builders of the [[plot]] and [[claim]] sections.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,36 @@
 #include "experiment/spec.h"
 #include "experiment/spec_fields.h"
 #include "experiment/spec_tree.h"
+#include "models/model_registry.h"
+#include "models/train_schema.h"
+#include "tasks/task.h"
 
 namespace attn::spec_detail {
+
+// Whether the spec key `dotted` ("section.key", or "section.scope.key" in a [task.NAME] or
+// [model.NAME] table) is declared a list of names (ParamType::NameList): eval.probes
+// (eval_probes_param), or a row of a task's, model's, [train] or [eval] schema.
+inline bool spec_key_is_name_list(const std::string& dotted) {
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> out;
+    auto add = [&](const std::string& section, const std::vector<ParamSpec>& schema) {
+      for (const ParamSpec& p : schema)
+        if (p.type == ParamType::NameList) out.insert(section + "." + p.name);
+    };
+    out.insert(kEvalProbesKey);
+    add("eval", eval_schema());
+    add("train", train_common_schema());
+    for (const auto& model : model_registry()) {
+      if (model.schema != nullptr) add("model", model.schema());
+      if (model.train_schema != nullptr) add("train", model.train_schema());
+    }
+    for (const auto& task : task_registry()) add("task", task.schema());
+    return out;
+  }();
+  const size_t first = dotted.find('.'), last = dotted.rfind('.');
+  if (first == std::string::npos) return false;
+  return keys.count(dotted.substr(0, first) + dotted.substr(last)) > 0;
+}
 
 using Kind = SpecTree::Kind;
 
@@ -58,17 +87,17 @@ struct Loader {
       fail(v.line, key + " must be a string");
     return std::get<std::string>(v.value);
   }
-  // A scalar, or an array of numbers (a list parameter such as train.lambdas); for eval.probes
-  // (the one list of names) an array of strings, read as one string: its items joined by ", ".
-  // Any other key's array of strings is refused as before.
+  // A scalar; an array of strings for a key declared a list of names (spec_key_is_name_list,
+  // e.g. eval.probes), [] included; else an array of numbers (a list parameter such as
+  // train.lambdas): any other key's array of strings is refused as before.
   ParamValue value_of(const SpecTree& v, const std::string& key) const {
     if (v.kind == Kind::Value) return v.value;
-    if (v.kind == Kind::Array && key == kEvalProbesKey && !v.items.empty()) {
-      std::string names;
+    if (v.kind == Kind::Array && spec_key_is_name_list(key)) {
+      std::vector<std::string> names;
       for (const auto& item : v.items) {
         if (item.kind != Kind::Value || !std::holds_alternative<std::string>(item.value))
           fail(item.line, key + ": a list of names must hold strings only");
-        names += (names.empty() ? "" : ", ") + std::get<std::string>(item.value);
+        names.push_back(std::get<std::string>(item.value));
       }
       return names;
     }

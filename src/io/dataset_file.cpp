@@ -1,13 +1,16 @@
 // Batch <-> .npz.
 #include "io/dataset_file.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/choice.h"
 #include "core/error.h"
 #include "core/params.h"
+#include "core/suggest.h"
 #include "core/version.h"
 #include "io/npy.h"
 
@@ -33,9 +36,15 @@ std::string dataset_meta_json(const Batch& b, const DatasetMeta& meta) {
   std::string constants;
   for (const auto& c : b.constants)
     constants += (constants.empty() ? "" : ", ") + json_quote(c.spec.name);
+  std::string target;
+  if (b.shape.target) {
+    target = ", \"target\": " + json_quote(choice_name(*b.shape.target, kTargetKinds));
+    if (*b.shape.target == TargetKind::categorical)
+      target += ", \"classes\": " + std::to_string(b.shape.d_out);
+  }
   return "{\"task\": " + json_quote(meta.task) + ", \"seed\": " + std::to_string(meta.seed) +
          ", \"first\": " + std::to_string(meta.first) + ", \"n\": " + std::to_string(b.n) +
-         ", \"attnlab\": " + json_quote(kVersion) + ", \"constants\": [" + constants +
+         ", \"attnlab\": " + json_quote(kVersion) + target + ", \"constants\": [" + constants +
          "], \"params\": " + (meta.params_json.empty() ? "{}" : meta.params_json) + "}";
 }
 
@@ -65,6 +74,30 @@ void dataset_write(const std::string& path, const Batch& b, const DatasetMeta& d
 }
 
 namespace {
+
+// The target kind `meta` records ("target", and "classes" for categorical), checked against
+// Y's d_out; unset when it records none (a file of the previous release, or from numpy).
+std::optional<TargetKind> dataset_meta_target(const std::string& path, const nlohmann::json& meta,
+                                              int64_t d_out) {
+  if (!meta.contains("target")) return std::nullopt;
+  const nlohmann::json& t = meta["target"];
+  const TargetKind* kind =
+      t.is_string() ? choice_find(t.get<std::string>(), kTargetKinds) : nullptr;
+  if (kind == nullptr)
+    throw IoError(path + ": meta's \"target\" is " + t.dump() + ", not one of " +
+                  join_names(choice_names(kTargetKinds)) +
+                  "; fix it or remove it (then the kind is inferred from Y)");
+  if (*kind != TargetKind::categorical) return *kind;
+  const bool classes_ok = meta.contains("classes") && meta["classes"].is_number_integer() &&
+                          meta["classes"].get<int64_t>() == d_out && d_out >= 2;
+  if (!classes_ok)
+    throw IoError(
+        path + ": meta says the targets are categorical with \"classes\": " +
+        (meta.contains("classes") ? meta["classes"].dump() : std::string("(missing)")) +
+        " but Y has d_out = " + std::to_string(d_out) +
+        " (categorical needs classes = d_out >= 2); rewrite the file with `attnlab data`");
+  return *kind;
+}
 
 // dataset_read's body; without Y when !y_required and the file has none.
 Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_required,
@@ -117,6 +150,7 @@ Batch dataset_file_read(const std::string& path, std::string* meta_json, bool y_
     if (parsed.contains("constants") && parsed["constants"].is_array())
       for (const auto& c : parsed["constants"])
         if (c.is_string()) constant_names.push_back(c.get<std::string>());
+    if (y_present) b.shape.target = dataset_meta_target(path, parsed, b.shape.d_out);
   }
   for (auto& [name, a] : entries) {
     if (name == "X" || name == "Y" || name == "meta" || a.dtype == DType::Unicode) continue;

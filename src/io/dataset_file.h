@@ -3,7 +3,12 @@
 // Entries: X (n, T, d_in) float64, Y (n, T_out, d_out) float64, each raw task variable
 // (n, ...) int64/float64, each dataset constant, and `meta`: a 0-d string holding JSON
 // {"task": ..., "seed": ..., "first": ..., "n": ..., "attnlab": VERSION,
+//  "target": "real" | "binary" | "categorical", "classes": C (categorical only, = d_out),
 //  "constants": [names of the dataset-level arrays], "params": {...}}.
+// "target" is the batch's declared kind (tasks/target_kind.h; left out when undeclared). A
+// file without it (from an earlier attnlab, which did not record it, or from numpy) reads back
+// with the kind unset, so the kind is inferred from Y as before: binary when every target is
+// 0 or 1, else real (an older file of categorical targets is therefore trained with bce).
 // Written atomically; the same batch and meta give byte-identical files.
 #pragma once
 
@@ -35,6 +40,8 @@ void dataset_write(const std::string& path, const Batch& batch, const DatasetMet
 // entries are skipped; an entry is a dataset constant when `meta` lists it in "constants"
 // or when it is not per-sample (0-d, or a first dimension other than n), else a raw array
 // (n, ...). Its values are int64 for an integer or bool dtype, float64 for float32/float64.
+// shape.target is meta's "target" (IoError for an unknown kind, or categorical whose
+// "classes" is not Y's d_out), unset when meta records none.
 Batch dataset_read(const std::string& path, std::string* meta_json);
 
 // dataset_read for a file of inputs to predict on, where Y may be absent: then *has_y is

@@ -36,7 +36,7 @@ std::unique_ptr<Model> model_fit_arrays(ModelRecord& record, Batch& data, bool n
   } else {
     record.train_params.set("n", ParamValue(data.n));
   }
-  record.shape = TaskShape{s.T, s.d_in, s.T_out, s.d_out, {}, {}};
+  record.shape = TaskShape{s.T, s.d_in, s.T_out, s.d_out, {}, {}, s.target};
   auto model = model_make(record);
   model_fit_checked(*model, data, log, names.source);
   return model;

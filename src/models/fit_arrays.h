@@ -4,8 +4,8 @@
 // Shapes: data.X n × T × d_in, data.Y n × T_out × d_out, any raw arrays (n × ...) and
 // constants. The batch is the whole training set: train.n, when the caller gave it, takes
 // its first n samples (raw arrays are then dropped), else train.n is set to n. The record's
-// shape becomes the batch's (T, d_in, T_out, d_out; no raw arrays or constants), as a saved
-// model records it.
+// shape becomes the batch's (T, d_in, T_out, d_out and its target kind, which train.loss =
+// auto follows; no raw arrays or constants), as a saved model records it.
 #pragma once
 
 #include <memory>

@@ -326,7 +326,15 @@ class NeuralModel : public Model {
     log.scalar("best_step", static_cast<double>(best_report.best_step));
     log.scalar("steps_run", static_cast<double>(best_report.steps_run));
     log.scalar("stopped_early", best_report.stopped_early ? 1.0 : 0.0);
+    // The name stays: loss_is_bce (1 bce, 0 otherwise) is a column of every published results.csv.
     log.scalar("loss_is_bce", c.loss == Loss::bce_logits ? 1.0 : 0.0);
+    // A fit log holds numbers only: a loss other than mse and bce says itself with its own
+    // loss_is_<name> = 1 (a saved model records the name as meta.loss.<name>).
+    switch (c.loss) {
+      case Loss::mse:
+      case Loss::bce_logits: break;
+      case Loss::cross_entropy: log.scalar(std::string("loss_is_") + loss_name(c.loss), 1.0); break;
+    }
   }
 
   template <class T>

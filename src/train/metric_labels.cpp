@@ -33,8 +33,8 @@ TokenCounts token_counts(const MetricInput& in) {
   c.right.assign(static_cast<size_t>(in.n), 0);
   for (int64_t j = 0; j < in.n; ++j)
     for (int64_t i = 0; i < in.T_out; ++i) {
+      if (!metric_position_labelled(in, j, i)) continue;
       const double* y = in.data.Y.data() + j * in.K + i * in.d_out;
-      if (target_row_ignored(y, in.d_out)) continue;
       const double* f = in.f + j * in.K + i * in.d_out;
       const int64_t target = std::max_element(y, y + in.d_out) - y;
       const int64_t guess = std::max_element(f, f + in.d_out) - f;
@@ -45,27 +45,14 @@ TokenCounts token_counts(const MetricInput& in) {
     c.total_labelled += c.labelled[j];
     c.total_right += c.right[j];
   }
-  ATTN_CHECK(c.total_labelled > 0,
-             "metrics: every output position of the batch is ignored (all-zero target rows); "
-             "token metrics need at least one labelled position");
+  ATTN_ASSERT(c.total_labelled > 0, "metrics_compute checks that some position is labelled");
   return c;
 }
 
-// Standard error of the pooled fraction r = Σ a_j / Σ m_j with samples as clusters (the ratio
-// estimator): sqrt(Σ (a_j − r m_j)² / (n (n − 1))) / (Σ m_j / n); sd / sqrt(n) of the
-// per-sample fractions when every sample has the same m_j. 0 when n < 2.
+// The standard error of the pooled fraction Σ a_j / Σ m_j (metric_ratio_se).
 double pooled_fraction_se(const std::vector<int64_t>& a, const std::vector<int64_t>& m,
                           int64_t a_total, int64_t m_total) {
-  const int64_t n = static_cast<int64_t>(a.size());
-  if (n < 2) return 0.0;
-  const long double r = static_cast<long double>(a_total) / m_total;
-  long double sq = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    const long double d = a[j] - r * m[j];
-    sq += d * d;
-  }
-  const long double mean_m = static_cast<long double>(m_total) / n;
-  return static_cast<double>(std::sqrt(sq / (static_cast<long double>(n) * (n - 1))) / mean_m);
+  return metric_ratio_se(std::vector<long double>(a.begin(), a.end()), m, a_total, m_total);
 }
 
 }  // namespace

@@ -1,14 +1,33 @@
 // The metric table: one row per metric (name, the target kinds and named arrays it needs, its
-// formula, whether it has a standard error and how). metrics_compute (train/metrics.h) runs
-// the rows that apply to a batch, in table order; the definitions are in metrics.h.
+// formula, whether it has a standard error and how, whether it is a summary metric).
+// metrics_compute (train/metrics.h) runs the rows that apply to a batch, in table order; the
+// definitions are in metrics.h.
 //
 // Shapes: MetricInput::f holds the prediction in Y's layout, n × T_out × d_out (K = T_out·d_out
 // values per sample, total = n·K), every value finite (checked before any row runs), and Y is
-// valid for `kind` (binary: 0/1; categorical: each position's row one-hot or all zero).
+// valid for `kind` (binary: 0/1; categorical: each position's row one-hot or all zero, and at
+// least one position labelled).
 //
-// To add a metric: write its formula (a metric_*.cpp file of this folder), add its row to
-// metric_table() in metrics.cpp, document it in metrics.h and docs/models.md, and test its
-// value in tests/test_metrics.cpp (the table test there checks every row is well formed).
+// Which metrics apply to which kind. The per-entry errors (mse, nmse, max_abs_err,
+// mean_max_pos_err, max_pos_err, success_rate) apply to every kind, but for categorical targets
+// they run over the labelled positions only (metric_position_labelled): an ignored position's
+// all-zero row is no target, and a prediction there (a softmax row sums to 1) would add an error
+// of at least 1/C per ignored row that says nothing about the model and grows with the share of
+// ignored positions. They are kept rather than left out because they stay meaningful on the
+// labelled rows (mse is the Brier score / C of a probability prediction, the error that ridge and
+// mse-trained models minimise) and because ridge's λ path reads nmse for every kind. For real
+// and binary targets every position is labelled and the formulas are the previous release's
+// to the bit. Per-sample metrics count a sample with no labelled position as error 0 (as
+// exact_match counts it right); mse's and nmse's standard errors for categorical targets are
+// the ratio estimator with samples as clusters (MetricSe::position_mean), since samples hold
+// different numbers of labelled entries. Labels: accuracy, balanced_accuracy and exact_match
+// for binary targets; token_accuracy, token_error and exact_match for categorical ones.
+//
+// To add a metric (5 files, docs/architecture.md): write its formula (metric_entries.cpp or
+// metric_labels.cpp), declare it below, add its row to metric_table() in metrics.cpp, document
+// it in metrics.h and docs/models.md §7, and test its value in tests/test_metrics.cpp (the table
+// test there checks every row is well formed). A row missing a field, or a new MetricSe or
+// MetricSummary value that a switch of metrics.cpp does not handle, does not compile.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +55,13 @@ enum class MetricSe {
   position_fraction,  // a fraction of positions pooled over samples (ratio estimator with
                       // samples as clusters); metric_is_sample_fraction is true (conservative:
                       // the claims floor counts samples, not positions)
+  position_mean,      // a mean over labelled entries pooled over samples (the same ratio
+                      // estimator); not a fraction
 };
+
+// Whether a row is a summary metric: stored for the training set too (train_NAME in a run's
+// results) and printed by `attnlab fit` / `predict` without --all.
+enum class MetricSummary { no, yes };
 
 struct MetricValue {
   double value = 0;
@@ -51,6 +76,7 @@ struct MetricRow {
   unsigned kinds;                 // metric_kind_bit of each target kind it applies to
   std::vector<NamedArray> needs;  // applies when the batch has needs[0]; the rest are then required
   MetricSe se;
+  MetricSummary summary;
   MetricValue (*formula)(const MetricInput& in);
 };
 
@@ -59,6 +85,14 @@ const std::vector<MetricRow>& metric_table();
 
 // sd / sqrt(n) of n per-sample values with mean `mean` and sum of squares `sq` (0 when n < 2).
 double metric_sample_mean_se(int64_t n, long double mean, long double sq);
+// Standard error of the pooled ratio r = Σ a_j / Σ m_j over n = a.size() samples (clusters):
+// sqrt(Σ (a_j − r m_j)² / (n (n − 1))) / (Σ m_j / n); sd / sqrt(n) of the per-sample ratios when
+// every m_j is equal. 0 when n < 2. Needs Σ m_j > 0.
+double metric_ratio_se(const std::vector<long double>& a, const std::vector<int64_t>& m,
+                       long double a_total, int64_t m_total);
+// Whether output position i of sample j counts: always, except a categorical target's ignored
+// (all-zero) row.
+bool metric_position_labelled(const MetricInput& in, int64_t j, int64_t i);
 
 // The formulas (metric_entries.cpp: every kind; metric_labels.cpp: binary, categorical, qsa).
 MetricValue metric_mse(const MetricInput& in);

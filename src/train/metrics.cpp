@@ -10,11 +10,17 @@
 #include "core/error.h"
 #include "train/metric_table.h"
 
+// A metric row that leaves out a field does not compile, nor does a switch below (over
+// TargetKind, MetricSe, MetricSummary) that misses a value.
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace attn {
 namespace {
 
 constexpr unsigned kBinary = metric_kind_bit(TargetKind::binary);
 constexpr unsigned kCategorical = metric_kind_bit(TargetKind::categorical);
+constexpr unsigned kRealOrBinary = metric_kind_bit(TargetKind::real) | kBinary;
 
 // Finite predictions and targets, and targets valid for their kind (UserError otherwise).
 void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
@@ -40,6 +46,7 @@ void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
     case TargetKind::categorical:
       ATTN_CHECK(d_out >= 2, "metrics: categorical targets need d_out >= 2 classes, got " +
                                  std::to_string(d_out));
+      int64_t labelled = 0;
       for (int64_t p = 0; p < total / d_out; ++p) {
         int64_t ones = 0;
         for (int64_t k = 0; k < d_out; ++k) {
@@ -51,7 +58,12 @@ void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
         }
         ATTN_CHECK(ones <= 1, "metrics: categorical target row " + std::to_string(p) +
                                   " has several ones; each position must be one-hot or all zero");
+        labelled += ones;
       }
+      // Before any row runs: the per-entry metrics divide by the labelled entries.
+      ATTN_CHECK(labelled > 0,
+                 "metrics: every output position of the batch is ignored (all-zero target "
+                 "rows); categorical metrics need at least one labelled position");
       return;
   }
   ATTN_ASSERT(false, "metrics: unknown target kind");
@@ -75,23 +87,29 @@ bool metric_applies(const MetricRow& row, const Batch& data, TargetKind kind) {
 }  // namespace
 
 const std::vector<MetricRow>& metric_table() {
+  // Per-entry errors apply to every kind, over the labelled positions (metric_table.h); mse and
+  // nmse have a row per standard-error method. Summary metrics are also stored as train_NAME.
+  using S = MetricSe;
+  constexpr MetricSummary yes = MetricSummary::yes, no = MetricSummary::no;
+  static const std::vector<NamedArray> threshold = {NamedArray::success_threshold},
+                                       disj = {NamedArray::disjoint, NamedArray::query_position,
+                                               NamedArray::disj_threshold};
   static const std::vector<MetricRow> table = {
-      {"mse", kMetricAllKinds, {}, MetricSe::sample_mean, metric_mse},
-      {"nmse", kMetricAllKinds, {}, MetricSe::sample_mean, metric_nmse},
-      {"max_abs_err", kMetricAllKinds, {}, MetricSe::none, metric_max_abs_err},
-      {"mean_max_pos_err", kMetricAllKinds, {}, MetricSe::sample_mean, metric_mean_max_pos_err},
-      {"max_pos_err", kMetricAllKinds, {}, MetricSe::none, metric_max_pos_err},
-      {"success_rate", kMetricAllKinds, {NamedArray::success_threshold}, MetricSe::sample_fraction,
-       metric_success_rate},
-      {"accuracy", kBinary, {}, MetricSe::sample_mean, metric_accuracy},
-      {"balanced_accuracy", kBinary, {}, MetricSe::none, metric_balanced_accuracy},
-      {"exact_match", kBinary, {}, MetricSe::sample_fraction, metric_exact_match_binary},
-      {"token_accuracy", kCategorical, {}, MetricSe::position_fraction, metric_token_accuracy},
-      {"token_error", kCategorical, {}, MetricSe::position_fraction, metric_token_error},
-      {"exact_match", kCategorical, {}, MetricSe::sample_fraction, metric_exact_match_categorical},
-      {"disj_accuracy", kMetricAllKinds,
-       {NamedArray::disjoint, NamedArray::query_position, NamedArray::disj_threshold},
-       MetricSe::none, metric_disj_accuracy},
+      {"mse", kRealOrBinary, {}, S::sample_mean, yes, metric_mse},
+      {"mse", kCategorical, {}, S::position_mean, yes, metric_mse},
+      {"nmse", kRealOrBinary, {}, S::sample_mean, yes, metric_nmse},
+      {"nmse", kCategorical, {}, S::position_mean, yes, metric_nmse},
+      {"max_abs_err", kMetricAllKinds, {}, S::none, no, metric_max_abs_err},
+      {"mean_max_pos_err", kMetricAllKinds, {}, S::sample_mean, no, metric_mean_max_pos_err},
+      {"max_pos_err", kMetricAllKinds, {}, S::none, no, metric_max_pos_err},
+      {"success_rate", kMetricAllKinds, threshold, S::sample_fraction, no, metric_success_rate},
+      {"accuracy", kBinary, {}, S::sample_mean, yes, metric_accuracy},
+      {"balanced_accuracy", kBinary, {}, S::none, no, metric_balanced_accuracy},
+      {"exact_match", kBinary, {}, S::sample_fraction, no, metric_exact_match_binary},
+      {"token_accuracy", kCategorical, {}, S::position_fraction, yes, metric_token_accuracy},
+      {"token_error", kCategorical, {}, S::position_fraction, no, metric_token_error},
+      {"exact_match", kCategorical, {}, S::sample_fraction, no, metric_exact_match_categorical},
+      {"disj_accuracy", kMetricAllKinds, disj, S::none, no, metric_disj_accuracy},
   };
   return table;
 }
@@ -130,7 +148,19 @@ bool metric_is_sample_fraction(const std::string& name) {
       case MetricSe::sample_fraction:
       case MetricSe::position_fraction: return true;
       case MetricSe::none:
-      case MetricSe::sample_mean: return false;
+      case MetricSe::sample_mean:
+      case MetricSe::position_mean: return false;
+    }
+  }
+  return false;
+}
+
+bool metric_is_summary(const std::string& name) {
+  for (const MetricRow& row : metric_table()) {
+    if (name != row.name) continue;
+    switch (row.summary) {
+      case MetricSummary::yes: return true;
+      case MetricSummary::no: break;
     }
   }
   return false;

@@ -4,7 +4,9 @@
 // Which metrics a batch gets follows its target kind (tasks/target_kind.h: declared by the
 // task, else inferred from Y) and the named arrays it carries (tasks/named_arrays.h); each is
 // a row of the metric table (train/metric_table.h), returned in this order (every value finite
-// for finite inputs):
+// for finite inputs). For categorical targets the per-entry metrics (mse .. success_rate) run
+// over the labelled positions only (target row not all zero; metric_table.h says why): read
+// "entries" and "positions" below as the labelled ones, a sample with none counting as error 0.
 //   mse               (every kind) mean over all n·T_out·d_out entries of (prediction − target)²
 //   nmse              (every kind) mse / Var(targets), the population variance of all entries
 //                     of data.Y; when that variance is 0 (constant targets, or so small the
@@ -27,6 +29,7 @@
 //                     target class (UserError when no position is labelled)
 //   token_error       (categorical) 1 − token_accuracy, counted as wrong / labelled
 //   exact_match       (categorical) the fraction of samples with every labelled position right
+//                     (a sample with no labelled position counts as right)
 //   disj_accuracy     when the batch has the raw array `disjoint` (qsa DISJ instances,
 //                     task.instances = disj): the fraction of samples where the prediction
 //                     at the query position 2q decides disjointness right, i.e. says
@@ -38,10 +41,13 @@
 // Var(targets) like nmse itself; for token_accuracy and token_error the ratio estimator's
 // with samples as clusters, sqrt(Σ_j (a_j − r m_j)² / (n (n − 1))) / mean(m_j) (a_j right or
 // wrong, m_j labelled positions of sample j; sd / sqrt(n) of the per-sample fractions when
-// every m_j is equal). Claims use them to judge a single seed.
+// every m_j is equal). For categorical targets mse's se is the same ratio estimator with a_j
+// the sample's squared error and m_j its labelled entries, and nmse's is mse's divided by the
+// labelled targets' variance. Claims use them to judge a single seed.
 // Throws UserError when the prediction has the wrong size, holds NaN/inf (the run is then
 // recorded as failed), or the batch is empty, has non-finite targets, or targets that break
-// its declared kind (binary not 0/1; categorical rows not one-hot or all zero).
+// its declared kind (binary not 0/1; categorical rows not one-hot or all zero, or every row
+// ignored).
 #pragma once
 
 #include <string>
@@ -58,6 +64,11 @@ namespace attn {
 // token_error (pooled over positions; the floor counting samples is conservative). accuracy
 // counts entries and is not one.
 bool metric_is_sample_fraction(const std::string& name);
+
+// Whether NAME is a summary metric (MetricSummary::yes: mse, nmse, accuracy for binary and
+// token_accuracy for categorical targets): a run stores it for the training set as train_NAME,
+// and `attnlab fit` and `predict` print it.
+bool metric_is_summary(const std::string& name);
 
 std::vector<std::pair<std::string, double>> metrics_compute(
     const Batch& data, const std::vector<double>& prediction,
