@@ -116,32 +116,18 @@ std::string lambda_list(int count) {
   return list + "]";
 }
 
-// A group whose points carry long settings (a λ grid of 20 000 values, ~0.4 MB a point; 12 points,
-// 2 units) is cut into units whose requests fit the fork server, by size and not only by count
-// (issue #34: 180 such points were refused mid-sweep); a point too large alone is refused before
-// any run.
+// A group whose points carry long settings (a λ grid of 25 000 values, ~0.5 MB a point; 9
+// points, 2 units) is cut into units whose requests fit the fork server, by size and not only by
+// count (issue #34: 180 such points were refused mid-sweep); a point too large alone is refused
+// before any run.
 TEST_F(RunGroups, UnitsAreCutBySizeSoEveryRequestFitsAWorker) {
-  std::string n_values = "[";
-  for (int k = 0; k < 12; ++k) n_values += (k > 0 ? ", " : "") + std::to_string(60 + k);
-  n_values += "]";
-  const std::string spec = R"(
-[experiment]
-name = "long_settings"
-seeds = 1
-[task]
-name = "rf_target"
-N = 4
-d = 4
-[model]
-name = "rfa"
-heads = 16
-[eval]
-n = 200
-[train]
-lambdas = )" + lambda_list(20000) +
-                           "\n[sweep]\n\"train.n\" = " + n_values + "\n";
+  // kSpec's one seed: 9 points of one ridge group, each with 25 000 λ values (~0.5 MB).
+  std::string spec = kSpec;
+  spec.replace(spec.find("seeds = 2"), 9, "seeds = 1");
+  const std::string grid = "lambdas = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]";
+  spec.replace(spec.find(grid), grid.size(), "lambdas = " + lambda_list(25000));
   const std::vector<RunPoint> points = plan(spec);
-  ASSERT_EQ(points.size(), 12u);
+  ASSERT_EQ(points.size(), 9u);
   std::vector<const RunPoint*> all;
   for (const auto& p : points) all.push_back(&p);
   ASSERT_EQ(run_groups_make(all).size(), 1u);  // one ridge group
@@ -154,17 +140,20 @@ lambdas = )" + lambda_list(20000) +
     for (const RunPoint* p : unit) seen.insert(p);
     covered += unit.size();
   }
-  EXPECT_EQ(covered, 12u);
-  EXPECT_EQ(seen.size(), 12u);
+  EXPECT_EQ(covered, 9u);
+  EXPECT_EQ(seen.size(), 9u);
   // Units fill up: no two neighbours would fit one request together.
   for (size_t k = 1; k < units.size(); ++k) {
     std::vector<const RunPoint*> joined = units[k - 1];
     joined.push_back(units[k].front());
-    EXPECT_GT(run_request_encode(joined).size(), kForkServerRequestMax - 2 * 12);
+    EXPECT_GT(run_request_encode(joined).size(), kForkServerRequestMax - 2 * 9);
   }
 
-  std::string huge = spec;
-  huge.replace(huge.find("lambdas = "), huge.find("\n[sweep]") - huge.find("lambdas = "),
+  std::string huge = spec;  // one seed, one train.n: 3 points of 250 000 λ values (~5 MB)
+  const std::string sizes = "\"train.n\" = [60, 150, 90]";
+  huge.replace(huge.find(sizes), sizes.size(), "\"train.n\" = [60]");
+  huge.replace(huge.find("lambdas = "),
+               huge.find("\n", huge.find("lambdas = ")) - huge.find("lambdas = "),
                "lambdas = " + lambda_list(250000));
   const std::vector<RunPoint> big = plan(huge);
   try {
