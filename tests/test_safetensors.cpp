@@ -266,31 +266,33 @@ TEST_F(SafetensorsTest, RefusesTruncationAtEveryLength) {
 
 TEST_F(SafetensorsTest, RefusesWrongOffsets) {
   const std::string d = f32_bytes({1, 2, 3, 4});  // 16 bytes
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,20]}})", d),
-                 "data section has 16 bytes");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[8,4]}})", d),
-                 "end before they begin");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", d),
-                 "needs 12");
+  // A tensor "a" of F32 with this shape and these data_offsets, and the words of its refusal.
+  struct Case {
+    const char* shape;
+    const char* offsets;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"[4]", "[0,20]", "data section has 16 bytes"},
+      {"[4]", "[8,4]", "end before they begin"},
+      {"[3]", "[0,16]", "needs 12"},
+      {"[4]", "[18446744073709551615,0]", "end before they begin"},
+      {"[4611686018427387904,4]", "[0,16]", "too large"},
+      {"[4294967296,4294967296]", "[0,16]", "too large"},
+      {"[-1]", "[0,16]", "whole number"},
+      {"[4.0]", "[0,16]", "whole number"},
+      {"[4]", "[0,16,16]", "[begin, end]"},
+      {"[4]", "[0,1e3]", "whole number"},
+  };
+  for (const Case& c : cases)
+    expect_refused(image(std::string(R"({"a":{"dtype":"F32","shape":)") + c.shape +
+                             R"(,"data_offsets":)" + c.offsets + "}}",
+                         d),
+                   c.needle);
   expect_refused(image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", d), "overlap");
-  expect_refused(
-      image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[18446744073709551615,0]}})", d),
-      "end before they begin");
-  expect_refused(
-      image(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", d),
-      "too large");
-  expect_refused(
-      image(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}})", d),
-      "too large");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", d),
-                 "whole number");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4.0],"data_offsets":[0,16]}})", d),
-                 "whole number");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}})", d),
-                 "[begin, end]");
-  expect_refused(image(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,1e3]}})", d),
-                 "whole number");
+                       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                       d),
+                 "overlap");
 }
 
 TEST_F(SafetensorsTest, RefusesHugeHeaderLengths) {
