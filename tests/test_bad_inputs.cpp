@@ -198,6 +198,15 @@ std::vector<BadInput> bad_input_corpus() {
        spec_file(kClaimAxis + std::string("[[plot]]\nkind = \"size_needed\"\nmetric = \"m\"\n"
                                           "x = \"train.n\"\nsize = \"train.n\"\n"
                                           "threshold = nan\n"))},
+      // A ridge rule broken at one point of the grid is refused when the spec is planned,
+      // naming the point (issue #34, item 7: it failed 72 runs at run time).
+      {"spec_empty_lambda_list_in_a_sweep", "run s.toml -o out",
+       "train.lambdas is empty; give at least one λ, e.g. [1e-3] (at train.lambdas = [])",
+       text_file("s.toml",
+                 "[experiment]\nname = \"bad_inputs\"\nseeds = 1\n[task]\nname = \"rf_target\"\n"
+                 "N = 4\nd = 4\n[model]\nname = \"rfa\"\nheads = 4\n[train]\nn = 8\n"
+                 "val_fraction = 0.25\n[eval]\nn = 8\n[sweep]\n\"train.lambdas\" = [[1e-3, 1e-2], "
+                 "[]]\n")},
       {"spec_absurd_grid", "run s.toml -o out", "runs (sweep.",
        [](const fs::path& d) {
          std::string list = "[";

@@ -241,6 +241,8 @@ RidgeOptions ridge_options(const Params& train) {
   return o;
 }
 
+void ridge_train_check(const Params& train) { (void)ridge_options(train); }
+
 RidgeSolver::RidgeSolver(std::unique_ptr<FeatureMap> features, RidgeOptions options)
     : features_(std::move(features)), options_(std::move(options)) {}
 

@@ -75,6 +75,10 @@ struct RidgeOptions {
 // execution settings dual_features and distributed (not part of a run's id).
 std::vector<ParamSpec> ridge_train_schema();
 RidgeOptions ridge_options(const Params& train);
+// ridge_options' rules alone (ModelInfo::check_train of the ridge-fitted models): an empty
+// train.lambdas, or several λ with nothing held out to choose among them, fails when the spec
+// is planned, naming the point, not when its runs start.
+void ridge_train_check(const Params& train);
 
 // What a fitted RidgeSolver needs to predict (the spectral form for the λ path is not
 // part of it). Feature models: V and y_mean; kernel models: X_fit, alpha and y_mean.
