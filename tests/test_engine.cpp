@@ -127,7 +127,12 @@ int processes_mentioning(const std::string& needle) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = test::file_read(e.path().string() + "/cmdline");
+    std::string cmdline;
+    try {
+      cmdline = test::file_read(e.path().string() + "/cmdline");
+    } catch (const std::exception&) {  // the process ended while the scan read it
+      continue;
+    }
     for (char& c : cmdline)
       if (c == '\0') c = ' ';
     if (cmdline.find(needle) != std::string::npos && std::stoi(name) != getpid()) ++count;
