@@ -16,6 +16,12 @@ foreach(t IN LISTS ATTNLAB_SLOW_ASAN_TESTS)
   set_tests_properties(${t} PROPERTIES LABELS "unit;slow_asan")
 endforeach()
 
+# Tests that cannot run under ASan at all get the label no_asan, which the preset leaves out
+# too: a run under `ulimit -v` (AddressSanitizer reserves terabytes of address space).
+foreach(t IN ITEMS CoreMemory.TheCommandLineUnderASmallAddressLimitSaysSoAndDoesNotHang)
+  set_tests_properties(${t} PROPERTIES LABELS "unit;no_asan")
+endforeach()
+
 # Tests that start Open MPI (in the test or in the CLI it runs): Open MPI's libraries have
 # no frame pointers, so only the slow unwinder sees through them to the frames that
 # tests/sanitizer/lsan.supp names (fast unwinding leaves "<unknown module>" frames that no
