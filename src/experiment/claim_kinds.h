@@ -24,8 +24,20 @@ struct ClaimResult;
 struct StoredRun;
 
 enum class ClaimKind {
-  less_than, below, above, decreasing, increasing, ratio_increasing, flat, size_increasing,
-  size_flat, size_ratio_increasing, power_law, kCount  // kCount: the number of kinds, not a kind
+  less_than,
+  below,
+  above,
+  decreasing,
+  increasing,
+  ratio_increasing,
+  flat,
+  size_increasing,
+  size_flat,
+  size_ratio_increasing,
+  power_law,
+  reach,
+  reach_growth,
+  kCount  // kCount: the number of kinds, not a kind
 };
 
 // One requirement of a kind, checked in row order after the type, metric and text: each of

@@ -18,6 +18,7 @@
 //   below / above  mean < threshold / mean > threshold
 //   decreasing / increasing  the change from the first to the last value of `along`,
 //               paired by seed, is < 0 / > 0, and no single step surely goes the other way
+//               by more than `margin` (0: at all; a smaller reversal counts as flat)
 //   ratio_increasing  the same test on mean(a) / mean(b) per value of `along`
 //   flat        every pair of values of `along` differs by at most threshold (paired by seed)
 //   size_increasing  per value of `along`, the smallest swept `size` whose mean reaches the
@@ -31,6 +32,12 @@
 //   power_law   the slope of log(metric) on log(along) (the exponent), per seed, compared
 //               with the theory's `exponent`: within ± margin (compare = "equal"), at most
 //               exponent + margin ("at_most") or at least exponent − margin ("at_least")
+//   reach       from the series METRIC_by_SLICE: the largest slice value whose mean metric
+//               reaches the goal (below / above threshold) at it and every smaller value,
+//               bracketed by the bounds at each value [surely, may]; compared with `reach`
+//               (at_least: the sure end ≥ reach; at_most: the may end ≤ reach; equal: both)
+//   reach_growth  the slope of log2(each seed's reach) on along, compared with `exponent`
+//               as power_law's (e.g. 1: the reach doubles per unit of along)
 //
 // Each kind is one row of claim_kinds.cpp (its keys, validation, evaluate function, doc);
 // claim_evaluate calls the row's function.

@@ -103,5 +103,23 @@ ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRu
                                   Cells* cells);
 ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+// claims_reach.cpp: reach; claims_trend.cpp: reach_growth (its per-seed values from
+// reach_values_along).
+ClaimResult reach_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult reach_growth_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                               Cells* cells);
+
+// Per-slice metrics: a run stores METRIC_by_SLICE (step = the slice value, e.g. k) and its
+// standard errors METRIC_se_by_SLICE. slice_runs turns each ok run's series into one row per
+// slice value, with the slice as a parameter and the value (and _se, test_samples) as metrics,
+// so the per-seed evidence of one slice value is collected like any metric's.
+std::vector<StoredRun> slice_runs(const std::vector<StoredRun>& runs, const std::string& metric,
+                                  const std::string& slice);
+// The reach of a curve over slice values (ascending): the largest value whose metric reaches
+// the goal (below / above threshold) at it and at every smaller value; the first value − 1
+// when the first does not. Per seed, at each value of `along`, over the ok runs matching
+// `where` (a seed lacking a slice value stops its reach there).
+std::map<double, SeedValues> reach_values_along(const ClaimSpec& c,
+                                                const std::vector<StoredRun>& runs);
 
 }  // namespace attn::claims_detail

@@ -1,7 +1,8 @@
 // Trend claims (rules in claims.h): decreasing, increasing and ratio_increasing by the
 // paired change from the first to the last value of `along` (and no step surely the other
-// way), flat by the paired differences between every two values, power_law by the slope of
-// log(metric) on log(along) fitted per seed. All are judged across seeds; one seed by its
+// way, beyond the claim's margin), flat by the paired differences between every two values,
+// power_law by the slope of log(metric) on log(along) fitted per seed, reach_growth by the slope
+// of log2(reach) on along (claims_reach.cpp). All are judged across seeds; one seed by its
 // points' test-sample errors (a slope, else, by the fit's residuals).
 #include <algorithm>
 #include <cmath>
@@ -19,11 +20,14 @@ struct Curve {
   std::map<uint64_t, std::vector<double>> y;
   std::vector<double> point_se;  // one seed: per point (empty when unknown)
   double df = 0;
-  std::vector<double> means;     // mean over seeds per x, for the words
-  int64_t dropped = 0;           // seeds left out for missing an x (or a non-positive value)
+  std::vector<double> means;  // mean over seeds per x, for the words
+  int64_t dropped = 0;        // seeds left out for missing an x (or a non-positive value)
 };
 
 bool is_power_law(const ClaimSpec& c) { return c.type == ClaimKind::power_law; }
+bool is_reach(const ClaimSpec& c) { return c.type == ClaimKind::reach_growth; }
+// Slope kinds fit log(y): natural for power_law, base 2 for reach_growth.
+bool is_slope(const ClaimSpec& c) { return is_power_law(c) || is_reach(c); }
 bool is_ratio(const ClaimSpec& c) { return c.type == ClaimKind::ratio_increasing; }
 
 // The value of one seed at one x, its standard error, or false when it cannot be used.
@@ -41,10 +45,10 @@ bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, dou
     *df = std::min(a.df, b->df);
     return true;
   }
-  if (is_power_law(c)) {
+  if (is_slope(c)) {
     if (!(va > 0)) return false;
-    *y = std::log(va);
-    *se = sa < 0 ? -1 : sa / va;
+    *y = is_reach(c) ? std::log2(va) : std::log(va);
+    *se = sa < 0 ? -1 : sa / va / (is_reach(c) ? std::log(2.0) : 1.0);
     return true;
   }
   *y = va;
@@ -55,8 +59,9 @@ bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, dou
 Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   Curve cv;
   const bool ratio = is_ratio(c);
-  const auto a =
-      seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where, c.metric, c.along);
+  const auto a = is_reach(c) ? reach_values_along(c, runs)
+                             : seed_values_along(runs, ratio ? filter_and(c.a, c.where) : c.where,
+                                                 c.metric, c.along);
   const auto b = ratio ? seed_values_along(runs, filter_and(c.b, c.where), c.metric, c.along)
                        : std::map<double, SeedValues>{};
   std::set<uint64_t> seeds;
@@ -68,7 +73,9 @@ Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
     cv.along.push_back(x);
   }
   for (size_t i = 0; i < cv.along.size(); ++i)
-    cv.x.push_back(is_power_law(c) ? std::log(cv.along[i]) : static_cast<double>(i));
+    cv.x.push_back(is_power_law(c) ? std::log(cv.along[i])
+                   : is_reach(c)   ? cv.along[i]
+                                   : static_cast<double>(i));
   cv.means.assign(cv.along.size(), 0);
   std::vector<std::vector<double>> se_by_seed;
   for (uint64_t seed : seeds) {
@@ -136,7 +143,9 @@ std::string curve_text(const ClaimSpec& c, const Curve& cv) {
   std::string seq;
   for (size_t i = 0; i < cv.along.size(); ++i)
     seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(cv.along[i]) + ": " +
-           fmt_num(is_power_law(c) ? std::exp(cv.means[i]) : cv.means[i]);
+           fmt_num(is_power_law(c) ? std::exp(cv.means[i])
+                   : is_reach(c)   ? std::exp2(cv.means[i])
+                                   : cv.means[i]);
   if (cv.dropped)
     seq += " (" + std::to_string(cv.dropped) + " seeds left out: not at every " + c.along + ")";
   return seq;
@@ -161,16 +170,36 @@ ClaimResult monotone_verdict(const ClaimSpec& c, const Curve& cv, const std::str
   const Interval total = pair_interval(cv, 0, last, c.confidence);
   std::string words;
   Verdict v = verdict_vs(total, 0, up, c.confidence, &words);
+  // A step that surely goes the other way fails the claim. With a margin (an equivalence
+  // margin, as in a TOST test) it fails only when it surely goes that way by more than the
+  // margin; one whose bounds lie within the margin counts as flat (and is named); one surely
+  // reversed whose bounds reach past the margin leaves the claim INCONCLUSIVE.
+  const double bar = up ? -c.margin : c.margin;
+  std::string flat_steps, undecided_step;
   for (size_t k = 1; k <= last; ++k) {
     const Interval step = pair_interval(cv, k - 1, k, c.confidence);
-    if (step.ok && (up ? step.hi < 0 : step.lo > 0)) {
+    const std::string step_text =
+        "the step " + c.along + "=" + fmt_num(cv.along[k - 1]) + " -> " + fmt_num(cv.along[k]);
+    if (!step.ok || !(up ? step.hi < 0 : step.lo > 0)) continue;  // not surely reversed
+    if (up ? step.hi < bar : step.lo > bar) {
       v = Verdict::Fail;
-      words += "; but the step " + c.along + "=" + fmt_num(cv.along[k - 1]) + " -> " +
-               fmt_num(cv.along[k]) + " surely goes the other way (" +
-               interval_text(step, 0, c.confidence) + ")";
+      words += "; but " + step_text + " surely goes the other way" +
+               (c.margin > 0 ? " by more than the margin " + fmt_num(c.margin) : "") + " (" +
+               interval_text(step, bar, c.confidence) + ")";
       break;
     }
+    const bool within = up ? step.lo >= bar : step.hi <= bar;
+    (within ? flat_steps : undecided_step) +=
+        "; " + step_text + " goes the other way " +
+        (within
+             ? "within the margin (" + interval_text(step, bar, c.confidence) + "), counted as flat"
+             : "and may pass the margin (" + interval_text(step, bar, c.confidence) + ")");
   }
+  if (v != Verdict::Fail) {
+    words += flat_steps + undecided_step;
+    if (!undecided_step.empty() && v == Verdict::Pass) v = Verdict::Inconclusive;
+  }
+  if (c.margin > 0) words += "; margin: a step may go the other way by up to " + fmt_num(c.margin);
   return result(c, v,
                 "change of " + what + " from " + c.along + "=" + fmt_num(cv.along[0]) + " to " +
                     fmt_num(cv.along[last]) + ", paired by seed, " +
@@ -219,23 +248,25 @@ ClaimResult power_law_verdict(const ClaimSpec& c, const Curve& cv, const std::st
     want = "within " + fmt_num(c.exponent) + " ± " + fmt_num(c.margin);
     if (iv.ok)
       v = iv.lo >= lo_ok && iv.hi <= hi_ok ? Verdict::Pass
-          : iv.hi < lo_ok || iv.lo > hi_ok  ? Verdict::Fail
-                                            : v;
+          : iv.hi < lo_ok || iv.lo > hi_ok ? Verdict::Fail
+                                           : v;
   }
   const std::string measured =
       iv.ok ? fmt_num(iv.mean) + " ± " + fmt_num((iv.hi - iv.lo) / 2) + " (" +
                   level_text(c.confidence) + " bounds [" + fmt_num(iv.lo) + ", " + fmt_num(iv.hi) +
                   "], " + std::to_string(iv.seeds) + (iv.seeds == 1 ? " seed)" : " seeds)")
             : fmt_num(iv.mean) + " (one seed, two points: no spread to judge it by)";
+  const std::string rate =
+      is_reach(c) ? "slope of log2 of " + what + " per unit of " + c.along : "exponent of " + what;
   return result(c, v,
-                "exponent of " + what + ": measured " + measured + "; the theory's rate is " +
-                    fmt_num(c.exponent) + ", claim: " + want + "; " + curve_text(c, cv));
+                rate + ": measured " + measured + "; the theory's rate is " + fmt_num(c.exponent) +
+                    ", claim: " + want + "; " + curve_text(c, cv));
 }
 
 // The curve's points as the claim's numbers (when no seed was left out, so each point is the
 // mean over every seed that has it): the runs at along = x, mean and bounds over seeds.
 void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
-  if (!cells || cv.dropped > 0 || is_ratio(c) || is_power_law(c)) return;
+  if (!cells || cv.dropped > 0 || is_ratio(c) || is_slope(c)) return;
   for (size_t i = 0; i < cv.along.size(); ++i) {
     Sample s;
     for (const auto& [seed, ys] : cv.y) s.values.push_back(ys[i]);
@@ -259,11 +290,15 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
   ClaimResult out;
   if (!along_values_enough(c, runs, ratio ? filter_and(c.a, c.where) : c.where, &out)) return out;
   const Curve cv = curve_make(c, runs);
-  const std::string what = ratio
-                               ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) +
-                                     "} / {" + filter_text(filter_and(c.b, c.where)) + "}"
-                               : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" +
-                                     filter_text(c.where) + "}";
+  const std::string what =
+      ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
+                  filter_text(filter_and(c.b, c.where)) + "}"
+      : is_reach(c) ? "the largest " + c.slice + " with mean " + c.metric +
+                          (c.goal == "above" ? " above " : " below ") + fmt_num(c.threshold) +
+                          " at it and every smaller " + c.slice + " (the reach) over {" +
+                          filter_text(c.where) + "}"
+                    : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" +
+                          filter_text(c.where) + "}";
   if (cv.y.empty() || cv.along.size() < 2)
     return result(c, Verdict::Inconclusive,
                   "no seed has finished runs with " + c.metric + " at two or more values of " +
@@ -283,6 +318,11 @@ ClaimResult flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, C
 }
 
 ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
+  return trend_claim(c, runs, cells, power_law_verdict);
+}
+
+ClaimResult reach_growth_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                               Cells* cells) {
   return trend_claim(c, runs, cells, power_law_verdict);
 }
 

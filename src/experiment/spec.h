@@ -84,8 +84,13 @@ struct ClaimSpec {
   std::string goal = "below";  // size_*: a size reaches the goal when its mean is below/above
   double confidence = 0.95;    // each one-sided bound's level (claims.h)
   double exponent = 0.0;       // power_law: the theory's exponent of metric in along
-  double margin = 0.0;         // power_law: allowed distance from it
-  std::string compare = "equal";  // power_law: equal | at_most | at_least
+  double margin = 0.0;         // power_law, reach_growth: allowed distance from the exponent;
+                               // decreasing / increasing / ratio_increasing: the largest reversed
+                               // step that still counts as flat (an equivalence margin)
+  std::string compare = "equal";  // power_law, reach, reach_growth: equal | at_most | at_least
+  std::string slice;   // reach, reach_growth: the slice of the series METRIC_by_SLICE (e.g. k)
+  double reach = 0.0;  // reach: the slice value the reach is compared with
+  bool has_reach = false;
   std::string
       doc;  // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
 };
