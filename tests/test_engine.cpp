@@ -329,6 +329,33 @@ TEST_F(Engine, ARunStoppedFromOutsideIsNotStoredAndTheSameCommandRunsIt) {
       << again.out;
 }
 
+// The worker server dying under a runner (killed, or crashed) is a fault, not bad input:
+// exit 1 with "internal error", saying to run again; the same command then resumes.
+TEST_F(Engine, AWorkerServerThatDiesIsAnInternalErrorAndTheSameCommandResumes) {
+  test::file_write(spec_, kSlowSpec);
+  const std::string out = path("server");
+  const pid_t pid = spawn_runner({"run", spec_, "--out", out, "--jobs", "2", "-q"},
+                                 /*ignore_sigint=*/false, path("server.log"));
+  ASSERT_TRUE(await_workers(pid, 1)) << test::file_read(path("server.log"));
+  const std::vector<pid_t> workers = workers_of(pid);
+  ASSERT_FALSE(workers.empty());
+  const pid_t server = parent_of(workers.front());
+  ASSERT_GT(server, 0);
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string log = test::file_read(path("server.log"));
+  ASSERT_TRUE(WIFEXITED(status)) << status << ": " << log;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << log;
+  EXPECT_NE(log.find("internal error: the worker server process (pid " + std::to_string(server) +
+                     ") died; run again to resume the runs not stored"),
+            std::string::npos)
+      << log;
+  const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(runs_stored(out), 4u);
+}
+
 TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {
   ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + path("o") + " -q").exit_code, 0);
   const auto r = test::cli_run("run " + spec_ + " --out " + path("o") + " --set eval.n=100 -q");
@@ -515,9 +542,11 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
   ASSERT_EQ(grouped.exit_code, 0) << grouped.out;
   ASSERT_EQ(single.exit_code, 0) << single.out;
   EXPECT_NE(grouped.out.find("grouped: 3 runs: 3 ran (3 ok, 0 failed); 3 in 1 run group,"),
-            std::string::npos) << grouped.out;
+            std::string::npos)
+      << grouped.out;
   EXPECT_NE(single.out.find("grouped: 3 runs: 3 ran (3 ok, 0 failed), 0 already done"),
-            std::string::npos) << single.out;
+            std::string::npos)
+      << single.out;
   const auto grouped_values = results(path("rep_grouped") + "/g");
   EXPECT_EQ(grouped_values.size(), 3u);
   EXPECT_EQ(grouped_values, results(path("rep_single") + "/g"));

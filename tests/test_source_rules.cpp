@@ -1,5 +1,5 @@
-// Rules of the source tree that one grep checks (issue #30, item 6): the three error tiers are
-// the only ones, one errno classifier, one FNV-1a, one RowMatrix alias, and every C++ line fits
+// Rules of the source tree that one grep checks (issue #30, item 6): the error tiers (core/error.h)
+// are the only ones, one errno classifier, one FNV-1a, one RowMatrix alias, and every C++ line fits
 // .clang-format's column limit, no front end's flag or command line in a library string. Each
 // test reads the files and names the one that breaks the rule.
 #include <gtest/gtest.h>
@@ -59,7 +59,7 @@ std::vector<std::string> files_with(const std::string& needle,
 using Files = std::vector<std::string>;
 
 TEST(SourceRules, OnlyTheThreeErrorTiersAreThrown) {
-  // UserError / IoError (core/error.h) derive from std::runtime_error; Interrupted
+  // UserError / IoError / InternalFault (core/error.h) derive from std::runtime_error; Interrupted
   // (core/interrupt.h) is a control-flow signal, not an error.
   EXPECT_EQ(files_with("throw std::", {}), Files{});
   EXPECT_EQ(files_with("std::runtime_error(", {"src/core/error.h", "src/core/interrupt.h"}),

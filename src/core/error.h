@@ -25,6 +25,14 @@ class IoError : public UserError {
   explicit IoError(const std::string& message) : UserError(message) {}
 };
 
+// A fault of attnlab's own machinery that is neither the user's input nor a broken invariant
+// of the code (e.g. the worker server process died under a runner): the CLI prints "internal
+// error: ..." and exits 1; the message says what to do next.
+class InternalFault : public std::runtime_error {
+ public:
+  explicit InternalFault(const std::string& message) : std::runtime_error(message) {}
+};
+
 [[noreturn]] void assert_fail(const char* expr, const char* file, int line, const std::string& msg);
 
 }  // namespace attn

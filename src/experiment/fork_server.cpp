@@ -29,10 +29,10 @@ namespace {
 constexpr size_t kRequestMax = kForkServerRequestMax;
 
 struct Report {
-  int32_t kind;   // kStarted or kEnded
-  int32_t pid;    // the worker's pid; for a failed start, -errno
-  int32_t status; // kEnded: the wait status
-  rusage usage;   // kEnded: the worker's resource usage
+  int32_t kind;    // kStarted or kEnded
+  int32_t pid;     // the worker's pid; for a failed start, -errno
+  int32_t status;  // kEnded: the wait status
+  rusage usage;    // kEnded: the worker's resource usage
 };
 constexpr int32_t kStarted = 1, kEnded = 2;
 
@@ -67,7 +67,7 @@ bool request_receive(int sock, char* buf, std::string* text, int* fd) {
 // The server process: runs until the runner closes the channel, then kills what is left.
 [[noreturn]] void server_main(int sock, pid_t runner, ForkServerEntry entry) {
   child_die_with(runner);
-  signal(SIGINT, SIG_IGN);            // the server leaves with the runner, never before
+  signal(SIGINT, SIG_IGN);  // the server leaves with the runner, never before
   signal(SIGTERM, SIG_IGN);
   sigset_t chld, old;
   sigemptyset(&chld);
@@ -168,8 +168,8 @@ void ForkServer::receive_one() {
   while ((n = ::recv(fd_, &r, sizeof r, 0)) < 0 && errno == EINTR) {
   }
   if (n != static_cast<ssize_t>(sizeof r))
-    throw UserError("the worker server process (pid " + std::to_string(pid_) +
-                    ") died; run again to resume the runs not stored");
+    throw InternalFault("the worker server process (pid " + std::to_string(pid_) +
+                        ") died; run again to resume the runs not stored");
   if (r.kind == kStarted)
     started_ = r.pid;
   else
