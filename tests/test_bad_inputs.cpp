@@ -13,11 +13,14 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_helpers.h"
+#include "experiment/report.h"
 #include "io/npy.h"
+#include "test_paths.h"
 
 namespace attn {
 namespace {
@@ -363,9 +366,13 @@ class BadInputs : public ::testing::Test {
     fs::create_directories(root_ / "fixtures");
     g_fixtures = (root_ / "fixtures").string();
     ASSERT_EQ(cli_run("data qsa --n 8 --seed 0 --set task.N=4 --set task.q=1 -q -o " + g_fixtures +
-                      "/qsa.npz").exit_code, 0);
+                      "/qsa.npz")
+                  .exit_code,
+              0);
     ASSERT_EQ(cli_run("fit mean --in " + g_fixtures + "/qsa.npz -q --save " + g_fixtures +
-                      "/m.safetensors").exit_code, 0);
+                      "/m.safetensors")
+                  .exit_code,
+              0);
   }
   static void TearDownTestSuite() { fs::remove_all(root_); }
 
@@ -376,6 +383,37 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
   return s;
+}
+
+// The code of the row of docs/reliability.md's exit-code table whose meaning starts with
+// `meaning` (-1 when no row does).
+int documented_exit_code(const std::string& meaning) {
+  const std::string doc = file_read((fs::path(test_source_dir()) / "docs/reliability.md").string());
+  const size_t table = doc.find("| code | meaning |");
+  if (table == std::string::npos) return -1;
+  std::istringstream lines(doc.substr(table));
+  std::string line;
+  while (std::getline(lines, line) && !line.empty() && line[0] == '|') {
+    const size_t bar = line.find(" | ");
+    if (bar == std::string::npos || line.compare(bar + 3, meaning.size(), meaning) != 0) continue;
+    const std::string code = line.substr(2, bar - 2);
+    if (code.find_first_not_of("0123456789") == std::string::npos) return std::stoi(code);
+  }
+  return -1;
+}
+
+TEST(ExitCodes, TheExitCodeTableIsTheOneTheCodeUses) {
+  EXPECT_EQ(documented_exit_code("bad input"), kUserErrorExit);
+  EXPECT_EQ(documented_exit_code("success"), 0);
+  EXPECT_EQ(documented_exit_code("an internal fault"), 1);
+  // reproduce's codes come from its claim counts (report.h).
+  EXPECT_EQ(report_exit_code(ReportCounts{.total = 2, .pass = 2}), documented_exit_code("success"));
+  EXPECT_EQ(report_exit_code(ReportCounts{.total = 2, .pass = 1, .fail = 1}),
+            documented_exit_code("an internal fault"));
+  EXPECT_EQ(report_exit_code(ReportCounts{.total = 2, .pass = 1, .inconclusive = 1}),
+            documented_exit_code("`reproduce`: no claim failed, some were inconclusive"));
+  // A command with an unknown flag is bad input by the CLI's own mapping.
+  EXPECT_EQ(cli_run("run --no-such-flag").exit_code, documented_exit_code("bad input"));
 }
 
 TEST_F(BadInputs, EveryRowExitsTwoWithOneLineAndWritesNothing) {
@@ -393,10 +431,10 @@ TEST_F(BadInputs, EveryRowExitsTwoWithOneLineAndWritesNothing) {
     const auto before = tree_snapshot(dir);
     const std::string args = replace_all(row.args, "{F}", g_fixtures);
     const CliResult r = cli_run_in(dir, args);
-    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.exit_code, documented_exit_code("bad input")) << r.out;
     EXPECT_NE(r.out.find(row.expected), std::string::npos) << "message: " << r.out;
-    const bool one_line = !r.out.empty() && r.out.back() == '\n' &&
-                          r.out.find('\n') == r.out.size() - 1;
+    const bool one_line =
+        !r.out.empty() && r.out.back() == '\n' && r.out.find('\n') == r.out.size() - 1;
     EXPECT_TRUE(one_line) << "not one line: " << r.out;
     EXPECT_EQ(tree_snapshot(dir), before) << "the case's directory changed";
   }
