@@ -52,6 +52,19 @@ grep -qF 'Ran alone.' "$d/RUN.md" && grep -qF '| commit | `abc1234 (src/ as in d
   fail "RUN.md lacks the notes or the commit words"
 [ ! -e "$d/stale.txt" ] || fail "the old folder's files survived the swap"
 [ "$(ls -A "$work/pub")" = demo ] || fail "left beside the results: $(ls -A "$work/pub")"
+# A publish killed by SIGKILL left a half-assembled folder (removed by the next publish) or,
+# between its two renames, the old results beside a missing group folder (moved back first, so
+# nothing published is lost even if the next publish then fails its checks).
+mkdir -p "$work/pub/.demo.new.999999/e1" "$work/pub/.fu2023.new.999999"
+publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null
+[ "$(ls -A "$work/pub")" = "$(printf '.fu2023.new.999999\ndemo')" ] ||
+  fail "a killed publish's folder was not removed (or another group's was): $(ls -A "$work/pub")"
+rmdir "$work/pub/.fu2023.new.999999"
+mv -T "$d" "$work/pub/.demo.old.999999"
+PUBLISH_FAIL_BEFORE_SWAP=1 publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null 2>&1 &&
+  fail "PUBLISH_FAIL_BEFORE_SWAP did not fail"
+[ -f "$d/RUN.md" ] && [ "$(ls -A "$work/pub")" = demo ] ||
+  fail "the killed publish's old results were not moved back: $(ls -A "$work/pub")"
 
 # ---- bad inputs ------------------------------------------------------------------------------
 # Published state: demo (just written) and a second group; a folder outside the results.
