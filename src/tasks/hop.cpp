@@ -9,6 +9,17 @@
 #include "tasks/named_arrays.h"
 
 namespace attn {
+
+std::vector<ParamSpec> hop_schema() {
+  return {
+      param_int("N", 32, "sequence length: the k token, then N-1 symbols", 2, 1 << 16),
+      param_int("A", 4, "alphabet size (symbols 0 .. A-1)", 2, 1 << 12),
+      param_int("k_max", 4, "k is drawn uniformly from 0 .. k_max per sequence", 0, 1 << 12),
+      param_int("k", -1, "-1: k drawn per sequence; k >= 0: every sequence uses this k (<= k_max)",
+                -1, 1 << 12),
+  };
+}
+
 namespace {
 
 struct HopConfig {
@@ -80,16 +91,6 @@ class HopTask final : public Task {
 };
 
 }  // namespace
-
-std::vector<ParamSpec> hop_schema() {
-  return {
-      param_int("N", 32, "sequence length: the k token, then N-1 symbols", 2, 1 << 16),
-      param_int("A", 4, "alphabet size (symbols 0 .. A-1)", 2, 1 << 12),
-      param_int("k_max", 4, "k is drawn uniformly from 0 .. k_max per sequence", 0, 1 << 12),
-      param_int("k", -1, "-1: k drawn per sequence; k >= 0: every sequence uses this k (<= k_max)",
-                -1, 1 << 12),
-  };
-}
 
 std::unique_ptr<Task> hop_make(const Params& params) {
   HopConfig c;

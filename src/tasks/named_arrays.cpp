@@ -26,12 +26,14 @@ const std::vector<NamedArrayInfo>& named_array_table() {
        "the modulus M in use (Match tasks); constructions", false},
       {NamedArray::window, "window", false, true, 0, false,
        "the witness window w (match3_local); constructions refuse another w", false},
+      // hop: where the metrics count, the slice label k, the pointer chain.
       {NamedArray::metric_mask, "metric_mask", true, true, 1, false,
        "1 where an output position counts for the metrics, 0 where not (categorical targets; "
        "the loss still sees it); one value per output position (hop)",
        false},
       {NamedArray::k, "k", true, true, 0, false,
        "the k of the sequence (hop); metrics per value: series <metric>_by_k", true},
+      // The attention pattern a j-hop layer can be checked against.
       {NamedArray::hop_chain, "hop_chain", true, true, 2, true,
        "the input position of σ_{find^j(t−1)} for output position t and j = 0..k_max, −1 where "
        "undefined (hop); attention diagnostics",
