@@ -95,7 +95,7 @@ TEST(TaskRegistry, TheArrayContractHasARowPerNameInEnumOrder) {
     EXPECT_EQ(static_cast<size_t>(table[k].id), k) << table[k].name;
     EXPECT_EQ(&named_array_info(table[k].id), &table[k]);
   }
-  EXPECT_EQ(table.size(), static_cast<size_t>(NamedArray::window) + 1);
+  EXPECT_EQ(table.size(), static_cast<size_t>(NamedArray::hop_chain) + 1);
 }
 
 // ---------------------------------------------------------------- rf_target

@@ -19,6 +19,8 @@ void run_outcome_add_test(const Batch& test, const std::vector<double>& predicti
     out.metrics.emplace_back("test_" + name, value);
   for (const auto& [name, value] : standard_errors) out.metrics.emplace_back("test_" + name, value);
   out.metrics.emplace_back("test_samples", static_cast<double>(test.n));
+  for (const MetricSeriesPoint& p : metrics_compute_slices(test, prediction))
+    out.series.push_back({"test_" + p.series, p.step, p.value});
 }
 
 void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& train_metrics,
@@ -27,7 +29,7 @@ void run_outcome_add_fit(const std::vector<std::pair<std::string, double>>& trai
     if (metric_is_summary(name)) out.metrics.emplace_back("train_" + name, value);
   for (const auto& [name, value] : log.scalars) out.metrics.emplace_back(name, value);
   out.metrics.emplace_back("fit_seconds", fit_seconds);
-  out.series = log.points;
+  out.series.insert(out.series.end(), log.points.begin(), log.points.end());
   for (const auto& [name, value] : out.metrics)
     ATTN_CHECK(std::isfinite(value) || name == "fit_seconds",
                "metric " + name + " is " + std::to_string(value) + " (NaN or inf)");

@@ -45,7 +45,8 @@ struct RunShare {
 RunOutcome run_point_execute(const RunPoint& point, const RunShare& share = {});
 
 // A run's test metrics (metrics_compute of the prediction, stored as test_*), their standard
-// errors over the test samples (test_*_se) and the test set's size (test_samples).
+// errors over the test samples (test_*_se), the test set's size (test_samples) and the
+// per-slice series (metrics_compute_slices, stored as test_*_by_<label>).
 void run_outcome_add_test(const Batch& test, const std::vector<double>& prediction,
                           RunOutcome& out);
 

@@ -5,24 +5,39 @@
 
 #include "core/error.h"
 
+// A row that leaves out a field (slice_label) does not compile.
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+
 namespace attn {
 
 const std::vector<NamedArrayInfo>& named_array_table() {
   static const std::vector<NamedArrayInfo> table = {
       {NamedArray::success_threshold, "success_threshold", false, false, 0, false,
-       "the ε of a 1/(2q)-approximation (qsa); metric success_rate"},
+       "the ε of a 1/(2q)-approximation (qsa); metric success_rate", false},
       {NamedArray::disjoint, "disjoint", true, true, 0, false,
-       "1 iff a ∧ b = 0 (qsa, instances = disj); metric disj_accuracy"},
+       "1 iff a ∧ b = 0 (qsa, instances = disj); metric disj_accuracy", false},
       {NamedArray::query_position, "query_position", false, true, 0, false,
-       "the output position of the DISJ query, 2q; metric disj_accuracy"},
+       "the output position of the DISJ query, 2q; metric disj_accuracy", false},
       {NamedArray::disj_threshold, "disj_threshold", false, false, 0, false,
-       "−1 + 1/q, the decision threshold of ⟨f_2q, e₁⟩; metric disj_accuracy"},
+       "−1 + 1/q, the decision threshold of ⟨f_2q, e₁⟩; metric disj_accuracy", false},
       {NamedArray::sets, "sets", true, true, 2, true,
-       "y_i, the q positions position i averages (qsa); attention diagnostics"},
+       "y_i, the q positions position i averages (qsa); attention diagnostics", false},
       {NamedArray::modulus, "modulus", false, true, 0, false,
-       "the modulus M in use (Match tasks); constructions"},
+       "the modulus M in use (Match tasks); constructions", false},
       {NamedArray::window, "window", false, true, 0, false,
-       "the witness window w (match3_local); constructions refuse another w"},
+       "the witness window w (match3_local); constructions refuse another w", false},
+      // hop: where the metrics count, the slice label k, the pointer chain.
+      {NamedArray::metric_mask, "metric_mask", true, true, 1, false,
+       "1 where an output position counts for the metrics, 0 where not (categorical targets; "
+       "the loss still sees it); one value per output position (hop)",
+       false},
+      {NamedArray::k, "k", true, true, 0, false,
+       "the k of the sequence (hop); metrics per value: series <metric>_by_k", true},
+      // The attention pattern a j-hop layer can be checked against.
+      {NamedArray::hop_chain, "hop_chain", true, true, 2, true,
+       "the input position of σ_{find^j(t−1)} for output position t and j = 0..k_max, −1 where "
+       "undefined (hop); attention diagnostics",
+       false},
   };
   return table;
 }

@@ -13,6 +13,16 @@
 //   sets               per sample int64    (T, q)  y_i, the q positions i averages    qsa
 //   modulus            constant   int64    ()      the M in use                       match*
 //   window             constant   int64    ()      the witness window w               match3_local
+//   metric_mask        per sample int64    (T,)    1 where the position counts for    hop
+//                                                  the metrics, 0 where not (categorical
+//                                                  targets; the loss still sees it)
+//   k                  per sample int64    ()      the sequence's k; a slice label     hop
+//   hop_chain          per sample int64    (T, k_max+1)  input position of            hop
+//                                                  σ_{find^j(t−1)}, −1 if undefined
+//
+// A slice label (NamedArrayInfo::slice_label) is a per-sample int64 scalar by which the
+// metrics are also reported per value: train/metrics.h metrics_compute_slices gives the series
+// <metric>_by_<name> and <metric>_se_by_<name> (step = the label's value).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +40,9 @@ enum class NamedArray {
   sets,
   modulus,
   window,
+  metric_mask,
+  k,
+  hop_chain,
 };
 
 struct NamedArrayInfo {
@@ -40,6 +53,7 @@ struct NamedArrayInfo {
   int rank;         // dimensions of one sample's slice (per sample) or of the constant
   bool rows_are_T;  // the first dimension must equal the task's T (sets)
   const char* meaning;
+  bool slice_label;  // a per-sample int64 scalar the metrics are also reported by
 };
 
 // Every named array, in enum order (a test checks each has its row).

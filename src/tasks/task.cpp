@@ -7,6 +7,7 @@
 #include "core/progress.h"
 #include "core/suggest.h"
 #include "core/threads.h"
+#include "tasks/hop.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
 #include "tasks/rf_target.h"
@@ -33,6 +34,10 @@ const std::vector<TaskInfo>& task_registry() {
        match3_pointer_schema, match3_pointer_make, match3_pointer_batch_reference},
       {"match_s", "bit i = exists s-1 witnesses with x_i + their sum = 0 mod M (order-s target)",
        match_s_schema, match_s_make, match_s_batch_reference},
+      {"hop",
+       "Sanford et al. 2024: k-hop induction heads, output t = hop_k(sigma)_(t-1), k named "
+       "at position 0",
+       hop_schema, hop_make, hop_batch_reference},
   };
   return registry;
 }

@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "train/metric_table.h"
 
-#pragma GCC diagnostic error "-Wswitch"  // metric_position_labelled: every TargetKind
+#pragma GCC diagnostic error "-Wswitch"  // metric_position_counted: every TargetKind
 
 namespace attn {
 namespace {
@@ -34,26 +34,27 @@ long double position_sq_err(const MetricInput& in, int64_t j, int64_t i) {
 double sample_max_pos_err(const MetricInput& in, int64_t j) {
   double sample_max = 0;
   for (int64_t i = 0; i < in.T_out; ++i)
-    if (metric_position_labelled(in, j, i))
+    if (metric_position_counted(in, j, i))
       sample_max = std::max(sample_max, static_cast<double>(std::sqrt(position_sq_err(in, j, i))));
   return sample_max;
 }
 
 // Whether entry e (flat index into Y) lies in a labelled position.
 bool entry_labelled(const MetricInput& in, int64_t e) {
-  return metric_position_labelled(in, e / in.K, (e % in.K) / in.d_out);
+  return metric_position_counted(in, e / in.K, (e % in.K) / in.d_out);
 }
 
 }  // namespace
 
-bool metric_position_labelled(const MetricInput& in, int64_t j, int64_t i) {
+bool metric_position_counted(const MetricInput& in, int64_t j, int64_t i) {
   switch (in.kind) {
     case TargetKind::real:
     case TargetKind::binary: return true;
     case TargetKind::categorical:
+      if (in.counted && in.counted[j * in.T_out + i] == 0) return false;
       return !target_row_ignored(in.data.Y.data() + j * in.K + i * in.d_out, in.d_out);
   }
-  ATTN_ASSERT(false, "metric_position_labelled: unknown target kind");
+  ATTN_ASSERT(false, "metric_position_counted: unknown target kind");
 }
 
 double metric_sample_mean_se(int64_t n, long double mean, long double sq) {
@@ -87,7 +88,7 @@ MetricValue metric_mse(const MetricInput& in) {
   for (int64_t j = 0; j < in.n; ++j) {
     long double sample_se = 0;
     for (int64_t i = 0; i < in.T_out; ++i) {
-      if (!metric_position_labelled(in, j, i)) continue;
+      if (!metric_position_counted(in, j, i)) continue;
       const long double pos_se = position_sq_err(in, j, i);
       se_sum += pos_se;
       sample_se += pos_se;

@@ -33,7 +33,7 @@ TokenCounts token_counts(const MetricInput& in) {
   c.right.assign(static_cast<size_t>(in.n), 0);
   for (int64_t j = 0; j < in.n; ++j)
     for (int64_t i = 0; i < in.T_out; ++i) {
-      if (!metric_position_labelled(in, j, i)) continue;
+      if (!metric_position_counted(in, j, i)) continue;
       const double* y = in.data.Y.data() + j * in.K + i * in.d_out;
       const double* f = in.f + j * in.K + i * in.d_out;
       const int64_t target = std::max_element(y, y + in.d_out) - y;

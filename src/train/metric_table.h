@@ -6,11 +6,11 @@
 // Shapes: MetricInput::f holds the prediction in Y's layout, n × T_out × d_out (K = T_out·d_out
 // values per sample, total = n·K), every value finite (checked before any row runs), and Y is
 // valid for `kind` (binary: 0/1; categorical: each position's row one-hot or all zero, and at
-// least one position labelled).
+// least one position counted).
 //
 // Which metrics apply to which kind. The per-entry errors (mse, nmse, max_abs_err,
 // mean_max_pos_err, max_pos_err, success_rate) apply to every kind, but for categorical targets
-// they run over the labelled positions only (metric_position_labelled): an ignored position's
+// they run over the labelled positions only (metric_position_counted): an ignored position's
 // all-zero row is no target, and a prediction there (a softmax row sums to 1) would add an error
 // of at least 1/C per ignored row that says nothing about the model and grows with the share of
 // ignored positions. They are kept rather than left out because they stay meaningful on the
@@ -22,6 +22,12 @@
 // the ratio estimator with samples as clusters (MetricSe::position_mean), since samples hold
 // different numbers of labelled entries. Labels: accuracy, balanced_accuracy and exact_match
 // for binary targets; token_accuracy, token_error and exact_match for categorical ones.
+//
+// Metric positions apart from the loss: a categorical task may carry the named array
+// metric_mask (n × T_out int64, 0/1; tasks/named_arrays.h). A position counts for every
+// metric only when it is labelled and its mask is 1; "labelled" below then reads "counted".
+// The loss (which sees every labelled position) is unchanged: hop's blank and "does not exist"
+// classes are trained on but not scored. Without the array every labelled position counts.
 //
 // To add a metric (5 files, docs/architecture.md): write its formula (metric_entries.cpp or
 // metric_labels.cpp), declare it below, add its row to metric_table() in metrics.cpp, document
@@ -44,6 +50,9 @@ struct MetricInput {
   const double* f;  // the prediction
   TargetKind kind;
   int64_t n, T_out, d_out, K, total;
+  // The batch's metric_mask (n × T_out, 1 = the position counts), or null: every labelled
+  // position counts (categorical targets only; metrics_compute refuses it for other kinds).
+  const int64_t* counted;
 };
 
 // How a row's standard error NAME_se is computed (claims use it to judge a single seed).
@@ -58,6 +67,10 @@ enum class MetricSe {
   position_mean,      // a mean over labelled entries pooled over samples (the same ratio
                       // estimator); not a fraction
 };
+
+// Whether a row is also reported per slice (metrics_compute_slices, train/metrics.h): the
+// series NAME_by_<label> and, when it has a standard error, NAME_se_by_<label>.
+enum class MetricSliced { no, yes };
 
 // Whether a row is a summary metric: stored for the training set too (train_NAME in a run's
 // results) and printed by `attnlab fit` / `predict` without --all.
@@ -77,11 +90,18 @@ struct MetricRow {
   std::vector<NamedArray> needs;  // applies when the batch has needs[0]; the rest are then required
   MetricSe se;
   MetricSummary summary;
+  MetricSliced sliced;
   MetricValue (*formula)(const MetricInput& in);
 };
 
 // Every metric, in output order. Names are unique among the rows of each target kind.
 const std::vector<MetricRow>& metric_table();
+
+// The rows' input after metrics_compute's checks (UserError as metrics.h says).
+MetricInput metric_input_make(const Batch& data, const std::vector<double>& prediction);
+// Whether `row` applies to the batch: its kind, and its first needed array present (the rest
+// are then required: UserError).
+bool metric_row_applies(const MetricRow& row, const Batch& data, TargetKind kind);
 
 // sd / sqrt(n) of n per-sample values with mean `mean` and sum of squares `sq` (0 when n < 2).
 double metric_sample_mean_se(int64_t n, long double mean, long double sq);
@@ -90,9 +110,10 @@ double metric_sample_mean_se(int64_t n, long double mean, long double sq);
 // every m_j is equal. 0 when n < 2. Needs Σ m_j > 0.
 double metric_ratio_se(const std::vector<long double>& a, const std::vector<int64_t>& m,
                        long double a_total, int64_t m_total);
-// Whether output position i of sample j counts: always, except a categorical target's ignored
-// (all-zero) row.
-bool metric_position_labelled(const MetricInput& in, int64_t j, int64_t i);
+// Whether output position i of sample j counts: always for real and binary targets; for
+// categorical ones unless its target row is ignored (all zero) or the task's metric_mask
+// (tasks/named_arrays.h) says 0 there.
+bool metric_position_counted(const MetricInput& in, int64_t j, int64_t i);
 
 // The formulas (metric_entries.cpp: every kind; metric_labels.cpp: binary, categorical, qsa).
 MetricValue metric_mse(const MetricInput& in);

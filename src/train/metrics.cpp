@@ -22,8 +22,27 @@ constexpr unsigned kBinary = metric_kind_bit(TargetKind::binary);
 constexpr unsigned kCategorical = metric_kind_bit(TargetKind::categorical);
 constexpr unsigned kRealOrBinary = metric_kind_bit(TargetKind::real) | kBinary;
 
+// The batch's metric_mask (n × T_out values, each 0 or 1), or null when it has none; UserError
+// when it has one of the wrong size or values, or for targets that are not categorical.
+const int64_t* metric_mask_find(const Batch& data, TargetKind kind) {
+  const RawArray* mask = named_array_find(data, NamedArray::metric_mask);
+  if (!mask) return nullptr;
+  ATTN_CHECK(kind == TargetKind::categorical,
+             "metrics: the array 'metric_mask' applies to categorical targets only; these are " +
+                 std::string(choice_name(kind, kTargetKinds)) + " (drop the array)");
+  ATTN_CHECK(mask->spec.sample_shape[0] == data.shape.T_out,
+             "metrics: the array 'metric_mask' has " + std::to_string(mask->spec.sample_shape[0]) +
+                 " values per sample but the targets have T_out = " +
+                 std::to_string(data.shape.T_out) + " positions");
+  for (int64_t v : mask->i64)
+    ATTN_CHECK(v == 0 || v == 1, "metrics: the array 'metric_mask' holds " + std::to_string(v) +
+                                     "; each value must be 0 or 1");
+  return mask->i64.data();
+}
+
 // Finite predictions and targets, and targets valid for their kind (UserError otherwise).
-void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
+void metrics_check_values(const Batch& data, const double* f, TargetKind kind,
+                          const int64_t* mask) {
   const int64_t total = static_cast<int64_t>(data.Y.size()), d_out = data.shape.d_out;
   const double* y = data.Y.data();
   for (int64_t e = 0; e < total; ++e) {
@@ -46,7 +65,7 @@ void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
     case TargetKind::categorical:
       ATTN_CHECK(d_out >= 2, "metrics: categorical targets need d_out >= 2 classes, got " +
                                  std::to_string(d_out));
-      int64_t labelled = 0;
+      int64_t counted = 0;
       for (int64_t p = 0; p < total / d_out; ++p) {
         int64_t ones = 0;
         for (int64_t k = 0; k < d_out; ++k) {
@@ -58,20 +77,22 @@ void metrics_check_values(const Batch& data, const double* f, TargetKind kind) {
         }
         ATTN_CHECK(ones <= 1, "metrics: categorical target row " + std::to_string(p) +
                                   " has several ones; each position must be one-hot or all zero");
-        labelled += ones;
+        counted += ones == 1 && (!mask || mask[p] != 0);
       }
-      // Before any row runs: the per-entry metrics divide by the labelled entries.
-      ATTN_CHECK(labelled > 0,
-                 "metrics: every output position of the batch is ignored (all-zero target "
-                 "rows); categorical metrics need at least one labelled position");
+      // Before any row runs: the per-entry metrics divide by the counted entries.
+      ATTN_CHECK(counted > 0,
+                 mask ? "metrics: no output position of the batch counts (all-zero target rows "
+                        "or metric_mask 0); categorical metrics need at least one"
+                      : "metrics: every output position of the batch is ignored (all-zero target "
+                        "rows); categorical metrics need at least one labelled position");
       return;
   }
   ATTN_ASSERT(false, "metrics: unknown target kind");
 }
 
-// Whether `row` applies to the batch: its kind, and its first needed array present (the rest
-// are then required).
-bool metric_applies(const MetricRow& row, const Batch& data, TargetKind kind) {
+}  // namespace
+
+bool metric_row_applies(const MetricRow& row, const Batch& data, TargetKind kind) {
   if ((row.kinds & metric_kind_bit(kind)) == 0) return false;
   if (row.needs.empty()) return true;
   if (!named_array_find(data, row.needs[0])) return false;
@@ -84,39 +105,43 @@ bool metric_applies(const MetricRow& row, const Batch& data, TargetKind kind) {
   return true;
 }
 
-}  // namespace
-
 const std::vector<MetricRow>& metric_table() {
   // Per-entry errors apply to every kind, over the labelled positions (metric_table.h); mse and
   // nmse have a row per standard-error method. Summary metrics are also stored as train_NAME.
   using S = MetricSe;
   constexpr MetricSummary yes = MetricSummary::yes, no = MetricSummary::no;
+  constexpr MetricSliced sliced = MetricSliced::yes, whole = MetricSliced::no;
   static const std::vector<NamedArray> threshold = {NamedArray::success_threshold},
                                        disj = {NamedArray::disjoint, NamedArray::query_position,
                                                NamedArray::disj_threshold};
   static const std::vector<MetricRow> table = {
-      {"mse", kRealOrBinary, {}, S::sample_mean, yes, metric_mse},
-      {"mse", kCategorical, {}, S::position_mean, yes, metric_mse},
-      {"nmse", kRealOrBinary, {}, S::sample_mean, yes, metric_nmse},
-      {"nmse", kCategorical, {}, S::position_mean, yes, metric_nmse},
-      {"max_abs_err", kMetricAllKinds, {}, S::none, no, metric_max_abs_err},
-      {"mean_max_pos_err", kMetricAllKinds, {}, S::sample_mean, no, metric_mean_max_pos_err},
-      {"max_pos_err", kMetricAllKinds, {}, S::none, no, metric_max_pos_err},
-      {"success_rate", kMetricAllKinds, threshold, S::sample_fraction, no, metric_success_rate},
-      {"accuracy", kBinary, {}, S::sample_mean, yes, metric_accuracy},
-      {"balanced_accuracy", kBinary, {}, S::none, no, metric_balanced_accuracy},
-      {"exact_match", kBinary, {}, S::sample_fraction, no, metric_exact_match_binary},
-      {"token_accuracy", kCategorical, {}, S::position_fraction, yes, metric_token_accuracy},
-      {"token_error", kCategorical, {}, S::position_fraction, no, metric_token_error},
-      {"exact_match", kCategorical, {}, S::sample_fraction, no, metric_exact_match_categorical},
-      {"disj_accuracy", kMetricAllKinds, disj, S::none, no, metric_disj_accuracy},
+      {"mse", kRealOrBinary, {}, S::sample_mean, yes, whole, metric_mse},
+      {"mse", kCategorical, {}, S::position_mean, yes, whole, metric_mse},
+      {"nmse", kRealOrBinary, {}, S::sample_mean, yes, whole, metric_nmse},
+      {"nmse", kCategorical, {}, S::position_mean, yes, whole, metric_nmse},
+      {"max_abs_err", kMetricAllKinds, {}, S::none, no, whole, metric_max_abs_err},
+      {"mean_max_pos_err", kMetricAllKinds, {}, S::sample_mean, no, whole, metric_mean_max_pos_err},
+      {"max_pos_err", kMetricAllKinds, {}, S::none, no, whole, metric_max_pos_err},
+      {"success_rate", kMetricAllKinds, threshold, S::sample_fraction, no, whole,
+       metric_success_rate},
+      {"accuracy", kBinary, {}, S::sample_mean, yes, whole, metric_accuracy},
+      {"balanced_accuracy", kBinary, {}, S::none, no, whole, metric_balanced_accuracy},
+      {"exact_match", kBinary, {}, S::sample_fraction, no, whole, metric_exact_match_binary},
+      {"token_accuracy", kCategorical, {}, S::position_fraction, yes, whole, metric_token_accuracy},
+      {"token_error", kCategorical, {}, S::position_fraction, no, sliced, metric_token_error},
+      {"exact_match",
+       kCategorical,
+       {},
+       S::sample_fraction,
+       no,
+       whole,
+       metric_exact_match_categorical},
+      {"disj_accuracy", kMetricAllKinds, disj, S::none, no, whole, metric_disj_accuracy},
   };
   return table;
 }
 
-std::vector<std::pair<std::string, double>> metrics_compute(
-    const Batch& data, const std::vector<double>& prediction,
-    std::vector<std::pair<std::string, double>>* standard_errors) {
+MetricInput metric_input_make(const Batch& data, const std::vector<double>& prediction) {
   const int64_t n = data.n, T_out = data.shape.T_out, d_out = data.shape.d_out;
   const int64_t K = T_out * d_out, total = n * K;
   ATTN_CHECK(total >= 1 && static_cast<int64_t>(data.Y.size()) == total,
@@ -127,12 +152,19 @@ std::vector<std::pair<std::string, double>> metrics_compute(
                  " values but the batch has n × T_out × d_out = " + std::to_string(total) +
                  " targets");
   const TargetKind kind = target_kind_of(data.shape.target, data.Y);
-  metrics_check_values(data, prediction.data(), kind);
-  const MetricInput in{data, prediction.data(), kind, n, T_out, d_out, K, total};
+  const int64_t* mask = metric_mask_find(data, kind);
+  metrics_check_values(data, prediction.data(), kind, mask);
+  return MetricInput{data, prediction.data(), kind, n, T_out, d_out, K, total, mask};
+}
+
+std::vector<std::pair<std::string, double>> metrics_compute(
+    const Batch& data, const std::vector<double>& prediction,
+    std::vector<std::pair<std::string, double>>* standard_errors) {
+  const MetricInput in = metric_input_make(data, prediction);
   std::vector<std::pair<std::string, double>> out;
   if (standard_errors) standard_errors->clear();
   for (const MetricRow& row : metric_table()) {
-    if (!metric_applies(row, data, kind)) continue;
+    if (!metric_row_applies(row, data, in.kind)) continue;
     const MetricValue v = row.formula(in);
     out.emplace_back(row.name, v.value);
     if (standard_errors && row.se != MetricSe::none)

@@ -48,6 +48,10 @@
 // recorded as failed), or the batch is empty, has non-finite targets, or targets that break
 // its declared kind (binary not 0/1; categorical rows not one-hot or all zero, or every row
 // ignored).
+// Metric positions apart from the loss: with the named array metric_mask (categorical targets
+// only, n × T_out of 0/1; hop has it) a position counts for every metric above only where it is
+// labelled and its mask is 1 — read "labelled" above as "counted". The loss is not affected
+// (it sees every labelled position). UserError when no position counts.
 #pragma once
 
 #include <string>
@@ -73,5 +77,25 @@ bool metric_is_summary(const std::string& name);
 std::vector<std::pair<std::string, double>> metrics_compute(
     const Batch& data, const std::vector<double>& prediction,
     std::vector<std::pair<std::string, double>>* standard_errors = nullptr);
+
+// Per-slice metrics. A task may attach per-sample integer slice labels (the named arrays marked
+// slice_label in tasks/named_arrays.h: hop's `k`). For each such array LABEL in the batch and
+// each of its values v (increasing), every row marked MetricSliced::yes that applies to the
+// batch (today token_error) is computed again on the samples whose label is v, exactly as
+// metrics_compute would compute it on a batch of those samples alone:
+//   NAME_by_LABEL     step v, the metric over the counted positions of those samples
+//   NAME_se_by_LABEL  step v, its standard error on those samples (for token_error the ratio
+//                     estimator with the slice's sequences as clusters, as NAME_se above: the
+//                     standard error of the per-sequence error counts, not of the pooled
+//                     positions as if independent)
+// A value whose samples have no counted position gets no point (absent, never NaN). Empty when
+// the batch has no slice label. Checks its inputs as metrics_compute does (same UserErrors).
+struct MetricSeriesPoint {
+  std::string series;
+  int64_t step;
+  double value;
+};
+std::vector<MetricSeriesPoint> metrics_compute_slices(const Batch& data,
+                                                      const std::vector<double>& prediction);
 
 }  // namespace attn
