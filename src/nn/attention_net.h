@@ -10,6 +10,8 @@
 //                   a_h as in ops/third_order_attention.h
 //   a = Σ_h a_h                    (N, dv)
 //   out = ψ([Φ, a]) with the residual flag (spec §7 A1), ψ(a) without   (N, d_out)
+// causal: score (i, j) = −∞ for j > i (third order: pair (j, k) masked when j > i or k > i),
+// so output i depends on tokens 0 … i only.
 // s is the temperature: exp(τ) with τ learned (init log temperature_init), fixed
 // temperature_init, or 1/√dk. Q/K/V have no bias (the paper's unit). When the task has
 // T_out = 1 (one output per sequence, e.g. rf_target) the output is token 0's.
@@ -46,6 +48,7 @@ struct AttentionNetConfig {
   Temperature temperature = Temperature::learned;
   double temperature_init = 1.0;
   bool exclude_self = false;
+  bool causal = false;  // query i attends to tokens 0 … i only (third order: pairs j, k ≤ i)
   HeadPrecision precision;  // bits = 0: exact
   // Task shapes.
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;

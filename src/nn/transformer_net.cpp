@@ -20,6 +20,10 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
   quantize_check_bits(c_.precision.bits, "model.bits");
   ATTN_CHECK(!c_.exclude_self || c_.T >= 2,
              "model." + n + ": exclude_self needs at least 2 tokens");
+  ATTN_CHECK(!(c_.causal && c_.exclude_self),
+             "model." + n +
+                 ": causal = true and exclude_self = true leave the first token no "
+                 "key to attend to; set one of them to false");
   if (c_.mlp_width == 0) c_.mlp_width = 4 * c_.m;
   auto& ps = this->params_;
   const int64_t m = c_.m, H = c_.heads;
@@ -108,9 +112,9 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
     }
     L.probs.resize(B * H * N * N);
     L.heads.resize(rows * H * m);
-    attention_forward(L.heads.data(), L.probs.data(), L.q_buf.data(), L.k_buf.data(),
-                      L.v_buf.data(), scale(L),
-                      AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
+    attention_forward(
+        L.heads.data(), L.probs.data(), L.q_buf.data(), L.k_buf.data(), L.v_buf.data(), scale(L),
+        AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_, false, c_.causal});
     std::vector<T> a(rows * m, T(0));
     head_sum_forward(a.data(), L.heads.data(), rows, H, m);
     L.h_mid.resize(rows * m);
@@ -158,9 +162,10 @@ void TransformerNet<T>::backward(const T* dy) {
     head_sum_backward(d_heads.data(), dh_mid.data(), rows, H, m);
     std::vector<T> dq(rows * H * m, T(0)), dk(rows * H * m, T(0)), dv(rows * H * m, T(0));
     T dscale = 0;
-    attention_backward(dq.data(), dk.data(), dv.data(), &dscale, d_heads.data(), L.q_buf.data(),
-                       L.k_buf.data(), L.v_buf.data(), L.probs.data(), scale(L),
-                       AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
+    attention_backward(
+        dq.data(), dk.data(), dv.data(), &dscale, d_heads.data(), L.q_buf.data(), L.k_buf.data(),
+        L.v_buf.data(), L.probs.data(), scale(L),
+        AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_, false, c_.causal});
     if (L.tau >= 0) ps.grad(L.tau)[0] += dscale * scale(L);
     const T* u = c_.layernorm ? L.u.data() : L.h_in.data();
     std::vector<T> du(rows * m, T(0));

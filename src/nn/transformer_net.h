@@ -6,7 +6,8 @@
 //   u = LN₁(h) (or h),  h ← h + Σ_h softmax_rows(s_l · uQ_h (uK_h)ᵀ) uV_h   (V_h ∈ R^{m×m})
 //   w = LN₂(h) (or h),  h ← h + MLP(w)       (m → mlp_width → m)
 // out = ψ(h_L) (N, d_out); with T_out = 1, token 0's. s_l as in AttentionNet (learned
-// exp(τ_l), fixed, or 1/√m). Parameter tensors: phi.*, layer<l>.{q, k, v, log_temperature,
+// exp(τ_l), fixed, or 1/√m); causal masks score (i, j) for j > i in every layer, so output i
+// depends on tokens 0 … i only. Parameter tensors: phi.*, layer<l>.{q, k, v, log_temperature,
 // ln1.gamma, ln1.beta, ln2.gamma, ln2.beta, mlp.*}, psi.*.
 // Finite precision (precision.bits > 0, nn/head_precision.h): every layer's q, k, v (and
 // optionally scores) are rounded per sequence and head in evaluation forwards, and in
@@ -33,6 +34,7 @@ struct TransformerNetConfig {
   Temperature temperature = Temperature::learned;
   double temperature_init = 1.0;
   bool exclude_self = false;
+  bool causal = false;      // every layer: query i attends to tokens 0 … i only
   HeadPrecision precision;  // bits = 0: exact
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;
   std::string name = "transformer";
