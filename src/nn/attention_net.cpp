@@ -43,6 +43,7 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   psi_in_ = (c_.residual ? c_.m : 0) + dv_;
   auto& ps = this->params_;
   phi_.declare(ps, "phi", token_map_dims(c_.phi, c_.d_in, c_.phi_width, c_.m), c_.activation);
+  pos_.declare(ps, c_.positions, c_.T, c_.m, n);
   q_ = ps.add("q", {c_.m, c_.heads * dk_});
   if (c_.third_order) {
     k1_ = ps.add("k1", {c_.m, c_.heads * dk_});
@@ -70,6 +71,7 @@ void AttentionNet<T>::init(uint64_t seed) {
       param_init_uniform(ps.value(id), ps.entry(id).size, bound, seed,
                          stream + "." + ps.entry(id).name);
   if (tau_ >= 0) ps.value(tau_)[0] = static_cast<T>(std::log(c_.temperature_init));
+  pos_.init(ps, seed);
 }
 
 template <class T>
@@ -85,6 +87,7 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   const int64_t N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
   acts_.phi_out.resize(rows * m);
   phi_.forward(ps, x, rows, acts_.phi_out.data());
+  pos_.forward(ps, acts_.phi_out.data(), x, B, c_.d_in);
   auto project = [&](std::vector<T>& out, int id, int64_t width) {
     out.resize(rows * H * width);
     linear_forward(out.data(), acts_.phi_out.data(), ps.value(id), static_cast<const T*>(nullptr),
@@ -218,6 +221,7 @@ void AttentionNet<T>::backward(const T* dy) {
     unproject(grad_acts_.v2, v2_, dv_);
   }
   if (tau_ >= 0) ps.grad(tau_)[0] += dscale * scale();
+  pos_.backward(ps, grad_acts_.phi.data(), B);
   phi_.backward(ps, grad_acts_.phi.data(), static_cast<T*>(nullptr));
 }
 

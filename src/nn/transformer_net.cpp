@@ -31,6 +31,7 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
                c_.phi == TokenMap::mlp ? std::vector<int64_t>{c_.d_in, c_.phi_width, m}
                                : std::vector<int64_t>{c_.d_in, m},
                c_.activation);
+  pos_.declare(ps, c_.positions, c_.T, m, n);
   for (int64_t l = 0; l < c_.layers; ++l) {
     auto layer = std::make_unique<Layer>();
     const std::string p = "layer" + std::to_string(l);
@@ -73,6 +74,7 @@ void TransformerNet<T>::init(uint64_t seed) {
       }
     layer->mlp.init(ps, seed, stream);
   }
+  pos_.init(ps, seed);
 }
 
 template <class T>
@@ -92,6 +94,7 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
   score_bits_ = c_.precision.score_bits(this->training());
   std::vector<T> h(rows * m);
   phi_.forward(ps, x, rows, h.data());
+  pos_.forward(ps, h.data(), x, B, c_.d_in);
   for (auto& lp : layers_) {
     Layer& L = *lp;
     L.h_in = h;
@@ -181,6 +184,7 @@ void TransformerNet<T>::backward(const T* dy) {
       for (int64_t i = 0; i < rows * m; ++i) dh[i] += du[i];
     }
   }
+  pos_.backward(ps, dh.data(), B);
   phi_.backward(ps, dh.data(), static_cast<T*>(nullptr));
 }
 
