@@ -11,33 +11,22 @@
 #include "attention_test_helpers.h"
 #include "core/error.h"
 #include "models/neural_models.h"
-#include "tasks/task.h"
+#include "nn_forward_helpers.h"
 
 namespace attn {
 namespace {
 using namespace test_attention;
 
+using test_nn::Sets;
+
 constexpr int64_t kT = 9, kDin = 3, kDout = 2, kB = 2;
 
-TaskShape shape() {
-  TaskShape s;
-  s.T = kT;
-  s.d_in = kDin;
-  s.T_out = kT;
-  s.d_out = kDout;
-  return s;
-}
+TaskShape shape() { return test_nn::per_token_shape(kT, kDin, kDout); }
 
 std::vector<double> run(const std::string& model, bool causal, const std::vector<double>& x,
-                        const std::vector<std::pair<std::string, std::string>>& set = {}) {
-  Params p = neural_default_params(model);
-  p.set_text("causal", causal ? "true" : "false");
-  for (const auto& [k, v] : set) p.set_text(k, v);
-  auto net = neural_net_make<double>(model, p, shape());
-  net->init(5);
-  std::vector<double> y(kB * kT * kDout);
-  net->forward(x.data(), kB, y.data());
-  return y;
+                        Sets set = {}) {
+  set.emplace_back("causal", causal ? "true" : "false");
+  return test_nn::net_forward(model, set, shape(), x);
 }
 
 // max |y − y2| over the outputs of positions lo … hi of every sequence.
@@ -53,8 +42,7 @@ double max_change(const std::vector<double>& y, const std::vector<double>& y2, i
   return m;
 }
 
-void check_causality(const std::string& model,
-                     const std::vector<std::pair<std::string, std::string>>& set = {}) {
+void check_causality(const std::string& model, const Sets& set = {}) {
   const auto x = random_vec<double>(kB * kT * kDin, 3, "test.x", -1.0, 1.0);
   for (bool causal : {true, false}) {
     const auto y = run(model, causal, x, set);

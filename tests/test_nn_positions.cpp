@@ -17,6 +17,7 @@
 #include "models/model_io.h"
 #include "models/neural_models.h"
 #include "nn/positions.h"
+#include "nn_forward_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
@@ -107,24 +108,11 @@ TEST(NnPositions, ResampledCodesDependOnTheSequenceAndSeedOnly) {
 
 constexpr int64_t kT = 6, kDin = 3, kDout = 2, kB = 2;
 
-TaskShape shape() {
-  TaskShape s;
-  s.T = kT;
-  s.d_in = kDin;
-  s.T_out = kT;
-  s.d_out = kDout;
-  return s;
-}
+TaskShape shape() { return test_nn::per_token_shape(kT, kDin, kDout); }
 
 std::vector<double> run(const std::string& model, const std::string& positions,
                         const std::vector<double>& x) {
-  Params p = neural_default_params(model);
-  p.set_text("positions", positions);
-  auto net = neural_net_make<double>(model, p, shape());
-  net->init(5);
-  std::vector<double> y(kB * kT * kDout);
-  net->forward(x.data(), kB, y.data());
-  return y;
+  return test_nn::net_forward(model, {{"positions", positions}}, shape(), x);
 }
 
 // Reverses the tokens of each sequence of a (B, T, w) array.
@@ -168,35 +156,27 @@ TEST(NnPositions, KeyIsOutOfRunIdsAtNoneAndLearnedAddsATable) {
   }
 }
 
-// A loaded model draws its fixed random codes again from the saved seed.
+// A loaded model draws its fixed random codes again from the saved seed. match3_local (N = 16)
+// depends on positions; batch 64 is two chunks, so the trainer's replica computes half a step.
 TEST(NnPositions, ASavedModelWithRandomCodesPredictsTheSameAfterLoading) {
-  namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::temp_directory_path() / ("attnlab_positions_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  Params task_params = task_default_params("qsa");
-  task_params.set_text("N", "4");
-  task_params.set_text("q", "1");
-  task_params.set_text("d_out", "2");
-  const auto task = task_make("qsa", task_params);
-  const Batch train = task_generate(*task, 5, 0, 64), test = task_generate(*task, 5, 1000, 8);
+  const auto task = task_make("match3_local", task_default_params("match3_local"));
+  const Batch train = task_generate(*task, 5, 0, 64), test = task_generate(*task, 5, 500, 8);
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("attnlab_positions_" + std::to_string(getpid()) + ".safetensors"))
+                               .string();
   for (const std::string positions : {"random", "random_resampled", "learned"}) {
     ModelRecord r = model_record_make("transformer", 5, task->shape());
-    r.model_params.set_text("m", "4");
-    r.model_params.set_text("positions", positions);
-    // batch 64: two chunks, so the trainer's replica computes half of each step.
-    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-             {"n", "64"}, {"steps", "3"}, {"batch", "64"}, {"val_fraction", "0.1"}})
-      r.train_params.set_text(k, v);
+    for (const std::string& item :
+         std::vector<std::string>{"model.m=4", "model.positions=" + positions, "train.n=64",
+                                  "train.steps=3", "train.batch=64"})
+      model_set_apply(item, r.model_params, &r.train_params);
     auto model = model_make(r);
     FitLog log;
     model->fit(train, log);
-    const std::string file = (dir / (positions + ".safetensors")).string();
     model_save(file, r, *model);
-    const LoadedModel loaded = model_load(file);
-    EXPECT_EQ(loaded.model->predict(test), model->predict(test)) << positions;
+    EXPECT_EQ(model_load(file).model->predict(test), model->predict(test)) << positions;
   }
-  fs::remove_all(dir);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

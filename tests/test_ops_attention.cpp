@@ -41,30 +41,27 @@ AttnData attn_data(AttentionShape s, uint64_t seed) {
   return d;
 }
 
-const std::vector<AttentionShape> kAttnShapes = {
-    {1, 1, 1, 1, 1, false},
-    {1, 2, 1, 1, 1, true},
-    {1, 7, 1, 5, 3, false},
-    {3, 7, 3, 5, 2, true},
-    {2, 13, 2, 3, 7, false},
-    {2, 11, 4, 8, 8, true},
-    {1, 64, 2, 16, 16, false},
-    // causal (…, exclude_self, score_bits, shared_keys, causal): N = 1, one block (N ≤ 16),
-    // several blocks of query rows (N = 37, 64).
-    {1, 1, 1, 1, 1, false, 0, false, true},
-    {3, 7, 3, 5, 2, false, 0, false, true},
-    {2, 37, 2, 3, 4, false, 0, false, true},
-    {1, 64, 2, 16, 16, false, 0, true, true}};
+const std::vector<AttentionShape> kAttnShapes = {{1, 1, 1, 1, 1, false},   {1, 2, 1, 1, 1, true},
+                                                 {1, 7, 1, 5, 3, false},   {3, 7, 3, 5, 2, true},
+                                                 {2, 13, 2, 3, 7, false},  {2, 11, 4, 8, 8, true},
+                                                 {1, 64, 2, 16, 16, false}};
+// Causal (B, N, H, dk, dv, exclude_self, score_bits, shared_keys, causal): N = 1, one block of
+// query rows (N ≤ 16), several blocks (N = 37, 64; causal_row_block).
+const std::vector<AttentionShape> kCausalAttnShapes = {{1, 1, 1, 1, 1, false, 0, false, true},
+                                                       {3, 7, 3, 5, 2, false, 0, false, true},
+                                                       {2, 37, 2, 3, 4, false, 0, false, true},
+                                                       {1, 64, 2, 16, 16, false, 0, true, true}};
 
 template <class T>
 void check_attention_fast_vs_ref(double tol) {
-  for (const auto& s : kAttnShapes) {
+  std::vector<AttentionShape> shapes = kAttnShapes;
+  shapes.insert(shapes.end(), kCausalAttnShapes.begin(), kCausalAttnShapes.end());
+  for (const auto& s : shapes) {
     AttnData d = attn_data(s, 7);
     const auto q = cast<T>(d.q), k = cast<T>(d.k), v = cast<T>(d.v);
     std::vector<T> out(d.n_out()), probs(d.n_probs()), out_r(d.n_out()), probs_r(d.n_probs());
     attention_forward<T>(out.data(), probs.data(), q.data(), k.data(), v.data(), T(0.8), s);
-    attention_forward_ref<T>(out_r.data(), probs_r.data(), q.data(), k.data(), v.data(), T(0.8),
-                             s);
+    attention_forward_ref<T>(out_r.data(), probs_r.data(), q.data(), k.data(), v.data(), T(0.8), s);
     EXPECT_LE(rel_diff(out, out_r), tol) << "N=" << s.N << " H=" << s.H;
     EXPECT_LE(rel_diff(probs, probs_r), tol) << "N=" << s.N << " H=" << s.H;
     // Without a probs buffer the forward gives the same output.

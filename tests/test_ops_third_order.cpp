@@ -43,22 +43,20 @@ void forward(const TriData& d, T scale, std::vector<T>& out, std::vector<T>& pro
   f(out.data(), probs.data(), q.data(), k1.data(), k2.data(), v1.data(), v2.data(), scale, d.s);
 }
 
-const std::vector<ThirdOrderShape> kTriShapes = {
-    {1, 1, 1, 1, 1, false},
-    {1, 3, 1, 1, 1, true},
-    {1, 5, 1, 3, 2, false},
-    {2, 7, 3, 5, 3, true},
-    {3, 6, 2, 4, 7, false},
-    {1, 11, 2, 8, 5, true},
-    {2, 29, 2, 3, 2, true},  // N = 29: the fast path splits the queries into blocks
-    // causal (…, exclude_self, score_bits, causal): blocks of ⌈N/4⌉ queries
-    {1, 1, 1, 1, 1, false, 0, true},
-    {2, 7, 3, 5, 3, false, 0, true},
-    {2, 29, 2, 3, 2, false, 0, true}};
+const std::vector<ThirdOrderShape>
+    kTriShapes = {{1, 1, 1, 1, 1, false}, {1, 3, 1, 1, 1, true},  {1, 5, 1, 3, 2, false},
+                  {2, 7, 3, 5, 3, true},  {3, 6, 2, 4, 7, false}, {1, 11, 2, 8, 5, true},
+                  {2, 29, 2, 3, 2, true}};  // N = 29: the fast path splits the queries into blocks
+// Causal (…, exclude_self, score_bits, causal): blocks of ⌈N/4⌉ queries.
+const std::vector<ThirdOrderShape> kCausalTriShapes = {{1, 1, 1, 1, 1, false, 0, true},
+                                                       {2, 7, 3, 5, 3, false, 0, true},
+                                                       {2, 29, 2, 3, 2, false, 0, true}};
 
 template <class T>
 void check_fast_vs_ref(double tol) {
-  for (const auto& s : kTriShapes) {
+  std::vector<ThirdOrderShape> shapes = kTriShapes;
+  shapes.insert(shapes.end(), kCausalTriShapes.begin(), kCausalTriShapes.end());
+  for (const auto& s : shapes) {
     TriData d = tri_data(s, 21);
     std::vector<T> out, probs, out_r, probs_r;
     forward<T>(d, T(0.7), out, probs);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -58,20 +59,23 @@ double max_rel(const std::vector<std::vector<double>>& ours, const double (&ref)
   return m;
 }
 
-TEST(OptimizerTorch, AdamWMatchesTorchAdamW) {
-  const double d64 = max_rel(trajectory<double>(OptimizerKind::adamw), k_adamw_f64);
-  const double d32 = max_rel(trajectory<float>(OptimizerKind::adamw), k_adamw_f32);
-  std::printf("  adamw vs torch: float64 %.2e, float32 %.2e\n", d64, d32);
+// Prints and checks the float64 and float32 distances of `kind` from PyTorch's trajectories.
+void expect_matches(OptimizerKind kind, const double (&f64)[kSteps][kN],
+                    const double (&f32)[kSteps][kN]) {
+  const double d64 = max_rel(trajectory<double>(kind), f64);
+  const double d32 = max_rel(trajectory<float>(kind), f32);
+  std::printf("  %s vs torch: float64 %.2e, float32 %.2e\n", choice_name(kind, kOptimizerKinds),
+              d64, d32);
   EXPECT_LE(d64, 1e-14);
   EXPECT_LE(d32, 4e-6);
 }
 
+TEST(OptimizerTorch, AdamWMatchesTorchAdamW) {
+  expect_matches(OptimizerKind::adamw, k_adamw_f64, k_adamw_f32);
+}
+
 TEST(OptimizerTorch, AdamWithL2MatchesTorchAdam) {
-  const double d64 = max_rel(trajectory<double>(OptimizerKind::adam), k_adam_f64);
-  const double d32 = max_rel(trajectory<float>(OptimizerKind::adam), k_adam_f32);
-  std::printf("  adam vs torch: float64 %.2e, float32 %.2e\n", d64, d32);
-  EXPECT_LE(d64, 1e-14);
-  EXPECT_LE(d32, 4e-6);
+  expect_matches(OptimizerKind::adam, k_adam_f64, k_adam_f32);
 }
 
 // The check can fail: decoupled decay and the L2 penalty move θ differently by far more than
