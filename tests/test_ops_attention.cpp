@@ -368,6 +368,42 @@ TEST(OpsAttention, CausalRowIsAttentionOverThePrefix) {
   }
 }
 
+// With score rounding (score_bits, the precision models' bits_scores) the masked entries stay
+// exactly 0 and every row a distribution, in both kernels (third order: its whole-block path).
+TEST(OpsAttention, CausalWithScoreRoundingKeepsTheMask) {
+  const AttentionShape s{2, 20, 2, 3, 2, false, 5, false, true};
+  AttnData d = attn_data(s, 3);
+  std::vector<double> out(d.n_out()), probs(d.n_probs());
+  attention_forward<double>(out.data(), probs.data(), d.q.data(), d.k.data(), d.v.data(), 1.3, s);
+  const ThirdOrderShape t{1, 9, 2, 3, 2, false, 5, true};
+  const int64_t nt = t.B * t.N * t.H * t.dk, nv = t.B * t.N * t.H * t.dv;
+  const auto q = random_vec<double>(nt, 4, "test.q"), k1 = random_vec<double>(nt, 4, "test.k1"),
+             k2 = random_vec<double>(nt, 4, "test.k2"), v = random_vec<double>(nv, 4, "test.v");
+  std::vector<double> out3(nv), probs3(t.B * t.H * t.N * t.N * t.N);
+  third_order_forward<double>(out3.data(), probs3.data(), q.data(), k1.data(), k2.data(), v.data(),
+                              v.data(), 1.3, t);
+  for (int64_t r = 0; r < s.B * s.H * s.N; ++r) {
+    const int64_t i = r % s.N;
+    double sum = 0;
+    for (int64_t j = 0; j < s.N; ++j) {
+      sum += probs[r * s.N + j];
+      EXPECT_TRUE(j <= i || probs[r * s.N + j] == 0.0) << i << " " << j;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+  for (int64_t r = 0; r < t.B * t.H * t.N; ++r) {
+    const int64_t i = r % t.N;
+    double sum = 0;
+    for (int64_t j = 0; j < t.N; ++j)
+      for (int64_t k = 0; k < t.N; ++k) {
+        const double p = probs3[(r * t.N + j) * t.N + k];
+        sum += p;
+        EXPECT_TRUE((j <= i && k <= i) || p == 0.0) << i << " " << j << " " << k;
+      }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+}
+
 TEST(OpsAttention, CausalWithExcludeSelfIsAUserError) {
   const AttentionShape s{1, 4, 1, 2, 2, true, 0, false, true};
   std::vector<double> x(16), p(16);
