@@ -41,20 +41,27 @@ AttnData attn_data(AttentionShape s, uint64_t seed) {
   return d;
 }
 
-const std::vector<AttentionShape> kAttnShapes = {
-    {1, 1, 1, 1, 1, false}, {1, 2, 1, 1, 1, true},  {1, 7, 1, 5, 3, false},
-    {3, 7, 3, 5, 2, true},  {2, 13, 2, 3, 7, false}, {2, 11, 4, 8, 8, true},
-    {1, 64, 2, 16, 16, false}};
+const std::vector<AttentionShape> kAttnShapes = {{1, 1, 1, 1, 1, false},   {1, 2, 1, 1, 1, true},
+                                                 {1, 7, 1, 5, 3, false},   {3, 7, 3, 5, 2, true},
+                                                 {2, 13, 2, 3, 7, false},  {2, 11, 4, 8, 8, true},
+                                                 {1, 64, 2, 16, 16, false}};
+// Causal (B, N, H, dk, dv, exclude_self, score_bits, shared_keys, causal): N = 1, one block of
+// query rows (N ≤ 16), several blocks (N = 37, 64; causal_row_block).
+const std::vector<AttentionShape> kCausalAttnShapes = {{1, 1, 1, 1, 1, false, 0, false, true},
+                                                       {3, 7, 3, 5, 2, false, 0, false, true},
+                                                       {2, 37, 2, 3, 4, false, 0, false, true},
+                                                       {1, 64, 2, 16, 16, false, 0, true, true}};
 
 template <class T>
 void check_attention_fast_vs_ref(double tol) {
-  for (const auto& s : kAttnShapes) {
+  std::vector<AttentionShape> shapes = kAttnShapes;
+  shapes.insert(shapes.end(), kCausalAttnShapes.begin(), kCausalAttnShapes.end());
+  for (const auto& s : shapes) {
     AttnData d = attn_data(s, 7);
     const auto q = cast<T>(d.q), k = cast<T>(d.k), v = cast<T>(d.v);
     std::vector<T> out(d.n_out()), probs(d.n_probs()), out_r(d.n_out()), probs_r(d.n_probs());
     attention_forward<T>(out.data(), probs.data(), q.data(), k.data(), v.data(), T(0.8), s);
-    attention_forward_ref<T>(out_r.data(), probs_r.data(), q.data(), k.data(), v.data(), T(0.8),
-                             s);
+    attention_forward_ref<T>(out_r.data(), probs_r.data(), q.data(), k.data(), v.data(), T(0.8), s);
     EXPECT_LE(rel_diff(out, out_r), tol) << "N=" << s.N << " H=" << s.H;
     EXPECT_LE(rel_diff(probs, probs_r), tol) << "N=" << s.N << " H=" << s.H;
     // Without a probs buffer the forward gives the same output.
@@ -238,7 +245,7 @@ TEST(OpsAttention, HeadSumForwardBackward) {
 TEST(OpsAttention, GradcheckRowsPass) {
   std::vector<GradcheckRow> rows;
   gradcheck_rows_attention(rows);
-  ASSERT_EQ(rows.size(), 10u);
+  ASSERT_EQ(rows.size(), 16u);
   for (const auto& row : rows)
     for (uint64_t seed : {1, 2}) test::gradcheck_expect_pass(row, seed);
 }
@@ -291,6 +298,131 @@ TEST(OpsAttention, SharedKeysEqualKeysCopiedIntoEveryHead) {
     EXPECT_LE(rel_diff(dk, dk_summed), 1e-12);
     EXPECT_NEAR(ds, ds_f, 1e-12 * std::max(1.0, std::fabs(ds_f)));
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+using namespace test_attention;
+
+// Causal attention's row i is ordinary attention over the prefix 0 … i: check the fast
+// kernel's output and probs (exactly 0 above the diagonal) against the unmasked reference run
+// on each prefix, at N = 40 (three blocks of query rows), and its gradients against central
+// differences along random directions.
+TEST(OpsAttention, CausalRowIsAttentionOverThePrefix) {
+  const AttentionShape s{2, 40, 2, 3, 5, false, 0, false, true};
+  AttnData d = attn_data(s, 17);
+  std::vector<double> out(d.n_out()), probs(d.n_probs());
+  attention_forward<double>(out.data(), probs.data(), d.q.data(), d.k.data(), d.v.data(), 0.9, s);
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t i = 0; i < s.N; ++i) {
+      // The prefix 0 … i of sequence b as a sequence of its own.
+      const int64_t n = i + 1, rk = s.H * s.dk, rv = s.H * s.dv;
+      std::vector<double> q(d.q.begin() + b * s.N * rk, d.q.begin() + (b * s.N + n) * rk);
+      std::vector<double> k(d.k.begin() + b * s.N * rk, d.k.begin() + (b * s.N + n) * rk);
+      std::vector<double> v(d.v.begin() + b * s.N * rv, d.v.begin() + (b * s.N + n) * rv);
+      const AttentionShape ps{1, n, s.H, s.dk, s.dv};
+      std::vector<double> o(n * rv), p(s.H * n * n);
+      attention_forward_ref<double>(o.data(), p.data(), q.data(), k.data(), v.data(), 0.9, ps);
+      for (int64_t c = 0; c < rv; ++c)
+        EXPECT_NEAR(out[(b * s.N + i) * rv + c], o[i * rv + c], 1e-12) << "i=" << i;
+      for (int64_t h = 0; h < s.H; ++h)
+        for (int64_t j = 0; j < s.N; ++j) {
+          const double got = probs[((b * s.H + h) * s.N + i) * s.N + j];
+          if (j > i) {
+            EXPECT_EQ(got, 0.0);
+          } else {
+            EXPECT_NEAR(got, p[(h * n + i) * n + j], 1e-12);
+          }
+        }
+    }
+  // Backward: <∇L, u> against a central difference of L = <dout, out>.
+  const auto dout = random_vec<double>(static_cast<int64_t>(d.n_out()), 5, "test.dout");
+  std::vector<double> dq(d.q.size()), dk(d.k.size()), dv(d.v.size()), dscale(1);
+  attention_backward<double>(dq.data(), dk.data(), dv.data(), dscale.data(), dout.data(),
+                             d.q.data(), d.k.data(), d.v.data(), probs.data(), 0.9, s);
+  auto loss = [&](const AttnData& x, double scale) {
+    std::vector<double> o(x.n_out());
+    attention_forward<double>(o.data(), nullptr, x.q.data(), x.k.data(), x.v.data(), scale, s);
+    return std::inner_product(o.begin(), o.end(), dout.begin(), 0.0);
+  };
+  const double h = 1e-5;
+  EXPECT_NEAR(dscale[0], (loss(d, 0.9 + h) - loss(d, 0.9 - h)) / (2 * h), 1e-7);
+  std::vector<double>* grads[] = {&dq, &dk, &dv};
+  for (int t = 0; t < 3; ++t) {
+    AttnData up = d, down = d;
+    std::vector<double>* xu[] = {&up.q, &up.k, &up.v};
+    std::vector<double>* xd[] = {&down.q, &down.k, &down.v};
+    const auto dir =
+        random_vec<double>(static_cast<int64_t>(xu[t]->size()), 50 + t, "test.dir", -1.0, 1.0);
+    double analytic = 0;
+    for (size_t e = 0; e < dir.size(); ++e) {
+      analytic += (*grads[t])[e] * dir[e];
+      (*xu[t])[e] += h * dir[e];
+      (*xd[t])[e] -= h * dir[e];
+    }
+    const double numeric = (loss(up, 0.9) - loss(down, 0.9)) / (2 * h);
+    EXPECT_NEAR(analytic, numeric, 1e-7 * std::max(1.0, std::abs(numeric))) << "input " << t;
+  }
+}
+
+// With score rounding (score_bits, the precision models' bits_scores) the masked entries stay
+// exactly 0 and every row a distribution, in both kernels (third order: its whole-block path).
+TEST(OpsAttention, CausalWithScoreRoundingKeepsTheMask) {
+  const AttentionShape s{2, 20, 2, 3, 2, false, 5, false, true};
+  AttnData d = attn_data(s, 3);
+  std::vector<double> out(d.n_out()), probs(d.n_probs());
+  attention_forward<double>(out.data(), probs.data(), d.q.data(), d.k.data(), d.v.data(), 1.3, s);
+  const ThirdOrderShape t{1, 9, 2, 3, 2, false, 5, true};
+  const int64_t nt = t.B * t.N * t.H * t.dk, nv = t.B * t.N * t.H * t.dv;
+  const auto q = random_vec<double>(nt, 4, "test.q"), k1 = random_vec<double>(nt, 4, "test.k1"),
+             k2 = random_vec<double>(nt, 4, "test.k2"), v = random_vec<double>(nv, 4, "test.v");
+  std::vector<double> out3(nv), probs3(t.B * t.H * t.N * t.N * t.N);
+  third_order_forward<double>(out3.data(), probs3.data(), q.data(), k1.data(), k2.data(), v.data(),
+                              v.data(), 1.3, t);
+  for (int64_t r = 0; r < s.B * s.H * s.N; ++r) {
+    const int64_t i = r % s.N;
+    double sum = 0;
+    for (int64_t j = 0; j < s.N; ++j) {
+      sum += probs[r * s.N + j];
+      EXPECT_TRUE(j <= i || probs[r * s.N + j] == 0.0) << i << " " << j;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+  for (int64_t r = 0; r < t.B * t.H * t.N; ++r) {
+    const int64_t i = r % t.N;
+    double sum = 0;
+    for (int64_t j = 0; j < t.N; ++j)
+      for (int64_t k = 0; k < t.N; ++k) {
+        const double p = probs3[(r * t.N + j) * t.N + k];
+        sum += p;
+        EXPECT_TRUE((j <= i && k <= i) || p == 0.0) << i << " " << j << " " << k;
+      }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+}
+
+TEST(OpsAttention, CausalWithExcludeSelfIsAUserError) {
+  const AttentionShape s{1, 4, 1, 2, 2, true, 0, false, true};
+  std::vector<double> x(16), p(16);
+  EXPECT_THROW(attention_forward<double>(x.data(), p.data(), x.data(), x.data(), x.data(), 1.0, s),
+               UserError);
+  const ThirdOrderShape t{1, 4, 1, 2, 2, true, 0, true};
+  std::vector<double> pt(64);
+  EXPECT_THROW(third_order_forward<double>(x.data(), pt.data(), x.data(), x.data(), x.data(),
+                                           x.data(), x.data(), 1.0, t),
+               UserError);
+}
+
+// The causal blocks depend on N alone, one block up to N = 16.
+TEST(OpsAttention, CausalRowBlockDependsOnNAlone) {
+  EXPECT_EQ(causal_row_block(1), 1);
+  EXPECT_EQ(causal_row_block(16), 16);
+  EXPECT_EQ(causal_row_block(17), 16);
+  EXPECT_EQ(causal_row_block(64), 16);
+  EXPECT_EQ(causal_row_block(200), 25);
 }
 
 }  // namespace

@@ -43,14 +43,20 @@ void forward(const TriData& d, T scale, std::vector<T>& out, std::vector<T>& pro
   f(out.data(), probs.data(), q.data(), k1.data(), k2.data(), v1.data(), v2.data(), scale, d.s);
 }
 
-const std::vector<ThirdOrderShape> kTriShapes = {
-    {1, 1, 1, 1, 1, false}, {1, 3, 1, 1, 1, true}, {1, 5, 1, 3, 2, false},
-    {2, 7, 3, 5, 3, true},  {3, 6, 2, 4, 7, false}, {1, 11, 2, 8, 5, true},
-    {2, 29, 2, 3, 2, true}};  // N = 29: the fast path splits the queries into blocks
+const std::vector<ThirdOrderShape>
+    kTriShapes = {{1, 1, 1, 1, 1, false}, {1, 3, 1, 1, 1, true},  {1, 5, 1, 3, 2, false},
+                  {2, 7, 3, 5, 3, true},  {3, 6, 2, 4, 7, false}, {1, 11, 2, 8, 5, true},
+                  {2, 29, 2, 3, 2, true}};  // N = 29: the fast path splits the queries into blocks
+// Causal (…, exclude_self, score_bits, causal): blocks of ⌈N/4⌉ queries.
+const std::vector<ThirdOrderShape> kCausalTriShapes = {{1, 1, 1, 1, 1, false, 0, true},
+                                                       {2, 7, 3, 5, 3, false, 0, true},
+                                                       {2, 29, 2, 3, 2, false, 0, true}};
 
 template <class T>
 void check_fast_vs_ref(double tol) {
-  for (const auto& s : kTriShapes) {
+  std::vector<ThirdOrderShape> shapes = kTriShapes;
+  shapes.insert(shapes.end(), kCausalTriShapes.begin(), kCausalTriShapes.end());
+  for (const auto& s : shapes) {
     TriData d = tri_data(s, 21);
     std::vector<T> out, probs, out_r, probs_r;
     forward<T>(d, T(0.7), out, probs);
@@ -211,8 +217,9 @@ TEST(OpsAttentionThirdOrder, BackwardDirectionalDerivativeWithQueryBlocks) {
   // N ≥ 26 makes the fast path process the queries in several blocks (the gradcheck rows use
   // small N): check <∇L, u> against a central difference of L = <dout, out> along a random
   // direction u of each input in turn.
-  for (const ThirdOrderShape& s : {ThirdOrderShape{1, 29, 2, 3, 2, true},
-                                   ThirdOrderShape{2, 27, 1, 4, 3, false}}) {
+  for (const ThirdOrderShape& s :
+       {ThirdOrderShape{1, 29, 2, 3, 2, true}, ThirdOrderShape{2, 27, 1, 4, 3, false},
+        ThirdOrderShape{1, 23, 2, 3, 2, false, 0, true}}) {
     TriData d = tri_data(s, 31);
     double scale = 0.6;
     std::vector<double> out, probs;
@@ -257,6 +264,44 @@ TEST(OpsAttentionThirdOrder, BackwardDirectionalDerivativeWithQueryBlocks) {
       EXPECT_NEAR(analytic, numeric, 1e-7 * std::max(1.0, std::abs(numeric)))
           << "input " << t << " N=" << s.N;
     }
+  }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+using namespace test_attention;
+
+// Causal third order: query i's pair weights are exactly 0 unless j, k ≤ i, and its output is
+// the unmasked reference's on the prefix 0 … i.
+TEST(OpsAttentionThirdOrder, CausalQueryIsThirdOrderOverThePrefix) {
+  const ThirdOrderShape s{1, 13, 2, 3, 2, false, 0, true};
+  TriData d = tri_data(s, 23);
+  std::vector<double> out, probs;
+  forward<double>(d, 0.8, out, probs);
+  const int64_t N = s.N, rk = s.H * s.dk, rv = s.H * s.dv;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t n = i + 1;
+    auto prefix = [&](const std::vector<double>& x, int64_t w) {
+      return std::vector<double>(x.begin(), x.begin() + n * w);
+    };
+    TriData p{{1, n, s.H, s.dk, s.dv}, prefix(d.q, rk),  prefix(d.k1, rk),
+              prefix(d.k2, rk),        prefix(d.v1, rv), prefix(d.v2, rv)};
+    std::vector<double> o, pp;
+    forward<double>(p, 0.8, o, pp, true);
+    for (int64_t c = 0; c < rv; ++c) EXPECT_NEAR(out[i * rv + c], o[i * rv + c], 1e-12);
+    for (int64_t h = 0; h < s.H; ++h)
+      for (int64_t j = 0; j < N; ++j)
+        for (int64_t k = 0; k < N; ++k) {
+          const double got = probs[(((h * N) + i) * N + j) * N + k];
+          if (j > i || k > i) {
+            EXPECT_EQ(got, 0.0);
+          } else {
+            EXPECT_NEAR(got, pp[(((h * n) + i) * n + j) * n + k], 1e-12);
+          }
+        }
   }
 }
 

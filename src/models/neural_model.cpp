@@ -290,7 +290,9 @@ class NeuralModel : public Model {
       net->init(seed_);
       FitLog run_log;
       const NetFactory<T> replica = [this] {
-        return neural_net_make<T>(name_, model_params_, shape_);
+        auto r = neural_net_make<T>(name_, model_params_, shape_);
+        r->init(seed_);  // fixed position codes (nn/positions.h); parameters are synced
+        return r;
       };
       TrainReport r;
       try {
@@ -397,6 +399,7 @@ class NeuralModel : public Model {
 
   template <class T>
   void load_typed(const ModelTensors& in, Net<T>& net) {
+    net.init(seed_);  // fixed position codes (nn/positions.h); parameters are read below
     auto& ps = net.params();
     for (size_t id = 0; id < ps.entries().size(); ++id) {
       const ParamEntry& e = ps.entry(static_cast<int>(id));

@@ -1,7 +1,9 @@
 // The [model] schemas and config readers of the gradient-trained models, and the network
 // factory over their table (see neural_models.h, neural_kinds.h).
 #include <cmath>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.h"
 #include "models/neural_models.h"
@@ -37,6 +39,20 @@ void precision_schema_add(std::vector<ParamSpec>& schema) {
                               "else only evaluation forwards round"));
 }
 
+// model.causal: added after results were stored, so out of run ids at its default
+// (ParamSpec::id_omit_default).
+ParamSpec causal_param(bool def, std::string help) {
+  return param_id_omit_default(param_bool("causal", def, std::move(help)));
+}
+
+// model.positions (nn/positions.h): added after results were stored, out of run ids at "none".
+ParamSpec positions_param(Positions def) {
+  return param_id_omit_default(param_choice(
+      "positions", choice_name(def, kPositions), choice_names(kPositions),
+      "position codes added to the token embedding: none, learned (N x m table, GPT-2), "
+      "sinusoidal (Vaswani et al.), random (fixed per run) or random_resampled (per sequence)"));
+}
+
 std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
   const AttentionNetConfig c;
   std::vector<ParamSpec> schema = {
@@ -61,6 +77,10 @@ std::vector<ParamSpec> unit_schema(int64_t m_default, const std::string& what) {
                  1e12),
       param_bool("exclude_self", c.exclude_self,
                  "mask the query's own token (and, third order, j = k)"),
+      causal_param(c.causal, what == "third-order"
+                                 ? "causal mask: query i attends to pairs (j, k) with j, k <= i"
+                                 : "causal mask: query i attends to tokens j <= i only"),
+      positions_param(c.positions),
   };
   precision_schema_add(schema);
   return schema;
@@ -73,6 +93,8 @@ void fill_unit(T& c, const Params& p) {
   c.temperature = choice_parse(p.get_string("temperature"), kTemperatures, "model.temperature");
   c.temperature_init = p.get_real("temperature_init");
   c.exclude_self = p.get_bool("exclude_self");
+  c.causal = p.get_bool("causal");
+  c.positions = choice_parse(p.get_string("positions"), kPositions, "model.positions");
   c.activation = activation_parse(p.get_string("activation"));
   c.phi = choice_parse(p.get_string("phi"), kTokenMaps, "model.phi");
   c.phi_width = p.get_int("phi_width");
@@ -117,6 +139,8 @@ std::vector<ParamSpec> transformer_schema() {
       param_real("temperature_init", c.temperature_init, "initial (or fixed) score scale", 1e-12,
                  1e12),
       param_bool("exclude_self", c.exclude_self, "mask each query's own token"),
+      causal_param(c.causal, "causal mask in every layer: query i attends to tokens j <= i only"),
+      positions_param(c.positions),
   };
   precision_schema_add(schema);
   return schema;

@@ -30,6 +30,9 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   ATTN_CHECK(!c_.exclude_self || c_.T >= (c_.third_order ? 3 : 2),
              "model." + n + ": exclude_self needs at least " + (c_.third_order ? "3" : "2") +
                  " tokens");
+  ATTN_CHECK(!(c_.causal && c_.exclude_self),
+             "model." + n + ": causal = true and exclude_self = true leave the first token no " +
+                 (c_.third_order ? "pair" : "key") + " to attend to; set one of them to false");
   dk_ = c_.qk_dim > 0 ? c_.qk_dim : c_.m;
   dv_ = c_.value_dim > 0 ? c_.value_dim : c_.d_out;
   ATTN_CHECK(c_.psi != TokenMap::identity || (!c_.residual && dv_ == c_.d_out),
@@ -40,6 +43,7 @@ AttentionNet<T>::AttentionNet(const AttentionNetConfig& config) : c_(config) {
   psi_in_ = (c_.residual ? c_.m : 0) + dv_;
   auto& ps = this->params_;
   phi_.declare(ps, "phi", token_map_dims(c_.phi, c_.d_in, c_.phi_width, c_.m), c_.activation);
+  pos_.declare(ps, c_.positions, c_.T, c_.m, n);
   q_ = ps.add("q", {c_.m, c_.heads * dk_});
   if (c_.third_order) {
     k1_ = ps.add("k1", {c_.m, c_.heads * dk_});
@@ -67,6 +71,7 @@ void AttentionNet<T>::init(uint64_t seed) {
       param_init_uniform(ps.value(id), ps.entry(id).size, bound, seed,
                          stream + "." + ps.entry(id).name);
   if (tau_ >= 0) ps.value(tau_)[0] = static_cast<T>(std::log(c_.temperature_init));
+  pos_.init(ps, seed);
 }
 
 template <class T>
@@ -82,6 +87,7 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
   const int64_t N = c_.T, H = c_.heads, m = c_.m, rows = B * N;
   acts_.phi_out.resize(rows * m);
   phi_.forward(ps, x, rows, acts_.phi_out.data());
+  pos_.forward(ps, acts_.phi_out.data(), x, B, c_.d_in);
   auto project = [&](std::vector<T>& out, int id, int64_t width) {
     out.resize(rows * H * width);
     linear_forward(out.data(), acts_.phi_out.data(), ps.value(id), static_cast<const T*>(nullptr),
@@ -118,15 +124,17 @@ void AttentionNet<T>::forward(const T* x, int64_t B, T* y) {
     head_quantize(acts_.k2.data(), B, N, H, dk_, bits);
     head_quantize(acts_.v2.data(), B, N, H, dv_, bits);
     acts_.probs.resize(B * H * N * N * N);
-    third_order_forward(acts_.heads.data(), acts_.probs.data(), acts_.q.data(), acts_.k1.data(),
-                        acts_.k2.data(), acts_.v1.data(), acts_.v2.data(), scale(),
-                        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
+    third_order_forward(
+        acts_.heads.data(), acts_.probs.data(), acts_.q.data(), acts_.k1.data(), acts_.k2.data(),
+        acts_.v1.data(), acts_.v2.data(), scale(),
+        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, c_.causal});
   } else {
     acts_.probs.resize(B * H * N * N);
-    attention_forward(
-        acts_.heads.data(), acts_.probs.data(), acts_.q.data(),
-        acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), scale(),
-        AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
+    attention_forward(acts_.heads.data(), acts_.probs.data(), acts_.q.data(),
+                      acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(),
+                      scale(),
+                      AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits,
+                                     acts_.fused, c_.causal});
   }
   // ψ's input: [Φ, Σ_h a_h] (residual) or Σ_h a_h.
   std::vector<T>& a = grad_acts_.heads;  // scratch until backward
@@ -170,18 +178,20 @@ void AttentionNet<T>::backward(const T* dy) {
   if (c_.third_order) {
     zero(grad_acts_.k2, rows * H * dk_);
     zero(grad_acts_.v2, rows * H * dv_);
-    third_order_backward(grad_acts_.q.data(), grad_acts_.k1.data(), grad_acts_.k2.data(),
-                         grad_acts_.v1.data(), grad_acts_.v2.data(), &dscale,
-                         grad_acts_.heads.data(), acts_.q.data(), acts_.k1.data(), acts_.k2.data(),
-                         acts_.v1.data(), acts_.v2.data(), acts_.probs.data(), scale(),
-                         ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits});
+    third_order_backward(
+        grad_acts_.q.data(), grad_acts_.k1.data(), grad_acts_.k2.data(), grad_acts_.v1.data(),
+        grad_acts_.v2.data(), &dscale, grad_acts_.heads.data(), acts_.q.data(), acts_.k1.data(),
+        acts_.k2.data(), acts_.v1.data(), acts_.v2.data(), acts_.probs.data(), scale(),
+        ThirdOrderShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, c_.causal});
   } else {
     // Fused: the shared keys are Φ itself, so their gradient accumulates into dΦ directly.
-    attention_backward(
-        grad_acts_.q.data(), acts_.fused ? grad_acts_.phi.data() : grad_acts_.k1.data(),
-        grad_acts_.v1.data(), &dscale, grad_acts_.heads.data(), acts_.q.data(),
-        acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(), acts_.probs.data(),
-        scale(), AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits, acts_.fused});
+    attention_backward(grad_acts_.q.data(),
+                       acts_.fused ? grad_acts_.phi.data() : grad_acts_.k1.data(),
+                       grad_acts_.v1.data(), &dscale, grad_acts_.heads.data(), acts_.q.data(),
+                       acts_.fused ? acts_.phi_out.data() : acts_.k1.data(), acts_.v1.data(),
+                       acts_.probs.data(), scale(),
+                       AttentionShape{B, N, H, dk_, dv_, c_.exclude_self, acts_.score_bits,
+                                      acts_.fused, c_.causal});
   }
   auto unproject = [&](const std::vector<T>& d_out, int id, int64_t width) {
     linear_backward(grad_acts_.phi.data(), ps.grad(id), static_cast<T*>(nullptr), d_out.data(),
@@ -211,6 +221,7 @@ void AttentionNet<T>::backward(const T* dy) {
     unproject(grad_acts_.v2, v2_, dv_);
   }
   if (tau_ >= 0) ps.grad(tau_)[0] += dscale * scale();
+  pos_.backward(ps, grad_acts_.phi.data(), B);
   phi_.backward(ps, grad_acts_.phi.data(), static_cast<T*>(nullptr));
 }
 

@@ -3,18 +3,21 @@
 // (`third_order` model).
 //
 // Per sequence X (N, d_in):
-//   Φ = φ(X)                       (N, m)      φ: linear or MLP, row-wise
+//   Φ = φ(X) + P                   (N, m)      φ: linear or MLP, row-wise; P the position
+//                                              codes (nn/positions.h; none: P = 0)
 //   softmax head h: q = ΦQ_h, k = ΦK_h (N, dk), v = ΦV_h (N, dv)
 //                   A_h = softmax_rows(s · q kᵀ),  a_h = A_h v
 //   third-order head h: q = ΦQ_h, k¹ = ΦK1_h, k² = ΦK2_h, v¹ = ΦV1_h, v² = ΦV2_h,
 //                   a_h as in ops/third_order_attention.h
 //   a = Σ_h a_h                    (N, dv)
 //   out = ψ([Φ, a]) with the residual flag (spec §7 A1), ψ(a) without   (N, d_out)
+// causal: score (i, j) = −∞ for j > i (third order: pair (j, k) masked when j > i or k > i),
+// so output i depends on tokens 0 … i only.
 // s is the temperature: exp(τ) with τ learned (init log temperature_init), fixed
 // temperature_init, or 1/√dk. Q/K/V have no bias (the paper's unit). When the task has
 // T_out = 1 (one output per sequence, e.g. rf_target) the output is token 0's.
-// Parameter tensors: phi.*, q (m, H·dk), k (m, H·dk) [third order: k1, k2], v (m, H·dv)
-// [third order: v1, v2], log_temperature (1) when learned, psi.*.
+// Parameter tensors: phi.*, pos (N, m) with learned positions, q (m, H·dk), k (m, H·dk) [third
+// order: k1, k2], v (m, H·dv) [third order: v1, v2], log_temperature (1) when learned, psi.*.
 // Softmax heads with dk = m and unrounded q, k compute the same scores as ΦA_h·Φᵀ with
 // A_h = Q_h K_hᵀ (ops/attention.h shared_keys): one m × m projection per head instead of two.
 // Finite precision (precision.bits > 0, nn/head_precision.h): q, k, v (and optionally the
@@ -27,6 +30,7 @@
 #include "nn/head_precision.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
+#include "nn/positions.h"
 #include "nn/temperature.h"
 #include "ops/activation.h"
 
@@ -46,6 +50,8 @@ struct AttentionNetConfig {
   Temperature temperature = Temperature::learned;
   double temperature_init = 1.0;
   bool exclude_self = false;
+  bool causal = false;  // query i attends to tokens 0 … i only (third order: pairs j, k ≤ i)
+  Positions positions = Positions::none;  // codes added to Φ (nn/positions.h)
   HeadPrecision precision;  // bits = 0: exact
   // Task shapes.
   int64_t T = 1, d_in = 1, T_out = 1, d_out = 1;
@@ -71,6 +77,7 @@ class AttentionNet : public Net<T> {
   // computed as queries Φ·A_h, A_h = Q_h K_hᵀ (m × m), against the shared keys Φ — one
   // projection per head instead of two (Activations::fused).
   MlpBlock<T> phi_, psi_;
+  PositionCodes<T> pos_;
   int q_ = -1, k1_ = -1, k2_ = -1, v1_ = -1, v2_ = -1, tau_ = -1;  // parameter ids
   // What forward() keeps for backward(), for the last batch: B sequences of N = T tokens,
   // rows = B·N, H heads, key width dk, value width dv (second key and value: third order only).

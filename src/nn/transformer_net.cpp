@@ -20,6 +20,10 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
   quantize_check_bits(c_.precision.bits, "model.bits");
   ATTN_CHECK(!c_.exclude_self || c_.T >= 2,
              "model." + n + ": exclude_self needs at least 2 tokens");
+  ATTN_CHECK(!(c_.causal && c_.exclude_self),
+             "model." + n +
+                 ": causal = true and exclude_self = true leave the first token no "
+                 "key to attend to; set one of them to false");
   if (c_.mlp_width == 0) c_.mlp_width = 4 * c_.m;
   auto& ps = this->params_;
   const int64_t m = c_.m, H = c_.heads;
@@ -27,6 +31,7 @@ TransformerNet<T>::TransformerNet(const TransformerNetConfig& config) : c_(confi
                c_.phi == TokenMap::mlp ? std::vector<int64_t>{c_.d_in, c_.phi_width, m}
                                : std::vector<int64_t>{c_.d_in, m},
                c_.activation);
+  pos_.declare(ps, c_.positions, c_.T, m, n);
   for (int64_t l = 0; l < c_.layers; ++l) {
     auto layer = std::make_unique<Layer>();
     const std::string p = "layer" + std::to_string(l);
@@ -69,6 +74,7 @@ void TransformerNet<T>::init(uint64_t seed) {
       }
     layer->mlp.init(ps, seed, stream);
   }
+  pos_.init(ps, seed);
 }
 
 template <class T>
@@ -88,6 +94,7 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
   score_bits_ = c_.precision.score_bits(this->training());
   std::vector<T> h(rows * m);
   phi_.forward(ps, x, rows, h.data());
+  pos_.forward(ps, h.data(), x, B, c_.d_in);
   for (auto& lp : layers_) {
     Layer& L = *lp;
     L.h_in = h;
@@ -108,9 +115,9 @@ void TransformerNet<T>::forward(const T* x, int64_t B, T* y) {
     }
     L.probs.resize(B * H * N * N);
     L.heads.resize(rows * H * m);
-    attention_forward(L.heads.data(), L.probs.data(), L.q_buf.data(), L.k_buf.data(),
-                      L.v_buf.data(), scale(L),
-                      AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
+    attention_forward(
+        L.heads.data(), L.probs.data(), L.q_buf.data(), L.k_buf.data(), L.v_buf.data(), scale(L),
+        AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_, false, c_.causal});
     std::vector<T> a(rows * m, T(0));
     head_sum_forward(a.data(), L.heads.data(), rows, H, m);
     L.h_mid.resize(rows * m);
@@ -158,9 +165,10 @@ void TransformerNet<T>::backward(const T* dy) {
     head_sum_backward(d_heads.data(), dh_mid.data(), rows, H, m);
     std::vector<T> dq(rows * H * m, T(0)), dk(rows * H * m, T(0)), dv(rows * H * m, T(0));
     T dscale = 0;
-    attention_backward(dq.data(), dk.data(), dv.data(), &dscale, d_heads.data(), L.q_buf.data(),
-                       L.k_buf.data(), L.v_buf.data(), L.probs.data(), scale(L),
-                       AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_});
+    attention_backward(
+        dq.data(), dk.data(), dv.data(), &dscale, d_heads.data(), L.q_buf.data(), L.k_buf.data(),
+        L.v_buf.data(), L.probs.data(), scale(L),
+        AttentionShape{B, N, H, m, m, c_.exclude_self, score_bits_, false, c_.causal});
     if (L.tau >= 0) ps.grad(L.tau)[0] += dscale * scale(L);
     const T* u = c_.layernorm ? L.u.data() : L.h_in.data();
     std::vector<T> du(rows * m, T(0));
@@ -176,6 +184,7 @@ void TransformerNet<T>::backward(const T* dy) {
       for (int64_t i = 0; i < rows * m; ++i) dh[i] += du[i];
     }
   }
+  pos_.backward(ps, dh.data(), B);
   phi_.backward(ps, dh.data(), static_cast<T*>(nullptr));
 }
 

@@ -10,6 +10,9 @@
 // Backward per (b, h), with G = dS·K (straight-through: P is the rounded scores' softmax):
 //   dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − rowsum(dP ∘ P)),
 //   dQ += scale · G,  dK += scale · dSᵀ Q,  dscale += Σ dS ∘ (Q Kᵀ) = Σ G ∘ Q.
+// causal: the products run per block of query rows r0 … r1 − 1 (causal_row_block) against
+// keys 0 … r1 − 1 only; entries j > i of P and dS are exactly 0. Without causal there is one
+// block of all N rows and all N keys (the same products as before causal existed).
 #include "ops/attention.h"
 
 #include <algorithm>
@@ -34,29 +37,54 @@ void attention_check(const AttentionShape& s) {
   ATTN_CHECK(!s.exclude_self || s.N >= 2,
              "attention: exclude_self needs at least 2 tokens (got N=" + std::to_string(s.N) +
                  "); use N >= 2 or turn exclude_self off");
+  ATTN_CHECK(!(s.causal && s.exclude_self),
+             "attention: causal and exclude_self together leave query 0 no key; turn one off");
   quantize_check_bits(s.score_bits, "attention: score_bits");
 }
 
+// The rows of query block r0 … (r0 + rows − 1) and the keys 0 … keys − 1 they see.
+struct RowBlock {
+  int64_t r0, rows, keys;
+};
+
+std::vector<RowBlock> row_blocks(int64_t N, bool causal) {
+  if (!causal) return {{0, N, N}};
+  const int64_t rb = causal_row_block(N);
+  std::vector<RowBlock> blocks;
+  for (int64_t r0 = 0; r0 < N; r0 += rb) {
+    const int64_t rows = std::min(rb, N - r0);
+    blocks.push_back({r0, rows, r0 + rows});
+  }
+  return blocks;
+}
+
 // In place: each of the n rows of p (row stride n) becomes its softmax; with exclude_self
-// entry (i, i) is masked (exactly 0).
+// entry (i, i) is masked (exactly 0); with causal row i is the softmax of its entries
+// 0 … i and its entries j > i (not read) are set to exactly 0.
 template <class T>
-void softmax_rows(T* p, int64_t n, bool exclude_self) {
+void softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
   const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < n; ++i) {
     T* row = p + i * n;
+    const int64_t len = causal ? i + 1 : n;
     if (exclude_self) row[i] = neg_inf;
     T mx = neg_inf;
-    for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-    for (int64_t j = 0; j < n; ++j) row[j] -= mx;
-    vmath_exp_nonpositive(row, row, n);  // the masked entry: exp(−inf) = 0 exactly
+    for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+    for (int64_t j = 0; j < len; ++j) row[j] -= mx;
+    vmath_exp_nonpositive(row, row, len);  // the masked entry: exp(−inf) = 0 exactly
     T sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += row[j];
+    for (int64_t j = 0; j < len; ++j) sum += row[j];
     const T inv = T(1) / sum;
-    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+    for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+    std::fill(row + len, row + n, T(0));
   }
 }
 
 }  // namespace
+
+int64_t causal_row_block(int64_t N) {
+  return N <= 16 ? std::max<int64_t>(N, 1) : std::max<int64_t>(16, (N + 7) / 8);
+}
 
 template <class T>
 void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
@@ -65,6 +93,7 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
   std::vector<T> scratch(probs ? 0 : static_cast<size_t>(N * N));
+  const std::vector<RowBlock> blocks = row_blocks(N, s.causal);
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const T* qb = q + (b * N * H + h) * dk;
@@ -72,15 +101,21 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
       const T* vb = v + (b * N * H + h) * dv;
       T* ob = out + (b * N * H + h) * dv;
       T* p = probs ? probs + (b * H + h) * N * N : scratch.data();
-      gemm<T>(false, true, N, N, dk, scale, qb, ldq, kb, ldk, T(0), p, N);
+      for (const RowBlock& r : blocks)
+        gemm<T>(false, true, r.rows, r.keys, dk, scale, qb + r.r0 * ldq, ldq, kb, ldk, T(0),
+                p + r.r0 * N, N);
       if (s.score_bits > 0) {
         // Masked entries (set to −∞ by the softmax) must not set the scale: zero them first.
         if (s.exclude_self)
           for (int64_t i = 0; i < N; ++i) p[i * N + i] = T(0);
+        if (s.causal)
+          for (int64_t i = 0; i < N; ++i) std::fill(p + i * N + i + 1, p + (i + 1) * N, T(0));
         quantize_fixed_point(p, N * N, s.score_bits);
       }
-      softmax_rows(p, N, s.exclude_self);
-      gemm<T>(false, false, N, dv, N, T(1), p, N, vb, ldv, T(0), ob, ldv);
+      softmax_rows(p, N, s.exclude_self, s.causal);
+      for (const RowBlock& r : blocks)
+        gemm<T>(false, false, r.rows, dv, r.keys, T(1), p + r.r0 * N, N, vb, ldv, T(0),
+                ob + r.r0 * ldv, ldv);
     }
   }
 }
@@ -96,26 +131,39 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
   std::vector<T> dS(need_scores ? static_cast<size_t>(N * N) : 0);
   std::vector<T> G((dq || dscale) ? static_cast<size_t>(N * dkk) : 0);
   double dscale_acc = 0;
+  const std::vector<RowBlock> blocks = row_blocks(N, s.causal);
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t ok = (b * N * H + h) * dkk, ov = (b * N * H + h) * dvv;
       const int64_t oks = s.shared_keys ? b * N * dkk : ok;  // offset into k and dk
       const T* p = probs + (b * H + h) * N * N;
-      if (dv) gemm<T>(true, false, N, dvv, N, T(1), p, N, dout + ov, ldv, T(1), dv + ov, ldv);
+      if (dv)
+        for (const RowBlock& r : blocks)
+          gemm<T>(true, false, r.keys, dvv, r.rows, T(1), p + r.r0 * N, N, dout + ov + r.r0 * ldv,
+                  ldv, T(1), dv + ov, ldv);
       if (!need_scores) continue;
-      // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) in place.
-      gemm<T>(false, true, N, N, dvv, T(1), dout + ov, ldv, v + ov, ldv, T(0), dS.data(), N);
+      // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) in place (causal: row i over
+      // j ≤ i, the rest exactly 0).
+      for (const RowBlock& r : blocks)
+        gemm<T>(false, true, r.rows, r.keys, dvv, T(1), dout + ov + r.r0 * ldv, ldv, v + ov, ldv,
+                T(0), dS.data() + r.r0 * N, N);
       for (int64_t i = 0; i < N; ++i) {
         T* ds = dS.data() + i * N;
         const T* pr = p + i * N;
+        const int64_t len = s.causal ? i + 1 : N;
         T dot = 0;
-        for (int64_t j = 0; j < N; ++j) dot += ds[j] * pr[j];
-        for (int64_t j = 0; j < N; ++j) ds[j] = pr[j] * (ds[j] - dot);
+        for (int64_t j = 0; j < len; ++j) dot += ds[j] * pr[j];
+        for (int64_t j = 0; j < len; ++j) ds[j] = pr[j] * (ds[j] - dot);
+        std::fill(ds + len, ds + N, T(0));
       }
       if (dk)
-        gemm<T>(true, false, N, dkk, N, scale, dS.data(), N, q + ok, ldk, T(1), dk + oks, ldks);
+        for (const RowBlock& r : blocks)
+          gemm<T>(true, false, r.keys, dkk, r.rows, scale, dS.data() + r.r0 * N, N,
+                  q + ok + r.r0 * ldk, ldk, T(1), dk + oks, ldks);
       if (!dq && !dscale) continue;
-      gemm<T>(false, false, N, dkk, N, T(1), dS.data(), N, k + oks, ldks, T(0), G.data(), dkk);
+      for (const RowBlock& r : blocks)
+        gemm<T>(false, false, r.rows, dkk, r.keys, T(1), dS.data() + r.r0 * N, N, k + oks, ldks,
+                T(0), G.data() + r.r0 * dkk, dkk);
       for (int64_t i = 0; i < N; ++i) {
         const T* g = G.data() + i * dkk;
         if (dq) {
@@ -141,12 +189,15 @@ void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v,
   ATTN_ASSERT(s.score_bits == 0, "attention_forward_ref has no score rounding");
   const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   std::vector<T> row(static_cast<size_t>(N));
+  auto masked = [&s](int64_t i, int64_t j) {
+    return (s.exclude_self && j == i) || (s.causal && j > i);
+  };
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < N; ++i) {
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < N; ++j) {
-          if (s.exclude_self && j == i) continue;
+          if (masked(i, j)) continue;
           T dot = 0;
           for (int64_t l = 0; l < dk; ++l)
             dot += q[((b * N + i) * H + h) * dk + l] *
@@ -156,7 +207,7 @@ void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v,
         }
         T sum = 0;
         for (int64_t j = 0; j < N; ++j) {
-          row[j] = (s.exclude_self && j == i) ? T(0) : std::exp(row[j] - mx);
+          row[j] = masked(i, j) ? T(0) : std::exp(row[j] - mx);
           sum += row[j];
         }
         for (int64_t j = 0; j < N; ++j) {

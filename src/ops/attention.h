@@ -8,6 +8,9 @@
 //   probs  (B, H, N, N)    the forward's cache: probs[b,h,i,:] = softmax_j(scale·<q_bih, k_bjh>)
 //   out    (B, N, H, dv)   out[b,i,h,:] = Σ_j probs[b,h,i,j] · v[b,j,h,:]
 // exclude_self masks j = i (row i then averages the other N−1 tokens; needs N ≥ 2).
+// causal masks j > i (query i sees keys 0 … i; probs[b,h,i,j] = 0 for j > i); the fast
+// kernel skips the masked work in blocks of query rows (causal_row_block). causal with
+// exclude_self is refused (query 0 would see no key).
 // score_bits > 0 rounds the scores scale·<q, k> of each (b, h) block to score_bits-bit fixed
 // point with one scale per block (ops/quantize.h; masked entries excluded) before the
 // softmax; backward then treats the rounding as the identity (straight-through). The
@@ -30,7 +33,13 @@ struct AttentionShape {
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
   bool shared_keys = false;  // k is (B, N, dk), the same for every head
+  bool causal = false;       // score (i, j) = −∞ for j > i
 };
+
+// The query rows per block of the causal fast kernel: block r0 … r0 + rows − 1 computes its
+// scores against keys 0 … r0 + rows − 1 only. Depends on N alone (results never depend on
+// the thread count); N itself (one block) for N ≤ 16.
+int64_t causal_row_block(int64_t N);
 
 template <class T>
 void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,

@@ -1,6 +1,6 @@
 // Gradient-check rows for the attention ops: softmax attention (H = 1 and 3, dk ≠ dv,
-// exclude_self off/on, the scale as an input so ∂L/∂scale is checked), head_sum, and
-// third-order attention (H = 1 and 2, exclude_self off/on).
+// exclude_self off/on, causal, the scale as an input so ∂L/∂scale is checked), head_sum, and
+// third-order attention (H = 1 and 2, exclude_self off/on, causal).
 //
 // Inputs (double): q, k (B, N, H, dk), v (B, N, H, dv), scale {} for attention;
 // q, k1, k2 (B, N, H, dk), v1, v2 (B, N, H, dv), scale {} for third order;
@@ -128,6 +128,14 @@ void gradcheck_rows_attention(std::vector<GradcheckRow>& table) {
   AttentionShape shared{2, 4, 3, 4, 2, false};
   shared.shared_keys = true;
   table.push_back(attention_row("attention/H3_shared_keys", shared));
+  // Causal (B, N, H, dk, dv, exclude_self, score_bits, shared_keys, causal); N = 20 > 16
+  // runs the fast kernel's blocks of query rows (causal_row_block).
+  table.push_back(attention_row("attention/H1_causal", {2, 5, 1, 3, 4, false, 0, false, true}));
+  table.push_back(attention_row("attention/H3_causal", {2, 4, 3, 4, 2, false, 0, false, true}));
+  table.push_back(
+      attention_row("attention/H3_shared_keys_causal", {2, 4, 3, 4, 2, false, 0, true, true}));
+  table.push_back(
+      attention_row("attention/H2_causal_blocks", {1, 20, 2, 2, 3, false, 0, false, true}));
   table.push_back(head_sum_row(6, 3, 4));
   // Third order: B, N, H, dk, dv, exclude_self (N ≥ 3 for the mask, 4 so that each query
   // still has several pairs left).
@@ -135,6 +143,9 @@ void gradcheck_rows_attention(std::vector<GradcheckRow>& table) {
   table.push_back(third_order_row("third_order/H1_exclude_self", {2, 4, 1, 3, 2, true}));
   table.push_back(third_order_row("third_order/H2", {1, 4, 2, 2, 3, false}));
   table.push_back(third_order_row("third_order/H2_exclude_self", {1, 5, 2, 2, 3, true}));
+  // Causal (…, exclude_self, score_bits, causal); N = 5 runs three query blocks.
+  table.push_back(third_order_row("third_order/H1_causal", {2, 4, 1, 3, 2, false, 0, true}));
+  table.push_back(third_order_row("third_order/H2_causal", {1, 5, 2, 3, 2, false, 0, true}));
 }
 
 }  // namespace attn

@@ -9,7 +9,10 @@
 //   out        (B, N, H, dv)     out[b,i,h,:] = Σ_{j,k} probs[b,h,i,j,k] · (v1[b,j,h,:] ∘
 //   v2[b,k,h,:])
 // Softmax domain: all N² ordered pairs, or with exclude_self only pairs with j ≠ i, k ≠ i
-// and j ≠ k (spec §7 A9/A11; needs N ≥ 3). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs.
+// and j ≠ k (spec §7 A9/A11; needs N ≥ 3); with causal only pairs with j ≤ i and k ≤ i
+// (probs is exactly 0 elsewhere; refused together with exclude_self, which would leave query
+// 0 no pair). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs; causal skips about half of
+// the products (queries in blocks, each against keys below the block's end).
 // Backward accumulates (+=) into every non-null buffer (dq, dk1, dk2, dv1, dv2, dscale).
 // score_bits > 0 rounds the N³ scores of each (b, h) to score_bits-bit fixed point with one
 // scale per (b, h) (ops/quantize.h; masked pairs excluded) before the softmax; backward
@@ -25,6 +28,7 @@ struct ThirdOrderShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
+  bool causal = false;     // pairs (j, k) with j > i or k > i masked
 };
 
 template <class T>
