@@ -4,8 +4,8 @@
 // the same as the code; and the loader validates a claim from its row: each missing need
 // with its message, a key the kind does not use, a number that is not finite, an id used twice,
 // an `along` or `size` that is not a swept key with numeric values.
-#include "test_paths.h"
 #include <gtest/gtest.h>
+#include "test_paths.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,10 +14,10 @@
 
 #include "cli_helpers.h"
 #include "doc_table_helpers.h"
-#include "spec_test_helpers.h"
 #include "experiment/claim_kinds.h"
 #include "experiment/claims.h"
 #include "experiment/spec_fields.h"
+#include "spec_test_helpers.h"
 
 namespace attn {
 namespace {
@@ -113,6 +113,7 @@ std::string key_line(const std::string& key) {
   if (key == "size") return "size = \"task.q\"\n";
   if (key == "factor") return "factor = 2\n";
   if (key == "exponent") return "exponent = -0.5\n";
+  if (key == "slice") return "slice = \"k\"\n";
   return key + " = 1\n";
 }
 
@@ -160,7 +161,8 @@ TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
       error(below + "along = \"task.N\"\n")
           .find("claim 'claim1' (type = \"below\") does not use along; remove it, or set type "
                 "to one that does (decreasing or increasing or ratio_increasing or flat or "
-                "size_increasing or size_flat or size_ratio_increasing or power_law); a "
+                "size_increasing or size_flat or size_ratio_increasing or power_law or "
+                "reach_growth); a "
                 "below claim takes metric, threshold, where, confidence, doc"),
       std::string::npos)
       << error(below + "along = \"task.N\"\n");

@@ -24,19 +24,8 @@ struct ClaimResult;
 struct StoredRun;
 
 enum class ClaimKind {
-  less_than,
-  below,
-  above,
-  decreasing,
-  increasing,
-  ratio_increasing,
-  flat,
-  size_increasing,
-  size_flat,
-  size_ratio_increasing,
-  power_law,
-  reach,
-  reach_growth,
+  less_than, below, above, decreasing, increasing, ratio_increasing, flat, size_increasing,
+  size_flat, size_ratio_increasing, power_law, reach, reach_growth,
   kCount  // kCount: the number of kinds, not a kind
 };
 
