@@ -303,8 +303,10 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
   experiment_build(L, root, spec);
   run_sections_build(L, root, spec);
   if (const SpecTree* sweep = root.find("sweep")) sweep_build(L, *sweep, spec);
+  select_build(L, root.find("select"), spec);
   plots_build(L, root.find("plot"), spec);
   claims_build(L, root.find("claim"), spec);
+  select_claims_check(L, root.find("claim"), spec);
   return spec;
 }
 
@@ -391,6 +393,7 @@ std::string spec_to_json(const Spec& spec) {
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& c : spec.claims) claims.push_back(claim_json(c));
   j["claims"] = claims;
+  if (spec.select.active()) j["select"] = select_json(spec.select);
   return j.dump(2);
 }
 

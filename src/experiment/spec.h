@@ -90,6 +90,18 @@ struct ClaimSpec {
       doc;  // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
 };
 
+// [select]: selection on validation (experiment/selection.h). For each seed and each point of
+// the other swept keys (the reported point), the run with the smallest `by` among the values
+// of `axes` is chosen; claims, figures and the report use the chosen runs. Not part of the
+// runs, their ids or the spec's fingerprint: it is a reading of the stored runs.
+struct SelectSpec {
+  std::vector<std::string> axes;  // swept keys chosen on validation; empty: no selection
+  std::string by = "val_loss";    // a validation metric (val_*), minimised
+  double max_params = 0;          // has_max_params: only runs with n_params <= it are eligible
+  bool has_max_params = false;
+  bool active() const { return !axes.empty(); }
+};
+
 struct Spec {
   std::string path;  // the file, for messages
   std::string name, description;
@@ -101,6 +113,7 @@ struct Spec {
   std::vector<SweepAxis> axes;
   std::vector<PlotSpec> plots;
   std::vector<ClaimSpec> claims;
+  SelectSpec select;
 };
 
 // Loads FILE, applies [quick] when quick is set, then each "dotted.key=value" override

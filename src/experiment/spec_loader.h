@@ -153,5 +153,9 @@ bool field_given(const std::vector<SpecField<S>>& fields, const std::string& key
 // [[plot]] and [[claim]] entries (spec_outputs.cpp).
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec);
 void claims_build(const Loader& L, const SpecTree* claims, Spec& spec);
+// [select] (spec_select.cpp): after the sweep; and, once the claims are read, the check that
+// no claim names a selected axis.
+void select_build(const Loader& L, const SpecTree* select, Spec& spec);
+void select_claims_check(const Loader& L, const SpecTree* claims, const Spec& spec);
 
 }  // namespace attn::spec_detail
