@@ -165,6 +165,17 @@ TEST(Selection, ClaimsReadTheChosenRunsMetric) {
   EXPECT_EQ(selection_apply(SelectSpec{}, kSwept, runs).size(), runs.size());
 }
 
+TEST(Selection, ReportTableShowsEachPointsChoicesAndParameterCounts) {
+  const auto table =
+      selection_table(selection_make(select_m(), kSwept, val_test_disagree(2, true)));
+  ASSERT_EQ(table.size(), 2u);  // the header and one reported point (train.n = 100)
+  EXPECT_EQ(table[0], (std::vector<std::string>{"train.n", "chosen model.m", "n_params", "val_loss",
+                                                "eligible/candidates"}));
+  EXPECT_EQ(table[1], (std::vector<std::string>{"100", "4, 8", "1000, 2000", "0.2, 0.2", "4/4"}));
+  EXPECT_EQ(selection_text(select_m(1500)),
+            "chosen per seed on val_loss (minimum) over model.m, with at most 1500 parameters");
+}
+
 std::string file_text(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream s;

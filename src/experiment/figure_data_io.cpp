@@ -1,5 +1,6 @@
 // Figure data as JSON (DIR/figures/data/<plot>.json, docs/figure-data.md), written for every
 // plot of an experiment directory, and the plots read back from its spec.json.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/figure_data_detail.h"
+#include "experiment/selection.h"
 #include "experiment/spec_fields.h"
 #include "io/atomic_file.h"
 
@@ -182,6 +184,21 @@ std::vector<PlotSpec> plots_from_spec_json(const std::string& text,
   return plots;
 }
 
+namespace {
+
+// Whether a plot names one of the selected axes (x, y, line, size or a where key): it then
+// draws every candidate (e.g. val_loss against model.m), not the chosen runs.
+bool plot_names_selected_axis(const PlotSpec& plot, const SelectSpec& select) {
+  std::vector<std::string> keys = plot_line_keys(plot.line);
+  for (const std::string* k : {&plot.x, &plot.y, &plot.size}) keys.push_back(*k);
+  for (const auto& [k, values] : plot.where) keys.push_back(k);
+  for (const auto& k : keys)
+    if (std::find(select.axes.begin(), select.axes.end(), k) != select.axes.end()) return true;
+  return false;
+}
+
+}  // namespace
+
 void figure_data_write(const std::string& dir) {
   const fs::path spec_path = fs::path(dir) / "spec.json";
   std::ifstream in(spec_path);
@@ -193,8 +210,28 @@ void figure_data_write(const std::string& dir) {
   const std::vector<PlotSpec> plots = plots_from_spec_json(text.str(), &swept);
   const auto runs = experiment_plan_runs(
       ResultsStore((fs::path(dir) / "results.sqlite").string(), StoreAccess::kRead));
+  // [select]: a plot draws the chosen runs (their selected axes are not averaged over: each
+  // seed has one value there), unless it names a selected axis.
+  const json spec_json = json::parse(text.str(), nullptr, false);
+  const SelectSpec select =
+      spec_json.contains("select") ? select_from_json(spec_json["select"]) : SelectSpec{};
+  std::vector<StoredRun> chosen;
+  std::vector<std::string> reported;
+  if (select.active()) {
+    const Selection selection = selection_make(select, swept, runs);
+    chosen = selection_chosen_runs(selection);
+    reported = selection.reported_keys;
+  }
   std::vector<FigureData> data;  // every plot first: a bad one writes nothing
-  for (const auto& plot : plots) data.push_back(figure_data_make(plot, swept, runs));
+  for (const auto& plot : plots) {
+    if (!select.active() || plot_names_selected_axis(plot, select)) {
+      data.push_back(figure_data_make(plot, swept, runs));
+      continue;
+    }
+    data.push_back(figure_data_make(plot, reported, chosen));
+    if (data.back().skipped.empty())
+      data.back().notes.push_back("runs " + selection_text(select) + " (selected.csv)");
+  }
   const fs::path out = fs::path(dir) / "figures" / "data";
   fs::create_directories(out);
   json index = {{"plots", json::array()}, {"skipped", json::object()}};

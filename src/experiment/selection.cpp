@@ -25,6 +25,13 @@ std::string number_short(double v) {
   return buf;
 }
 
+// A stored value for a table cell: numbers as %.4g (0.0030000000000000001 -> 0.003).
+std::string value_short(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() ? number_short(v) : text;
+}
+
 SelectionCandidate candidate_of(const SelectSpec& spec, const StoredRun& run) {
   SelectionCandidate c;
   c.run = &run;
@@ -95,6 +102,53 @@ std::vector<StoredRun> selection_apply(const SelectSpec& spec,
                                        const std::vector<StoredRun>& runs) {
   if (!spec.active()) return runs;
   return selection_chosen_runs(selection_make(spec, swept, runs));
+}
+
+std::vector<StoredRun> selection_apply(const Spec& spec, const std::vector<StoredRun>& runs) {
+  return selection_apply(spec.select, spec_swept_keys(spec), runs);
+}
+
+std::string selection_text(const SelectSpec& spec) {
+  std::string axes;
+  for (size_t i = 0; i < spec.axes.size(); ++i) axes += (i ? ", " : "") + spec.axes[i];
+  return "chosen per seed on " + spec.by + " (minimum) over " + axes +
+         (spec.has_max_params ? ", with at most " + number_short(spec.max_params) + " parameters"
+                              : std::string());
+}
+
+std::vector<std::vector<std::string>> selection_table(const Selection& selection) {
+  std::vector<std::string> head = selection.reported_keys;
+  for (const auto& axis : selection.spec.axes) head.push_back("chosen " + axis);
+  head.push_back("n_params");
+  head.push_back(selection.spec.by);
+  head.push_back("eligible/candidates");
+  std::vector<std::vector<std::string>> table = {head};
+  std::map<std::vector<std::string>, size_t> at;  // reported values -> table row
+  std::vector<std::pair<int, int>> counts;        // eligible, candidates per table row
+  for (const SelectedRow& row : selection.rows) {
+    const auto [it, added] = at.emplace(row.reported, table.size());
+    if (added) {
+      std::vector<std::string> cells = row.reported;
+      cells.resize(head.size());
+      table.push_back(cells);
+      counts.emplace_back(0, 0);
+    }
+    std::vector<std::string>& cells = table[it->second];
+    const SelectionCandidate* c = row.chosen_candidate();
+    auto append = [&](size_t col, const std::string& text) {
+      cells[col] += (cells[col].empty() ? "" : ", ") + (text.empty() ? "-" : text);
+    };
+    size_t col = row.reported.size();
+    for (size_t a = 0; a < selection.spec.axes.size(); ++a)
+      append(col++, c ? value_short(c->values[a]) : "none");
+    append(col++, c ? number_short(c->n_params) : "none");
+    append(col++, c ? number_short(c->by) : "none");
+    auto& [eligible, total] = counts[it->second - 1];
+    for (const auto& k : row.candidates) eligible += k.eligible ? 1 : 0;
+    total += static_cast<int>(row.candidates.size());
+    cells[col] = std::to_string(eligible) + "/" + std::to_string(total);
+  }
+  return table;
 }
 
 void selection_files_remove(const std::string& dir) {

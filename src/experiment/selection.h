@@ -71,6 +71,18 @@ std::vector<StoredRun> selection_apply(const SelectSpec& spec,
                                        const std::vector<std::string>& swept,
                                        const std::vector<StoredRun>& runs);
 
+// The same for a spec: its [select] over its swept keys.
+std::vector<StoredRun> selection_apply(const Spec& spec, const std::vector<StoredRun>& runs);
+
+// The report's table of a selection: a header, then one row per reported point (the seeds'
+// rows together): the reported keys' values, then per selected axis the chosen values of the
+// seeds ("4, 8, 4"; "none" for a seed without an eligible run), their n_params, their `by`,
+// and "eligible/candidates" counted over the seeds. Cells are plain text.
+std::vector<std::vector<std::string>> selection_table(const Selection& selection);
+// One line saying what was selected: "chosen per seed on val_loss (minimum) over model.m, with
+// at most 120000 parameters".
+std::string selection_text(const SelectSpec& spec);
+
 // DIR/selected.csv (one row per group) and DIR/selection.csv (one row per candidate: the
 // validation curves); columns in docs/spec-format.md, "Output directory". Without [select]
 // both files are removed, so a directory never shows a stale selection.

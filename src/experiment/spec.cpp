@@ -359,6 +359,13 @@ std::string spec_runs_json(const Spec& spec) {
   return j.dump();
 }
 
+std::vector<std::string> spec_swept_keys(const Spec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) keys.push_back(k);
+  return keys;
+}
+
 std::vector<std::string> plot_line_keys(const std::string& line) {
   std::vector<std::string> keys;
   std::string key;

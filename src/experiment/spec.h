@@ -129,6 +129,9 @@ std::string spec_runs_json(const Spec& spec);
 // description, plots, claims, swept keys.
 std::string spec_to_json(const Spec& spec);
 
+// The swept keys, in axis order (a zip group's keys in its order).
+std::vector<std::string> spec_swept_keys(const Spec& spec);
+
 // The keys a plot's `line` names: one, or several separated by commas ("task.name, model.name":
 // one line per combination of their values).
 std::vector<std::string> plot_line_keys(const std::string& line);

@@ -23,21 +23,13 @@ const std::vector<std::string>& select_keys() {
   return keys;
 }
 
-// The swept keys of the spec, in axis order.
-std::vector<std::string> swept_keys_of(const Spec& spec) {
-  std::vector<std::string> keys;
-  for (const SweepAxis& axis : spec.axes)
-    for (const auto& k : axis.keys) keys.push_back(k);
-  return keys;
-}
-
 void select_axis_check(const Loader& L, int line, const Spec& spec, const std::string& key) {
   const std::string what = "select.axes: \"" + key + "\"";
   if (key == "seed")
     L.fail(line, what +
                      ": seeds are selected independently, never chosen among; name a swept "
                      "key such as \"model.m\" or \"train.lr\"");
-  const std::vector<std::string> swept = swept_keys_of(spec);
+  const std::vector<std::string> swept = spec_swept_keys(spec);
   if (!listed(swept, key))
     L.fail(line, what + " is not a swept key" + did_you_mean(key, swept) +
                      "; selection chooses among a swept key's values, so sweep it in [sweep] "
