@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -62,7 +63,8 @@ json stats_json(const FigurePoint& p) {
           {"sd", p.sd >= 0 ? number_json(p.sd) : json(nullptr)},
           {"seeds", iv.seeds},
           {"runs", p.run_ids.size()},
-          {"run_ids", p.run_ids}};
+          {"run_ids", p.run_ids},
+          {"chosen", p.chosen.empty() ? json(nullptr) : json(p.chosen)}};
 }
 
 json lines_json(const FigureData& d, bool numeric_x) {
@@ -197,6 +199,46 @@ bool plot_names_selected_axis(const PlotSpec& plot, const SelectSpec& select) {
   return false;
 }
 
+// "a/b/c": the distinct texts, in first-seen order.
+std::string distinct_joined(const std::vector<std::string>& texts) {
+  std::vector<std::string> seen;
+  for (const auto& t : texts)
+    if (std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
+  std::string out;
+  for (const auto& t : seen) out += (out.empty() ? "" : "/") + t;
+  return out;
+}
+
+// Each point's `chosen`: the selected axes' values and the parameter counts of its runs.
+void chosen_annotate(FigureData& d, const Selection& selection) {
+  std::map<std::string, const SelectionCandidate*> by_id;
+  for (const SelectedRow& row : selection.rows)
+    if (const SelectionCandidate* c = row.chosen_candidate()) by_id[c->run->run_id] = c;
+  for (FigureLine& line : d.lines)
+    for (FigurePoint& p : line.points) {
+      std::vector<const SelectionCandidate*> cs;
+      for (const auto& id : p.run_ids)
+        if (by_id.count(id)) cs.push_back(by_id[id]);
+      if (cs.empty()) continue;
+      std::string text;
+      for (size_t a = 0; a < selection.spec.axes.size(); ++a) {
+        std::vector<std::string> values;
+        for (const auto* c : cs)
+          if (!c->values[a].empty()) values.push_back(param_value_short(c->values[a]));
+        if (!values.empty())
+          text +=
+              (text.empty() ? "" : ", ") + selection.spec.axes[a] + "=" + distinct_joined(values);
+      }
+      std::vector<std::string> counts;
+      for (const auto* c : cs)
+        if (std::isfinite(c->n_params))
+          counts.push_back(std::to_string(static_cast<int64_t>(c->n_params)));
+      if (!counts.empty())
+        text += (text.empty() ? "" : " · ") + distinct_joined(counts) + " params";
+      p.chosen = text;
+    }
+}
+
 }  // namespace
 
 void figure_data_write(const std::string& dir) {
@@ -215,22 +257,18 @@ void figure_data_write(const std::string& dir) {
   const json spec_json = json::parse(text.str(), nullptr, false);
   const SelectSpec select =
       spec_json.contains("select") ? select_from_json(spec_json["select"]) : SelectSpec{};
-  std::vector<StoredRun> chosen;
-  std::vector<std::string> reported;
-  if (select.active()) {
-    const Selection selection = selection_make(select, swept, runs);
-    chosen = selection_chosen_runs(selection);
-    reported = selection.reported_keys;
-  }
+  const Selection selection = select.active() ? selection_make(select, swept, runs) : Selection{};
+  const std::vector<StoredRun> chosen = selection_chosen_runs(selection);
   std::vector<FigureData> data;  // every plot first: a bad one writes nothing
   for (const auto& plot : plots) {
     if (!select.active() || plot_names_selected_axis(plot, select)) {
       data.push_back(figure_data_make(plot, swept, runs));
       continue;
     }
-    data.push_back(figure_data_make(plot, reported, chosen));
-    if (data.back().skipped.empty())
-      data.back().notes.push_back("runs " + selection_text(select) + " (selected.csv)");
+    data.push_back(figure_data_make(plot, selection.reported_keys, chosen));
+    if (!data.back().skipped.empty()) continue;
+    data.back().notes.push_back("runs " + selection_text(select) + " (selected.csv)");
+    chosen_annotate(data.back(), selection);
   }
   const fs::path out = fs::path(dir) / "figures" / "data";
   fs::create_directories(out);

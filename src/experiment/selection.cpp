@@ -25,13 +25,6 @@ std::string number_short(double v) {
   return buf;
 }
 
-// A stored value for a table cell: numbers as %.4g (0.0030000000000000001 -> 0.003).
-std::string value_short(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size() ? number_short(v) : text;
-}
-
 SelectionCandidate candidate_of(const SelectSpec& spec, const StoredRun& run) {
   SelectionCandidate c;
   c.run = &run;
@@ -51,6 +44,12 @@ SelectionCandidate candidate_of(const SelectSpec& spec, const StoredRun& run) {
 }
 
 }  // namespace
+
+std::string param_value_short(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() ? number_short(v) : text;
+}
 
 double run_param_count(const StoredRun& run) {
   for (const char* name : {"n_params", "params", "param_count"}) {
@@ -140,7 +139,7 @@ std::vector<std::vector<std::string>> selection_table(const Selection& selection
     };
     size_t col = row.reported.size();
     for (size_t a = 0; a < selection.spec.axes.size(); ++a)
-      append(col++, c ? value_short(c->values[a]) : "none");
+      append(col++, c ? param_value_short(c->values[a]) : "none");
     append(col++, c ? number_short(c->n_params) : "none");
     append(col++, c ? number_short(c->by) : "none");
     auto& [eligible, total] = counts[it->second - 1];

@@ -74,6 +74,9 @@ std::vector<StoredRun> selection_apply(const SelectSpec& spec,
 // The same for a spec: its [select] over its swept keys.
 std::vector<StoredRun> selection_apply(const Spec& spec, const std::vector<StoredRun>& runs);
 
+// A stored parameter value for display: numbers as %.4g (0.0030000000000000001 -> 0.003).
+std::string param_value_short(const std::string& text);
+
 // The report's table of a selection: a header, then one row per reported point (the seeds'
 // rows together): the reported keys' values, then per selected axis the chosen values of the
 // seeds ("4, 8, 4"; "none" for a seed without an eligible run), their n_params, their `by`,
