@@ -265,5 +265,46 @@ TEST_F(SelectSpecTest, RefusesWhatCannotBeSelected) {
   EXPECT_EQ(spec_to_json(load(kSelectSpec)).find("\"select\""), std::string::npos);
 }
 
+// Scoped sweep axes: "model.attention.m" is an axis at attention points only, so one spec
+// sweeps each model's own size beside model.name (sanford2023 E2 at each model's best size).
+const char* kScopedSpec =
+    "[task]\nname = \"qsa\"\nN = 4\nq = 1\n[model]\nname = \"attention\"\n[sweep]\n"
+    "\"model.name\" = [\"attention\", \"mlp\"]\n\"model.attention.m\" = [4, 8]\n"
+    "\"model.mlp.width\" = [16, 32]\n";
+
+TEST_F(SelectSpecTest, AScopedAxisVariesOnlyAtItsModelsPointsWithTheSameRunIds) {
+  const auto points = plan(kScopedSpec);
+  ASSERT_EQ(points.size(), 4u);  // attention m = 4, 8; mlp width = 16, 32 (not 2 x 2 x 2)
+  const auto attention = plan(
+      "[task]\nname = \"qsa\"\nN = 4\nq = 1\n[model]\nname = \"attention\"\n[sweep]\n"
+      "\"model.m\" = [4, 8]\n");
+  const auto mlp = plan(
+      "[task]\nname = \"qsa\"\nN = 4\nq = 1\n[model]\nname = \"mlp\"\n[sweep]\n"
+      "\"model.width\" = [16, 32]\n");
+  // Axes in key order (model.attention.m, model.mlp.width, model.name), the coinciding grid
+  // points dropped: attention m = 4, mlp width = 16, mlp width = 32, attention m = 8.
+  EXPECT_EQ(points[0].run_id, attention[0].run_id);
+  EXPECT_EQ(points[1].run_id, mlp[0].run_id);
+  EXPECT_EQ(points[2].run_id, mlp[1].run_id);
+  EXPECT_EQ(points[3].run_id, attention[1].run_id);
+  EXPECT_EQ(points[0].swept.count("model.mlp.width"), 0u);  // not an axis of attention points
+  EXPECT_EQ(points[1].swept.count("model.attention.m"), 0u);
+  EXPECT_EQ(points[1].swept.count("model.mlp.width"), 1u);
+  // Selected together: each model's size chosen at its own points.
+  const Spec spec = load(std::string(kScopedSpec) +
+                         "[select]\naxes = [\"model.attention.m\", \"model.mlp.width\"]\n");
+  EXPECT_EQ(spec.select.axes.size(), 2u);
+  // A stored run answers the scoped key with its own key, or "" at another model's run.
+  StoredRun r = run_of(0, 0, {{"model.name", "attention"}, {"model.m", "8"}}, {});
+  EXPECT_EQ(r.param("model.attention.m"), "8");
+  EXPECT_EQ(r.param("model.mlp.width"), "");
+  // A scoped axis of a model no run has, or a key that model lacks, is refused.
+  EXPECT_NE(error(std::string(kScopedSpec) + "\"model.lstm.hidden\" = [8]\n")
+                .find("applies only to runs whose model is lstm"),
+            std::string::npos);
+  const std::string no_key = error(std::string(kScopedSpec) + "\"model.mlp.m\" = [8]\n");
+  EXPECT_NE(no_key.find("unknown parameter"), std::string::npos) << no_key;
+}
+
 }  // namespace
 }  // namespace attn

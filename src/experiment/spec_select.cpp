@@ -31,10 +31,7 @@ void select_axis_check(const Loader& L, int line, const Spec& spec, const std::s
                      "key such as \"model.m\" or \"train.lr\"");
   const std::vector<std::string> swept = spec_swept_keys(spec);
   if (!listed(swept, key))
-    L.fail(line, what + " is not a swept key" + did_you_mean(key, swept) +
-                     "; selection chooses among a swept key's values, so sweep it in [sweep] "
-                     "(swept keys: " +
-                     (swept.empty() ? std::string("none") : join_names(swept)) + ")");
+    not_swept_fail(L, line, what, key, swept, "selection chooses among a swept key's values");
 }
 
 }  // namespace

@@ -129,27 +129,13 @@ def test_run_is_refused_while_another_runner_holds_the_directory(tmp_path):
 
 
 SELECT_SPEC = """
-[experiment]
-seeds = 2
-[task]
-name = "qsa"
-N = 4
-q = 1
-d_out = 2
-[model]
-name = "attention"
-[train]
-n = 100
-steps = 40
-batch = 16
-eval_every = 20
-[eval]
-n = 50
-[sweep]
-"model.m" = [4, 8]
-[select]
-axes = ["model.m"]
-max_params = 2500
+experiment = { seeds = 2 }
+task = { name = "qsa", N = 4, q = 1, d_out = 2 }
+model = { name = "attention" }
+train = { n = 100, steps = 40, batch = 16, eval_every = 20 }
+eval = { n = 50 }
+sweep = { "model.m" = [4, 8] }
+select = { axes = ["model.m"], max_params = 2500 }
 """
 
 
