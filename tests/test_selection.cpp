@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_helpers.h"
 #include "experiment/claims.h"
+#include "experiment/figure_data.h"
 #include "experiment/selection.h"
 #include "spec_test_helpers.h"
 
@@ -263,6 +265,26 @@ TEST_F(SelectSpecTest, RefusesWhatCannotBeSelected) {
       load(std::string(kSelectSpec) + "[select]\naxes = [\"model.m\"]\nmax_params = 100\n");
   EXPECT_NE(spec_to_json(spec).find("\"select\""), std::string::npos);
   EXPECT_EQ(spec_to_json(load(kSelectSpec)).find("\"select\""), std::string::npos);
+}
+
+TEST_F(SelectSpecTest, FiguresDrawTheChosenRunsLabelledUnlessTheyNameASelectedAxis) {
+  const std::string spec = write(
+      "[experiment]\nseeds = 2\n[task]\nname = \"qsa\"\nN = 4\nq = 1\nd_out = 2\n"
+      "[model]\nname = \"attention\"\n[train]\nn = 60\nsteps = 20\nbatch = 8\n"
+      "eval_every = 10\n[eval]\nn = 20\n[sweep]\n\"model.m\" = [4, 8]\n"
+      "[select]\naxes = [\"model.m\"]\n"
+      "[[plot]]\nname = \"chosen\"\nmetric = \"test_mse\"\nx = \"train.n\"\n"
+      "[[plot]]\nname = \"curve\"\nmetric = \"val_loss\"\nx = \"model.m\"\n");
+  const std::string out = path("out");
+  ASSERT_EQ(test::cli_run("run " + spec + " -q -o " + out).exit_code, 0);
+  figure_data_write(out);
+  const std::string chosen = test::file_read(out + "/figures/data/chosen.json");
+  EXPECT_NE(chosen.find("\"runs\": 2"), std::string::npos) << chosen;  // one run per seed
+  EXPECT_NE(chosen.find("\"chosen\": \"model.m="), std::string::npos) << chosen;
+  EXPECT_NE(chosen.find("runs chosen per seed on val_loss"), std::string::npos);
+  const std::string curve = test::file_read(out + "/figures/data/curve.json");
+  EXPECT_EQ(curve.find("\"chosen\": \"model.m="), std::string::npos);  // every candidate
+  EXPECT_NE(curve.find("\"runs\": 2"), std::string::npos);             // each m: its two seeds
 }
 
 // Scoped sweep axes: "model.attention.m" is an axis at attention points only, so one spec
