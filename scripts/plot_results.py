@@ -132,6 +132,10 @@ def draw_line(data, formats, fig_dir, plt, np):
                         markerfacecolor="none" if twin else None, linestyle="--" if twin else "-",
                         label=line["label"])[0]
         band(ax, xs, line["points"], drawn.get_color())
+        for x, p in zip(xs, line["points"]):  # [select]: the chosen values and parameter counts
+            if p.get("chosen"):
+                ax.annotate(p["chosen"], (x, p["mean"]), textcoords="offset points",
+                            xytext=(3, 4), fontsize=6, color=drawn.get_color())
     if data["logx"] and numeric_x:
         ax.set_xscale("log")
     if data["logy"]:

@@ -195,6 +195,38 @@ std::vector<BadInput> bad_input_corpus() {
        spec_file(kClaimAxis + std::string("[[claim]]\ntype = \"power_law\"\nmetric = \"m\"\n"
                                           "text = \"t\"\nalong = \"train.n\"\nexponent = 1\n"
                                           "margin = inf\n"))},
+      // [select]: selection on validation (issue #31, item 1).
+      {"select_axis_not_swept", "run s.toml -o out", "select.axes: \"task.N\" is not a swept key",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"task.N\"]\n"))},
+      {"select_by_test_metric", "run s.toml -o out",
+       "select.by = \"test_mse\" is a test metric: selection never looks at test data",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nby = \"test_mse\"\n"))},
+      {"select_by_train_metric", "run s.toml -o out",
+       "select.by = \"train_mse\" is a training metric",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nby = \"train_mse\"\n"))},
+      {"select_by_not_validation", "run s.toml -o out",
+       "select.by = \"fit_seconds\" is not a validation metric",
+       spec_file(kClaimAxis +
+                 std::string("[select]\naxes = [\"train.n\"]\nby = \"fit_seconds\"\n"))},
+      {"select_budget_zero", "run s.toml -o out",
+       "select.max_params must be a number of parameters > 0",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nmax_params = 0\n"))},
+      {"select_unknown_key", "run s.toml -o out", "unknown key 'axis' in [select]",
+       spec_file(kClaimAxis + std::string("[select]\naxis = [\"train.n\"]\n"))},
+      {"select_part_of_zip", "run s.toml -o out",
+       "vary together in a [[sweep.zip]] group; select all of them or none",
+       spec_file("[[sweep.zip]]\n\"train.n\" = [4, 8]\n\"eval.n\" = [4, 8]\n"
+                 "[select]\naxes = [\"train.n\"]\n")},
+      {"select_claim_along_selected_axis", "run s.toml -o out",
+       "along names \"train.n\", which [select] chooses on validation per seed",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\n") + kClaim +
+                 "along = \"train.n\"\n")},
+      {"select_claim_where_selected_axis", "run s.toml -o out",
+       "where names \"train.n\", which [select] chooses on validation per seed",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\n[[claim]]\n"
+                                          "type = \"below\"\nmetric = \"test_mse\"\n"
+                                          "text = \"t\"\nthreshold = 1\n"
+                                          "where = { \"train.n\" = 4 }\n"))},
       {"plot_name_twice", "run s.toml -o out", "plot name 'p' is used twice",
        spec_file(kClaimAxis + std::string(kPlot) + kPlot)},
       {"plot_threshold_nan", "run s.toml -o out", "plot.threshold = nan must be a finite number",

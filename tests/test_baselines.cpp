@@ -194,9 +194,10 @@ TEST(Baseline, MeanModelPredictsTheTrainingMeans) {
   Fitted fitted = fit_model("mean", {}, train);
   const std::vector<double> expected = {0, 1, 3, 5, /**/ 0, 1, 3, 5};
   EXPECT_EQ(fitted.model->predict(test), expected);
-  ASSERT_EQ(fitted.log.scalars.size(), 1u);
+  ASSERT_EQ(fitted.log.scalars.size(), 2u);
   EXPECT_EQ(fitted.log.scalars[0].first, "param_count");
   EXPECT_EQ(fitted.log.scalars[0].second, 4.0);
+  EXPECT_EQ(fitted.log.scalars[1], (std::pair<std::string, double>{"n_params", 4.0}));
 }
 
 TEST(Baseline, PredictBeforeFitOrOnOtherShapesIsAUserError) {
@@ -340,9 +341,12 @@ TEST(LinearModel, InvalidLambdaOrSolverIsAUserError) {
 TEST(LinearModel, LogsTheParameterCount) {
   const Batch train = batch_random(10, 3, 4, 2, 5, 50);  // P = 12, K = 10
   const Fitted fitted = fit_model("linear", {}, train);
-  ASSERT_EQ(fitted.log.scalars.size(), 1u);
+  ASSERT_EQ(fitted.log.scalars.size(), 2u);
   EXPECT_EQ(fitted.log.scalars[0].first, "param_count");
   EXPECT_EQ(fitted.log.scalars[0].second, 12.0 * 10.0 + 10.0);
+  // n_params, every model's count under one name (the selection's budget): the same here.
+  EXPECT_EQ(fitted.log.scalars[1],
+            (std::pair<std::string, double>{"n_params", 12.0 * 10.0 + 10.0}));
 }
 
 TEST(LinearModel, ImpossibleSizeIsAUserErrorBeforeAllocating) {

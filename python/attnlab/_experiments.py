@@ -28,14 +28,23 @@ class Results(dict):
         experiment (str): the spec's name.
         series (dict): column name -> array of the logged series, one row per point
             (run_id, seed, status, the swept keys, series, step, value), as series.csv.
+        selected (dict or None): with a spec's [select], the chosen runs as columns, one row
+            per seed and reported point (DIR/selected.csv: run_id, seed, status, the swept
+            keys with the chosen values, candidates, eligible, n_params, the metrics); None
+            without [select]. Of the whole directory (where() does not filter it).
+        selection (dict or None): every candidate as columns (DIR/selection.csv: the
+            validation curves, with n_params, the `by` metric, eligible, chosen, why).
     """
 
-    def __init__(self, columns, dir="", swept=(), experiment="", series=None):
+    def __init__(self, columns, dir="", swept=(), experiment="", series=None, selected=None,
+                 selection=None):
         super().__init__(columns)
         self.dir = dir
         self.swept = list(swept)
         self.experiment = experiment
         self.series = series if series is not None else {}
+        self.selected = selected
+        self.selection = selection
 
     def __len__(self):
         return len(self["run_id"]) if "run_id" in self else 0
@@ -62,7 +71,8 @@ class Results(dict):
                 raise ValueError(f"no column '{key}'; columns: {', '.join(self.keys())}")
             wants = want if isinstance(want, (list, tuple, set)) else [want]
             mask &= np.isin(self[key], list(wants))
-        out = Results({k: v[mask] for k, v in self.items()}, self.dir, self.swept, self.experiment)
+        out = Results({k: v[mask] for k, v in self.items()}, self.dir, self.swept, self.experiment,
+                      selected=self.selected, selection=self.selection)
         ids = set(out["run_id"].tolist())
         if self.series:
             keep = np.array([r in ids for r in self.series["run_id"]], dtype=bool)
@@ -89,6 +99,22 @@ def _column(values):
         return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
     except ValueError:
         return np.array(["" if v is None else v for v in values], dtype=str)
+
+
+def _csv_columns(path):
+    """A CSV file attnlab writes (selected.csv, selection.csv) as typed numpy columns, as
+    results() types parameters; None when the file is absent."""
+    import csv
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        rows = list(reader)
+    if header is None:
+        return None
+    return {name: _column([row[i] if row[i] != "" else None for row in rows])
+            for i, name in enumerate(header)}
 
 
 def results(out_dir, as_frame=False):
@@ -150,7 +176,10 @@ def results(out_dir, as_frame=False):
     series["series"] = np.array([s[0] for _, s in srows], dtype=str)
     series["step"] = np.array([s[1] for _, s in srows], dtype=np.int64)
     series["value"] = np.array([s[2] for _, s in srows], dtype=np.float64)
-    res = Results(cols, os.fspath(out_dir), swept, raw["experiment"], series)
+    # [select]: the chosen runs and every candidate, as `attnlab run`/`export` wrote them.
+    selected = _csv_columns(os.path.join(os.fspath(out_dir), "selected.csv"))
+    selection = _csv_columns(os.path.join(os.fspath(out_dir), "selection.csv"))
+    res = Results(cols, os.fspath(out_dir), swept, raw["experiment"], series, selected, selection)
     return _as_frame(res) if as_frame else res
 
 
@@ -161,7 +190,8 @@ def _as_frame(res):
     except ImportError:
         return res
     frame = pandas.DataFrame(dict(res))
-    frame.attrs.update(dir=res.dir, swept=res.swept, experiment=res.experiment)
+    frame.attrs.update(dir=res.dir, swept=res.swept, experiment=res.experiment,
+                       selected=res.selected, selection=res.selection)
     return frame
 
 

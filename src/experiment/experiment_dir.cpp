@@ -23,9 +23,11 @@
 #include "experiment/plan.h"
 #include "experiment/run_distributed.h"
 #include "experiment/runner.h"
-#include "experiment/sweep_mpi.h"
+#include "experiment/selection.h"
+#include "experiment/spec_fields.h"
 #include "experiment/store.h"
 #include "experiment/store_csv.h"
+#include "experiment/sweep_mpi.h"
 #include "io/atomic_file.h"
 
 namespace attn {
@@ -261,8 +263,10 @@ void experiment_close(OpenExperiment& e) {
     log_warn("attnlab: %s is not writable: reading its store as it is (results.csv "
              "and spec.json not regenerated)\n", rq.out_dir.c_str());
   } else {
-    results_export_csv(experiment_plan_runs(*e.store, &e.summary.stale), swept_keys(e.summary.spec),
-                       (fs::path(rq.out_dir) / "results.csv").string());
+    const std::vector<StoredRun> runs = experiment_plan_runs(*e.store, &e.summary.stale);
+    const std::vector<std::string> swept = swept_keys(e.summary.spec);
+    results_export_csv(runs, swept, (fs::path(rq.out_dir) / "results.csv").string());
+    selection_export_csv(selection_make(e.summary.spec.select, swept, runs), swept, rq.out_dir);
   }
   e.store.reset();
   e.lock.reset();
@@ -304,11 +308,20 @@ std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* 
 
 namespace {
 
-// Regenerates DIR/results.csv from the plan's runs, saying if any stored run was left out.
+// Regenerates DIR/results.csv (and the selection's selected.csv and selection.csv, from the
+// [select] of the spec the store was last run with) from the plan's runs, saying if any
+// stored run was left out.
 void export_plan_csv(const ResultsStore& store, const std::string& dir) {
   int64_t stale = 0;
-  results_export_csv(experiment_plan_runs(store, &stale), json_string_list(store.meta("swept")),
-                     (fs::path(dir) / "results.csv").string());
+  const std::vector<StoredRun> runs = experiment_plan_runs(store, &stale);
+  const std::vector<std::string> swept = json_string_list(store.meta("swept"));
+  results_export_csv(runs, swept, (fs::path(dir) / "results.csv").string());
+  const std::string spec_json = store.meta("spec_json");
+  const auto spec = nlohmann::json::parse(spec_json.empty() ? "{}" : spec_json, nullptr, false);
+  const SelectSpec select = spec.is_object() && spec.contains("select")
+                                ? select_from_json(spec.at("select"))
+                                : SelectSpec{};
+  selection_export_csv(selection_make(select, swept, runs), swept, dir);
   if (stale > 0) log_warn("attnlab: %s: %s\n", dir.c_str(), experiment_stale_note(stale).c_str());
 }
 

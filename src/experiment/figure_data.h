@@ -43,6 +43,9 @@ struct FigurePoint {
                                     // smallest seed value)
   // size_needed: the size estimate and bracket (SizeBracket; infinite: not reached).
   double size = 0, may = 0, sure = 0, largest = 0;
+  // [select]: the chosen runs' values of the selected axes and parameter counts, e.g.
+  // "model.m=64 · 7503 params" (the seeds' distinct values joined by "/"); "" = none.
+  std::string chosen;
 };
 
 struct FigureLine {

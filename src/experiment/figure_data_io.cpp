@@ -1,8 +1,10 @@
 // Figure data as JSON (DIR/figures/data/<plot>.json, docs/figure-data.md), written for every
 // plot of an experiment directory, and the plots read back from its spec.json.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/figure_data_detail.h"
+#include "experiment/selection.h"
 #include "experiment/spec_fields.h"
 #include "io/atomic_file.h"
 
@@ -60,7 +63,8 @@ json stats_json(const FigurePoint& p) {
           {"sd", p.sd >= 0 ? number_json(p.sd) : json(nullptr)},
           {"seeds", iv.seeds},
           {"runs", p.run_ids.size()},
-          {"run_ids", p.run_ids}};
+          {"run_ids", p.run_ids},
+          {"chosen", p.chosen.empty() ? json(nullptr) : json(p.chosen)}};
 }
 
 json lines_json(const FigureData& d, bool numeric_x) {
@@ -182,6 +186,61 @@ std::vector<PlotSpec> plots_from_spec_json(const std::string& text,
   return plots;
 }
 
+namespace {
+
+// Whether a plot names one of the selected axes (x, y, line, size or a where key): it then
+// draws every candidate (e.g. val_loss against model.m), not the chosen runs.
+bool plot_names_selected_axis(const PlotSpec& plot, const SelectSpec& select) {
+  std::vector<std::string> keys = plot_line_keys(plot.line);
+  for (const std::string* k : {&plot.x, &plot.y, &plot.size}) keys.push_back(*k);
+  for (const auto& [k, values] : plot.where) keys.push_back(k);
+  for (const auto& k : keys)
+    if (std::find(select.axes.begin(), select.axes.end(), k) != select.axes.end()) return true;
+  return false;
+}
+
+// "a/b/c": the distinct texts, in first-seen order.
+std::string distinct_joined(const std::vector<std::string>& texts) {
+  std::vector<std::string> seen;
+  for (const auto& t : texts)
+    if (std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
+  std::string out;
+  for (const auto& t : seen) out += (out.empty() ? "" : "/") + t;
+  return out;
+}
+
+// Each point's `chosen`: the selected axes' values and the parameter counts of its runs.
+void chosen_annotate(FigureData& d, const Selection& selection) {
+  std::map<std::string, const SelectionCandidate*> by_id;
+  for (const SelectedRow& row : selection.rows)
+    if (const SelectionCandidate* c = row.chosen_candidate()) by_id[c->run->run_id] = c;
+  for (FigureLine& line : d.lines)
+    for (FigurePoint& p : line.points) {
+      std::vector<const SelectionCandidate*> cs;
+      for (const auto& id : p.run_ids)
+        if (by_id.count(id)) cs.push_back(by_id[id]);
+      if (cs.empty()) continue;
+      std::string text;
+      for (size_t a = 0; a < selection.spec.axes.size(); ++a) {
+        std::vector<std::string> values;
+        for (const auto* c : cs)
+          if (!c->values[a].empty()) values.push_back(param_value_short(c->values[a]));
+        if (!values.empty())
+          text +=
+              (text.empty() ? "" : ", ") + selection.spec.axes[a] + "=" + distinct_joined(values);
+      }
+      std::vector<std::string> counts;
+      for (const auto* c : cs)
+        if (std::isfinite(c->n_params))
+          counts.push_back(std::to_string(static_cast<int64_t>(c->n_params)));
+      if (!counts.empty())
+        text += (text.empty() ? "" : " · ") + distinct_joined(counts) + " params";
+      p.chosen = text;
+    }
+}
+
+}  // namespace
+
 void figure_data_write(const std::string& dir) {
   const fs::path spec_path = fs::path(dir) / "spec.json";
   std::ifstream in(spec_path);
@@ -193,8 +252,24 @@ void figure_data_write(const std::string& dir) {
   const std::vector<PlotSpec> plots = plots_from_spec_json(text.str(), &swept);
   const auto runs = experiment_plan_runs(
       ResultsStore((fs::path(dir) / "results.sqlite").string(), StoreAccess::kRead));
+  // [select]: a plot draws the chosen runs (their selected axes are not averaged over: each
+  // seed has one value there), unless it names a selected axis.
+  const json spec_json = json::parse(text.str(), nullptr, false);
+  const SelectSpec select =
+      spec_json.contains("select") ? select_from_json(spec_json["select"]) : SelectSpec{};
+  const Selection selection = select.active() ? selection_make(select, swept, runs) : Selection{};
+  const std::vector<StoredRun> chosen = selection_chosen_runs(selection);
   std::vector<FigureData> data;  // every plot first: a bad one writes nothing
-  for (const auto& plot : plots) data.push_back(figure_data_make(plot, swept, runs));
+  for (const auto& plot : plots) {
+    if (!select.active() || plot_names_selected_axis(plot, select)) {
+      data.push_back(figure_data_make(plot, swept, runs));
+      continue;
+    }
+    data.push_back(figure_data_make(plot, selection.reported_keys, chosen));
+    if (!data.back().skipped.empty()) continue;
+    data.back().notes.push_back("runs " + selection_text(select) + " (selected.csv)");
+    chosen_annotate(data.back(), selection);
+  }
   const fs::path out = fs::path(dir) / "figures" / "data";
   fs::create_directories(out);
   json index = {{"plots", json::array()}, {"skipped", json::object()}};

@@ -2,6 +2,7 @@
 #include "experiment/plan.h"
 
 #include <cstdio>
+#include <set>
 
 #include "core/error.h"
 #include "core/fnv.h"
@@ -44,6 +45,54 @@ std::vector<ProbeKind> probes_of(const ParamValue& v) {
   Params probes("eval", {eval_probes_param()});
   probes.set("probes", v);
   return probes_parse(join_names(probes.get_name_list("probes")));
+}
+
+// A sweep key of one task's or model's own key, "model.<model>.<key>" or "task.<task>.<key>"
+// (a scoped axis): its section, the name it applies to and the key; false for any other key.
+bool scoped_key_split(const std::string& key, std::string* section, std::string* name,
+                      std::string* rest) {
+  const size_t first = key.find('.');
+  if (first == std::string::npos) return false;
+  const size_t second = key.find('.', first + 1);
+  if (second == std::string::npos || second + 1 >= key.size()) return false;
+  const std::string s = key.substr(0, first), n = key.substr(first + 1, second - first - 1);
+  bool known = false;
+  if (s == "model")
+    for (const auto& info : model_registry()) known = known || info.name == n;
+  if (s == "task")
+    for (const auto& info : task_registry()) known = known || info.name == n;
+  if (!known) return false;
+  *section = s;
+  *name = n;
+  *rest = key.substr(second + 1);
+  return true;
+}
+
+// A grid point's assignment with its scoped axes resolved: a scoped key of the point's own
+// task or model becomes its plain key ("model.attention.m" -> "model.m" at an attention
+// point) in *resolved; at any other point it is no axis and is dropped from *kept too.
+void scoped_resolve(const Spec& spec, std::map<std::string, ParamValue>* kept,
+                    std::map<std::string, ParamValue>* resolved) {
+  *resolved = *kept;
+  for (auto it = kept->begin(); it != kept->end();) {
+    std::string section, name, rest;
+    if (!scoped_key_split(it->first, &section, &name, &rest)) {
+      ++it;
+      continue;
+    }
+    resolved->erase(it->first);
+    auto own = kept->find(section + ".name");
+    const ParamValue* value = own != kept->end() ? &own->second : nullptr;
+    if (value == nullptr && spec.base.count(section + ".name"))
+      value = &spec.base.at(section + ".name");
+    const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+    if (text != nullptr && *text == name) {
+      (*resolved)[section + "." + rest] = it->second;
+      ++it;
+    } else {
+      it = kept->erase(it);
+    }
+  }
 }
 
 }  // namespace
@@ -244,9 +293,45 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
       }
     grid = std::move(next);
   }
+  // Scoped axes ("model.attention.m"): an axis only at the points of their task or model; the
+  // grid points that then coincide are one point (the first in grid order).
+  std::set<std::string> scoped_used;
+  bool any_scoped = false;
+  std::vector<std::map<std::string, ParamValue>> resolved_grid;
+  if (!grid.empty()) {
+    std::string section, name, rest;
+    for (const auto& [k, v] : grid.front())
+      any_scoped |= scoped_key_split(k, &section, &name, &rest);
+  }
+  if (any_scoped) {
+    std::vector<std::map<std::string, ParamValue>> kept_grid;
+    std::set<std::string> seen_points;
+    for (auto& assignment : grid) {
+      std::map<std::string, ParamValue> resolved;
+      scoped_resolve(spec, &assignment, &resolved);
+      std::string text;
+      for (const auto& [k, v] : assignment) text += k + "=" + param_value_text(v) + ";";
+      if (!seen_points.insert(text).second) continue;
+      for (const auto& [k, v] : assignment) scoped_used.insert(k);
+      kept_grid.push_back(assignment);
+      resolved_grid.push_back(std::move(resolved));
+    }
+    grid = std::move(kept_grid);
+    for (const auto& axis : spec.axes)
+      for (const auto& k : axis.keys) {
+        std::string section, name, rest;
+        if (scoped_key_split(k, &section, &name, &rest) && !scoped_used.count(k))
+          throw UserError(spec.path + ": sweep key '" + k + "' applies only to runs whose " +
+                          section + " is " + name + ", and no run has " + section + ".name = " +
+                          name + "; sweep " + section + ".name over it, or remove the axis");
+      }
+  } else {
+    resolved_grid = grid;
+  }
   std::vector<RunPoint> points;
-  for (const auto& assignment : grid) {
-    const RunConfig config = config_resolve(spec, assignment);
+  for (size_t g = 0; g < grid.size(); ++g) {
+    const auto& assignment = grid[g];
+    const RunConfig config = config_resolve(spec, resolved_grid[g]);
     for (uint64_t seed : spec.seeds) {
       RunPoint p;
       p.index = static_cast<int64_t>(points.size());
@@ -272,6 +357,13 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   // in their stored spelling (ParamSpec::stored_as). The stored key, or "" if none.
   auto stored_key = [&](const std::string& key) -> std::string {
     if (key == "seed" || key == "task.name" || key == "model.name") return key;
+    if (std::string section, name, rest; scoped_key_split(key, &section, &name, &rest)) {
+      // A scoped key: a key of that task or model (its stored spelling), else none.
+      const Params params = section == "task" ? task_default_params(name)
+                                              : Params("model", model_find(name).schema());
+      if (!params.has(rest)) return "";
+      return section + "." + name + "." + params.stored_key(rest);
+    }
     const auto dot = key.find('.');
     if (dot == std::string::npos) return "";
     for (const auto& p : points) {

@@ -9,10 +9,13 @@
 #include "core/error.h"
 #include "core/home.h"
 #include "core/version.h"
-#include "ops/blas.h"
+#include "experiment/experiment_dir.h"
+#include "experiment/selection.h"
 #include "experiment/spec.h"
+#include "experiment/store.h"
 #include "io/atomic_file.h"
 #include "io/text_escape.h"
+#include "ops/blas.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -89,6 +92,40 @@ std::string base64(const std::string& bytes) {
     out += '=';
   }
   return out;
+}
+
+// The section's selection table ([select]): markdown and HTML, "" when the spec has none or
+// its directory has no store.
+std::pair<std::string, std::string> selection_of(const ReportSection& s, const Spec& spec) {
+  const fs::path store = fs::path(s.dir) / "results.sqlite";
+  if (!spec.select.active() || !fs::exists(store)) return {};
+  std::vector<StoredRun> runs;
+  try {
+    runs = experiment_plan_runs(ResultsStore(store.string(), StoreAccess::kRead));
+  } catch (const IoError&) {
+    return {};
+  }
+  const auto table = selection_table(selection_make(spec.select, spec_swept_keys(spec), runs));
+  const std::string intro = "Selected on validation: " + selection_text(spec.select) +
+                            " (claims and figures use the chosen runs; every candidate is in " +
+                            "`selection.csv`, the chosen rows in `selected.csv`).";
+  std::string md = intro + "\n\n", html = "<p>" + report_html_text(intro) + "</p>\n<table>";
+  for (size_t r = 0; r < table.size(); ++r) {
+    md += "|";
+    html += "<tr>";
+    for (const auto& cell : table[r]) {
+      md += " " + report_md_cell(cell) + " |";
+      html += (r == 0 ? "<th>" : "<td>") + xml_escape(cell) + (r == 0 ? "</th>" : "</td>");
+    }
+    md += "\n";
+    html += "</tr>\n";
+    if (r == 0) {
+      md += "|";
+      for (size_t c = 0; c < table[0].size(); ++c) md += "---|";
+      md += "\n";
+    }
+  }
+  return {md + "\n", html + "</table>\n"};
 }
 
 // A claim's doc ("docs/x.md#anchor") as a link relative to the report directory.
@@ -217,6 +254,9 @@ void report_write(const std::string& out_dir, const std::string& title,
       html += "</table>\n";
       md += "\n";
     }
+    const auto [selection_md, selection_html] = selection_of(s, spec);
+    md += selection_md;
+    html += selection_html;
     const auto figs = figures_of(s, out_dir);
     for (const auto& fig : figs) {
       md += "![" + fig.title + "](" + fig.png + ")\n\n";

@@ -20,6 +20,7 @@
 #include "experiment/claims.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/runner.h"
+#include "experiment/selection.h"
 #include "experiment/store.h"
 #include "io/atomic_file.h"
 #include "io/text_escape.h"
@@ -135,8 +136,9 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
     }
   }
   if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
+  const auto claim_runs = selection_apply(s.spec, runs);  // [select]: the chosen runs
   for (const auto& claim : s.spec.claims) {
-    section.claims.push_back(claim_evaluate(claim, runs));
+    section.claims.push_back(claim_evaluate(claim, claim_runs));
     if (partial) {  // a verdict on part of the runs: say so on its line
       ClaimResult& c = section.claims.back();
       // Runs that are planned but not stored yet may hold the evidence: undecided, not absent.

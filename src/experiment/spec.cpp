@@ -303,8 +303,10 @@ Spec spec_load(const std::string& path, const std::vector<std::string>& override
   experiment_build(L, root, spec);
   run_sections_build(L, root, spec);
   if (const SpecTree* sweep = root.find("sweep")) sweep_build(L, *sweep, spec);
+  select_build(L, root.find("select"), spec);
   plots_build(L, root.find("plot"), spec);
   claims_build(L, root.find("claim"), spec);
+  select_claims_check(L, root.find("claim"), spec);
   return spec;
 }
 
@@ -357,6 +359,13 @@ std::string spec_runs_json(const Spec& spec) {
   return j.dump();
 }
 
+std::vector<std::string> spec_swept_keys(const Spec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys) keys.push_back(k);
+  return keys;
+}
+
 std::vector<std::string> plot_line_keys(const std::string& line) {
   std::vector<std::string> keys;
   std::string key;
@@ -391,6 +400,7 @@ std::string spec_to_json(const Spec& spec) {
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& c : spec.claims) claims.push_back(claim_json(c));
   j["claims"] = claims;
+  if (spec.select.active()) j["select"] = select_json(spec.select);
   return j.dump(2);
 }
 

@@ -95,6 +95,18 @@ struct ClaimSpec {
       doc;  // "docs/NAME.md#anchor": the paragraph explaining a FAIL or INCONCLUSIVE ("" = none)
 };
 
+// [select]: selection on validation (experiment/selection.h). For each seed and each point of
+// the other swept keys (the reported point), the run with the smallest `by` among the values
+// of `axes` is chosen; claims, figures and the report use the chosen runs. Not part of the
+// runs, their ids or the spec's fingerprint: it is a reading of the stored runs.
+struct SelectSpec {
+  std::vector<std::string> axes;  // swept keys chosen on validation; empty: no selection
+  std::string by = "val_loss";    // a validation metric (val_*), minimised
+  double max_params = 0;          // has_max_params: only runs with n_params <= it are eligible
+  bool has_max_params = false;
+  bool active() const { return !axes.empty(); }
+};
+
 struct Spec {
   std::string path;  // the file, for messages
   std::string name, description;
@@ -106,6 +118,7 @@ struct Spec {
   std::vector<SweepAxis> axes;
   std::vector<PlotSpec> plots;
   std::vector<ClaimSpec> claims;
+  SelectSpec select;
 };
 
 // Loads FILE, applies [quick] when quick is set, then each "dotted.key=value" override
@@ -120,6 +133,9 @@ std::string spec_runs_json(const Spec& spec);
 // JSON of the whole spec (DIR/spec.json; the figure data reads its plots back): name,
 // description, plots, claims, swept keys.
 std::string spec_to_json(const Spec& spec);
+
+// The swept keys, in axis order (a zip group's keys in its order).
+std::vector<std::string> spec_swept_keys(const Spec& spec);
 
 // The keys a plot's `line` names: one, or several separated by commas ("task.name, model.name":
 // one line per combination of their values).

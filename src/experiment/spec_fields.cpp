@@ -272,15 +272,37 @@ ClaimSpec claim_from_json(const json& j) {
   return claim;
 }
 
+json select_json(const SelectSpec& select) {
+  json j = {{"axes", select.axes}, {"by", select.by}};
+  if (select.has_max_params) j["max_params"] = select.max_params;
+  return j;
+}
+
+SelectSpec select_from_json(const json& j) {
+  SelectSpec s;
+  if (!j.is_object()) return s;
+  ATTN_CHECK(
+      j.contains("axes") && j.at("axes").is_array() && j.contains("by") && j.at("by").is_string(),
+      "spec.json: select is not {axes, by}; rerun `attnlab export` to rewrite it");
+  s.axes = j.at("axes").get<std::vector<std::string>>();
+  s.by = j.at("by").get<std::string>();
+  if (j.contains("max_params")) {
+    s.max_params = j.at("max_params").get<double>();
+    s.has_max_params = true;
+  }
+  return s;
+}
+
 void experiment_json(const Spec& spec, json& j) {
   j.update(fields_json(experiment_fields(), spec));
 }
 
 const std::vector<SpecSection>& spec_sections() {
   static const std::vector<SpecSection> sections = {
-      {"experiment", false, true}, {"task", true, true},   {"model", true, true},
-      {"train", true, true},       {"eval", true, true},   {"sweep", false, true},
+      {"experiment", false, true}, {"task", true, true},    {"model", true, true},
+      {"train", true, true},       {"eval", true, true},    {"sweep", false, true},
       {"plot", false, false},      {"claim", false, false}, {"quick", false, false},
+      {"select", false, false},
   };
   return sections;
 }

@@ -61,6 +61,10 @@ nlohmann::json plot_json(const PlotSpec& plot);
 PlotSpec plot_from_json(const nlohmann::json& j);
 nlohmann::json claim_json(const ClaimSpec& claim);
 ClaimSpec claim_from_json(const nlohmann::json& j);
+// spec.json's "select" object ({axes, by, max_params when given}) and back; an absent or
+// null object is no selection.
+nlohmann::json select_json(const SelectSpec& select);
+SelectSpec select_from_json(const nlohmann::json& j);
 // The [experiment] keys that spec.json has (name, description), added to j.
 void experiment_json(const Spec& spec, nlohmann::json& j);
 

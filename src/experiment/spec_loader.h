@@ -150,8 +150,23 @@ template <class S>
 bool field_given(const std::vector<SpecField<S>>& fields, const std::string& key, const S& s,
                  const SpecTree& table);
 
+// Refuses `key`, which is not one of the swept keys `swept`: "WHAT is not a swept key (did you
+// mean ...); WHY, so sweep it in [sweep] (swept keys: ...)".
+[[noreturn]] inline void not_swept_fail(const Loader& L, int line, const std::string& what,
+                                        const std::string& key,
+                                        const std::vector<std::string>& swept,
+                                        const std::string& why) {
+  L.fail(line, what + " is not a swept key" + did_you_mean(key, swept) + "; " + why +
+                   ", so sweep it in [sweep] (swept keys: " +
+                   (swept.empty() ? std::string("none") : join_names(swept)) + ")");
+}
+
 // [[plot]] and [[claim]] entries (spec_outputs.cpp).
 void plots_build(const Loader& L, const SpecTree* plots, Spec& spec);
 void claims_build(const Loader& L, const SpecTree* claims, Spec& spec);
+// [select] (spec_select.cpp): after the sweep; and, once the claims are read, the check that
+// no claim names a selected axis.
+void select_build(const Loader& L, const SpecTree* select, Spec& spec);
+void select_claims_check(const Loader& L, const SpecTree* claims, const Spec& spec);
 
 }  // namespace attn::spec_detail

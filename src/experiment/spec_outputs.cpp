@@ -52,9 +52,7 @@ void numeric_axis_check(const Loader& L, int line, const Spec& spec, const Claim
                            field + " must be a swept key with numeric values");
       return;
     }
-  L.fail(line, what + " is not a swept key" + did_you_mean(key, swept) +
-                   "; the claim compares its values, so sweep it in [sweep] (swept keys: " +
-                   (swept.empty() ? std::string("none") : join_names(swept)) + ")");
+  not_swept_fail(L, line, what, key, swept, "the claim compares its values");
 }
 
 }  // namespace

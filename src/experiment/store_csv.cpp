@@ -9,7 +9,6 @@
 #include "io/atomic_file.h"
 
 namespace attn {
-namespace {
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -18,14 +17,12 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string number_text(double v) {
+std::string csv_number(double v) {
   if (std::isnan(v)) return "";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-
-}  // namespace
 
 void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<std::string>& swept,
                         const std::string& path) {
@@ -43,9 +40,9 @@ void results_export_csv(const std::vector<StoredRun>& runs, const std::vector<st
   for (const auto& r : runs) {
     out += r.run_id + "," + std::to_string(r.seed) + "," + r.status;
     for (const auto& k : swept) out += "," + csv_field(r.param(k));
-    for (const auto& m : metric_names) out += "," + number_text(r.metric(m));
-    out += "," + number_text(r.wall_seconds) + "," +
-           number_text(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0)) + "," +
+    for (const auto& m : metric_names) out += "," + csv_number(r.metric(m));
+    out += "," + csv_number(r.wall_seconds) + "," +
+           csv_number(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0)) + "," +
            csv_field(r.error) + "\n";
   }
   atomic_file_write(path, out);
@@ -68,7 +65,7 @@ void series_export_csv(const std::vector<StoredRun>& runs, const std::vector<std
     prefix += ",";
     for (const auto& p : r.series) {
       out += prefix + csv_field(p.series) + "," + std::to_string(p.step) + "," +
-             number_text(std::isfinite(p.value) ? p.value : NAN) + "\n";
+             csv_number(std::isfinite(p.value) ? p.value : NAN) + "\n";
       if (out.size() >= (1u << 20)) {
         file.write(out.data(), out.size());
         out.clear();

@@ -10,6 +10,11 @@ namespace attn {
 
 struct StoredRun;
 
+// One CSV field: quoted (RFC 4180) when it holds a comma, quote or newline.
+std::string csv_field(const std::string& s);
+// A number as %.17g; "" for NaN.
+std::string csv_number(double v);
+
 // Writes results.csv (atomically): run_id, seed, status, one column per swept key (in the
 // order given), one per metric (first-seen order), wall_seconds, peak_rss_mb, error.
 // Then writes series.csv in the same directory (series_export_csv).

@@ -71,7 +71,8 @@ class ConstructionModel final : public Model {
     construction_ = construction_make(ConstructionSetup{params_, shape_, c.seed});
   }
 
-  void fit(const Batch&, FitLog&) override {}
+  // Nothing is trained: n_params = 0 (the construction's sizes are its own scalars).
+  void fit(const Batch&, FitLog& log) override { log.scalar("n_params", 0.0); }
 
   // Also keeps the diagnostics of this batch, which evaluate() reuses when it is called on the
   // same batch right after (as run_point does): the forward is not run twice.

@@ -101,6 +101,7 @@ class LinearModel final : public Model {
     K_ = K;
     fitted_ = true;
     log.scalar("param_count", static_cast<double>(P * K + K));
+    log.scalar("n_params", static_cast<double>(P * K + K));  // W and the intercept
   }
 
   std::vector<double> predict(const Batch& data) const override {

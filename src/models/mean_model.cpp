@@ -31,6 +31,7 @@ class MeanModel final : public Model {
     d_out_ = train.shape.d_out;
     fitted_ = true;
     log.scalar("param_count", static_cast<double>(K));
+    log.scalar("n_params", static_cast<double>(K));
   }
 
   std::vector<double> predict(const Batch& data) const override {

@@ -322,6 +322,8 @@ class NeuralModel : public Model {
     if (lrs.size() > 1) log.scalar("lrs_diverged", diverged);
     for (auto& p : best_log.points) log.points.push_back(p);
     log.scalar("params", static_cast<double>(best_net->params().size()));
+    // n_params: every model's trainable parameter count under one name (selection's budget).
+    log.scalar("n_params", static_cast<double>(best_net->params().size()));
     for (const auto& [k, v] : best_net->sizes()) log.scalar(k, v);
     log.scalar("lr_chosen", chosen_lr_);
     log.scalar("val_loss", best_report.best_val_loss);

@@ -1,4 +1,5 @@
-// RidgeModel's save and load (see ridge_model.h): the solver's fitted parts as named tensors.
+// RidgeModel (see ridge_model.h): its evaluate (n_params) and its save and load, the solver's
+// fitted parts as named tensors.
 #include "models/ridge_model.h"
 
 #include <string>
@@ -7,6 +8,15 @@
 #include "core/error.h"
 
 namespace attn {
+
+void RidgeModel::evaluate(const Batch& test, FitLog& log) const {
+  const auto K = static_cast<int64_t>(solver_.label_mean().size());
+  const int64_t coefficients = solver_.is_kernel()
+                                   ? static_cast<int64_t>(solver_.dual_coefficients().size())
+                                   : solver_.feature_map()->dim() * K;
+  log.scalar("n_params", static_cast<double>(coefficients + K));
+  solver_.evaluate(test, log);
+}
 
 void RidgeModel::save(ModelTensors& out) const {
   RidgeFitted f = solver_.fitted();

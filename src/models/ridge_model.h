@@ -26,7 +26,10 @@ class RidgeModel final : public Model {
 
   void fit(const Batch& train, FitLog& log) override { solver_.fit(train, log); }
   std::vector<double> predict(const Batch& data) const override { return solver_.predict(data); }
-  void evaluate(const Batch& test, FitLog& log) const override { solver_.evaluate(test, log); }
+  // Also logs n_params, the fitted coefficients: the read-out V (P·K) or the dual
+  // coefficients alpha (n_alpha·K), plus the K label means added back. Logged here, after the
+  // fit, because a distributed fit (train.distributed) calls the solver without fit().
+  void evaluate(const Batch& test, FitLog& log) const override;
   void save(ModelTensors& out) const override;
   void load(const ModelTensors& in) override;
 

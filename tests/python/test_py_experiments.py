@@ -126,3 +126,33 @@ def test_run_is_refused_while_another_runner_holds_the_directory(tmp_path):
     res = attnlab.run(DEMO, out=out, set=SMALL)
     assert res.summary["ok"] == 16
     assert not (out / "results.sqlite-wal").exists()
+
+
+SELECT_SPEC = """
+experiment = { seeds = 2 }
+task = { name = "qsa", N = 4, q = 1, d_out = 2 }
+model = { name = "attention" }
+train = { n = 100, steps = 40, batch = 16, eval_every = 20 }
+eval = { n = 50 }
+sweep = { "model.m" = [4, 8] }
+select = { axes = ["model.m"], max_params = 2500 }
+"""
+
+
+def test_results_hold_the_selection(tmp_path):
+    """A spec's [select]: Results.selected has the chosen run of each seed (the candidate with
+    the smallest val_loss within the budget), Results.selection every candidate."""
+    (tmp_path / "s.toml").write_text(SELECT_SPEC)
+    res = attnlab.run(tmp_path / "s.toml", out=tmp_path / "out", progress=False)
+    sel, cur = res.selected, res.selection
+    assert list(sel["seed"]) == [0, 1]
+    for s in (0, 1):
+        mine = cur["seed"] == s
+        eligible = mine & (cur["eligible"] == 1)
+        best = cur["run_id"][eligible][np.argmin(cur["val_loss"][eligible])]
+        assert sel["run_id"][sel["seed"] == s][0] == best
+        assert cur["run_id"][mine & (cur["chosen"] == 1)][0] == best
+    assert (sel["n_params"] <= 2500).all()
+    assert list(cur["why"][cur["model.m"] == 8]) == ["n_params 2607 > 2500"] * 2
+    plain = attnlab.run(DEMO, out=tmp_path / "plain", set=SMALL, progress=False)
+    assert plain.selected is None and plain.selection is None
