@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "cli_helpers.h"
 #include "core/rng.h"
@@ -354,6 +355,115 @@ TEST_F(Engine, AWorkerServerThatDiesIsAnInternalErrorAndTheSameCommandResumes) {
   const auto again = test::cli_run("run " + spec_ + " --out " + out + " -q");
   EXPECT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(runs_stored(out), 4u);
+}
+
+// Lockstep groups of fresh-sample attention training: 3 values of m share a worker per seed.
+const char* kCampaignSpec = R"(
+[experiment]
+name = "kill_campaign"
+seeds = 40
+[task]
+name = "qsa"
+N = 6
+q = 2
+d_out = 2
+[model]
+name = "attention"
+[train]
+n = 0
+steps = 150
+batch = 32
+[eval]
+n = 64
+[sweep]
+"model.m" = [4, 8, 16]
+)";
+
+// Every file below DIR whose name marks it temporary (a ".tmp" part, or a journal of SQLite's
+// rollback mode).
+std::vector<std::string> temporary_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.find(".tmp") != std::string::npos || name.find("-journal") != std::string::npos)
+      out.push_back(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+// The kill campaign of issue #34 (label heavy: about 3 minutes). Rounds of `attnlab run` on a
+// sweep of 120 runs in 40 lockstep groups, each round SIGKILLing, once it has stored a new run,
+// in turn: the runner; the worker server (the runner then exits 1, "internal error"); a group's
+// worker (its runs are stored as failed, as for the OOM killer; the runner goes on) and then the
+// runner. After 50 or more kills, the same command with --retry-failed finishes the sweep: every
+// run, metric and series point equals an uninterrupted run's but for timings, no process is
+// left and no temporary file.
+TEST_F(Engine, KillCampaignOfFiftySigkillsChangesNoStoredValue) {
+  test::file_write(spec_, kCampaignSpec);
+  const std::string ref = path("ref"), out = path("killed");
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + ref + " --jobs 2 -q").exit_code, 0);
+  int kills = 0, rounds = 0, runner_kills = 0, server_kills = 0, worker_kills = 0;
+  while (kills < 50) {
+    const size_t before = runs_stored(out);
+    ASSERT_LT(before, 120u) << "the sweep finished before 50 kills (" << kills << ")";
+    const pid_t pid = spawn_runner({"run", spec_, "--out", out, "--jobs", "2", "-q"},
+                                   /*ignore_sigint=*/false, path("round.log"));
+    int status = 0;
+    bool exited = false;
+    while (!exited && runs_stored(out) <= before) {
+      exited = waitpid(pid, &status, WNOHANG) == pid;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_FALSE(exited) << "the runner ended without storing a run: "
+                         << test::file_read(path("round.log"));
+    const std::vector<pid_t> workers = workers_of(pid);
+    const int target = rounds++ % 3;
+    if (target == 1 && !workers.empty()) {  // the worker server: the runner exits 1
+      ASSERT_EQ(kill(parent_of(workers.front()), SIGKILL), 0);
+      ++server_kills;
+      ++kills;
+      waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+          << status << ": " << test::file_read(path("round.log"));
+    } else {
+      if (target == 2 && !workers.empty() && kill(workers.front(), SIGKILL) == 0) {
+        ++worker_kills;
+        ++kills;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (waitpid(pid, &status, WNOHANG) == 0) {
+        ASSERT_EQ(kill(pid, SIGKILL), 0);
+        ++runner_kills;
+        ++kills;
+        waitpid(pid, &status, 0);
+      }
+    }
+    for (int wait = 0; wait < 100 && processes_mentioning(out) > 0; ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(processes_mentioning(out), 0) << "a process outlived round " << rounds;
+  }
+  std::printf(
+      "[ campaign ] %d SIGKILLs in %d rounds: %d runners, %d worker servers, %d group "
+      "workers; %zu of 120 runs stored before the last run\n",
+      kills, rounds, runner_kills, server_kills, worker_kills, runs_stored(out));
+  EXPECT_GT(server_kills, 0);
+  EXPECT_GT(worker_kills, 0);
+  // A group worker killed by SIGKILL cannot be told from one the OOM killer ended: its runs
+  // are stored as failed ("killed by signal 9 (Killed; out of memory?)"), and --retry-failed
+  // runs them again.
+  const auto last =
+      test::cli_run("run " + spec_ + " --out " + out + " --jobs 2 --retry-failed -q");
+  ASSERT_EQ(last.exit_code, 0) << last.out;
+  EXPECT_EQ(results(out), results(ref));
+  // Every series point too (training curves), by run id.
+  auto series = [](const std::string& dir) {
+    std::map<std::string, std::vector<std::tuple<std::string, int64_t, double>>> by_id;
+    for (const auto& r : ResultsStore(dir + "/results.sqlite").load_runs())
+      for (const auto& p : r.series) by_id[r.run_id].emplace_back(p.series, p.step, p.value);
+    return by_id;
+  };
+  EXPECT_EQ(series(out), series(ref));
+  EXPECT_EQ(temporary_files(out), std::vector<std::string>{});
 }
 
 TEST_F(Engine, ChangedSpecIsRefusedUnlessForceNew) {

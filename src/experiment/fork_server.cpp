@@ -195,8 +195,12 @@ pid_t ForkServer::start(const std::string& request, int result_fd) {
   ssize_t n;
   while ((n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  if (n < 0)
-    throw UserError(std::string("cannot send a run to the worker server: ") + std::strerror(errno));
+  if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+    throw InternalFault("the worker server process (pid " + std::to_string(pid_) +
+                        ") died; run again to resume the runs not stored");
+  if (n < 0)  // not the user's input either: a fault of the channel
+    throw InternalFault(std::string("cannot send a run to the worker server: ") +
+                        std::strerror(errno));
   started_ = 0;
   while (started_ == 0) receive_one();
   if (started_ < 0)

@@ -1,0 +1,6 @@
+# Tests too slow for CI's default suite get the label heavy instead of unit (`make test-heavy`;
+# the default and ASan test presets leave them out). Included by ctest after the discovered
+# GoogleTest list (TEST_INCLUDE_FILES).
+foreach(t IN ITEMS Engine.KillCampaignOfFiftySigkillsChangesNoStoredValue)
+  set_tests_properties(${t} PROPERTIES LABELS heavy TIMEOUT 1800)
+endforeach()
