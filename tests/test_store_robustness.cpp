@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli_helpers.h"
@@ -128,6 +130,52 @@ TEST_F(StoreRobustness, ReadOnlyDirectoryIsNamedAndStillRead) {
   if (!view.available) GTEST_SKIP() << "no read-only bind mount here (unshare -m)";
   EXPECT_EQ(view.failure, "");
   EXPECT_EQ(test::file_read(out + "/results.sqlite"), before);
+}
+
+// A store file that cannot be written in a writable directory (mode 0444, or for root, whom
+// modes do not stop, the immutable flag) is named as such: one line saying how to make it
+// writable, not "not a usable attnlab results store" with SQLite's words.
+TEST_F(StoreRobustness, AStoreFileThatCannotBeWrittenIsNamedWithTheFix) {
+  const std::string out = path("o"), store = out + "/results.sqlite";
+  ASSERT_EQ(run(out).exit_code, 0);
+  const std::string before = test::file_read(store);
+  const bool root = geteuid() == 0;
+  if (root) {
+    if (std::system(("chattr +i '" + store + "' 2>/dev/null").c_str()) != 0)
+      GTEST_SKIP() << "no immutable flag on this file system (chattr)";
+  } else {
+    fs::permissions(store, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  }
+  test::file_write(spec_, test::small_spec(4));  // more runs to do
+  const auto r = run(out);
+  if (root) std::system(("chattr -i '" + store + "'").c_str());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(line_count(r.out), 1) << r.out;
+  EXPECT_NE(r.out.find(store + " cannot be written ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("make it writable (chmod u+w " + store + ")"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not a usable"), std::string::npos) << r.out;
+  EXPECT_EQ(test::file_read(store), before);
+}
+
+// A store with damaged pages (bytes overwritten on disk) is named as damaged, with what to do,
+// by run and export alike, instead of SQLite's "database disk image is malformed" alone.
+TEST_F(StoreRobustness, ADamagedStoreIsNamedAsSuchWithWhatToDo) {
+  const std::string out = path("o"), store = out + "/results.sqlite";
+  ASSERT_EQ(run(out).exit_code, 0);
+  {
+    std::string bytes = test::file_read(store);
+    ASSERT_GT(bytes.size(), 4096u * 4);
+    for (size_t page = 1; page * 4096 + 72 < bytes.size(); ++page)
+      std::fill_n(bytes.begin() + page * 4096 + 8, 64, '\x13');
+    test::file_write(store, bytes);
+  }
+  for (const std::string& args : {"run " + spec_ + " --out " + out + " -q", "export " + out}) {
+    const auto r = test::cli_run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_EQ(line_count(r.out), 1) << r.out;
+    EXPECT_NE(r.out.find(store + " is damaged (SQLite: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("move it away and run again"), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(StoreRobustness, RunnerRemovesTempFilesOfDeadProcesses) {

@@ -26,9 +26,15 @@ namespace attn {
 namespace {
 
 // The error of a failed SQLite call on `db`: a full disk (SQLITE_FULL or ENOSPC) with the
-// advice to free space and run the same command again, else SQLite's own words.
+// advice to free space and run the same command again; a damaged file (SQLITE_CORRUPT,
+// SQLITE_NOTADB) named as such with what to do; else SQLite's own words.
 [[noreturn]] void sqlite_fail(sqlite3* db, const std::string& path, const std::string& message) {
-  const bool full = sqlite3_errcode(db) == SQLITE_FULL;
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+    throw IoError(path + " is damaged (SQLite: " + message +
+                  "): its runs cannot be read; move it away and run again (or restore it from "
+                  "a copy)");
+  const bool full = code == SQLITE_FULL;
   throw IoError(
       store_failure(path, sqlite3_system_errno(db), full, path + ": SQLite error: " + message));
 }
@@ -176,6 +182,18 @@ ResultsStore::ResultsStore(const std::string& path, StoreAccess access)
     if (!exists || (fs::file_size(path, ec) == 0 && !ec && !fs::exists(path + "-wal", ec))) {
       if (exists) fs::remove(path, ec);
       store_create(path);
+    } else {
+      // A store the runner cannot write (its mode, an immutable flag, a read-only file in a
+      // writable directory) is named as such, not as an unusable store.
+      const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd >= 0) {
+        ::close(fd);
+      } else if (errno_kind(errno) == ErrnoKind::kNotWritable) {
+        throw IoError(path + " cannot be written (" + std::strerror(errno) +
+                      "); make it writable (chmod u+w " + path +
+                      ") or use another output directory (" + front_option(FrontOption::kOut) +
+                      ")");
+      }
     }
   }
   const int flags = writer_ ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
