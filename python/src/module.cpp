@@ -9,6 +9,7 @@
 #include "core/home.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/threads.h"
 #include "core/version.h"
 #include "experiment/reproduce.h"
@@ -58,6 +59,11 @@ static_assert(attn::front_command_spellings_complete(kPythonCommands),
 }  // namespace
 
 PYBIND11_MODULE(_attnlab, m) {
+  // Under a small address-space limit OpenBLAS retries its per-thread buffer forever (a hang
+  // at the first fit): the import itself refuses, naming the limit (core/memory.h).
+  const std::string limit_problem =
+      attn::memory_address_limit_problem(attn::memory_address_limit());
+  if (!limit_problem.empty()) throw py::import_error(limit_problem);
   attn::front_option_spellings_set(kPythonSpellings);
   attn::front_command_spellings_set(kPythonCommands);
   m.doc() = "attnlab's C++ core (use the attnlab package, not this module)";
