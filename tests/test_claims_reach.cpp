@@ -46,12 +46,17 @@ std::vector<StoredRun> doubling() {
   return runs;
 }
 
-ClaimSpec reach_claim_at(int64_t layers, double reach, const std::string& compare) {
+ClaimSpec claim_of(ClaimKind type, const std::string& metric) {
   ClaimSpec c;
   c.id = "c";
   c.text = "t";
-  c.type = ClaimKind::reach;
-  c.metric = "test_token_error";
+  c.type = type;
+  c.metric = metric;
+  return c;
+}
+
+ClaimSpec reach_claim_at(int64_t layers, double reach, const std::string& compare) {
+  ClaimSpec c = claim_of(ClaimKind::reach, "test_token_error");
   c.slice = "k";
   c.threshold = 0.05;
   c.reach = reach;
@@ -179,11 +184,7 @@ std::vector<StoredRun> bump() {
 }
 
 ClaimResult decreasing_with_margin(double margin) {
-  ClaimSpec c;
-  c.id = "c";
-  c.text = "t";
-  c.type = ClaimKind::decreasing;
-  c.metric = "test_nmse";
+  ClaimSpec c = claim_of(ClaimKind::decreasing, "test_nmse");
   c.along = "train.n";
   c.margin = margin;
   return claim_evaluate(c, bump());
