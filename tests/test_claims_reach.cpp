@@ -66,6 +66,17 @@ ClaimSpec reach_claim_at(int64_t layers, double reach, const std::string& compar
   return c;
 }
 
+// reach_growth of the token error's reach (level 0.05) along model.layers, over every run.
+ClaimSpec reach_growth_along_layers(double exponent, double margin) {
+  ClaimSpec g = claim_of(ClaimKind::reach_growth, "test_token_error");
+  g.slice = "k";
+  g.threshold = 0.05;
+  g.along = "model.layers";
+  g.exponent = exponent;
+  g.margin = margin;
+  return g;
+}
+
 TEST(ClaimsReach, TheLargestSolvedSliceIsBracketedAndCompared) {
   // L = 3: k = 0, 1, 2 at 0.009, 0.010, 0.011 (bounds 0.01 ± 2.920 × 0.001/sqrt(3) = ± 0.0017:
   // below 0.05), k = 3 at 0.5 (surely above): reach 2 by the means, bracket [2, 2].
@@ -124,12 +135,7 @@ TEST(ClaimsReach, ASeedLackingASliceValueStopsThereAndNoSeriesDecidesNothing) {
   // Seed 0 at L = 4 lacks k = 3 (e.g. no counted position): its own reach stops at 2.
   for (auto& r : runs)
     if (r.param("model.layers") == "4" && r.seed == 0) r.series.erase(r.series.begin() + 3);
-  ClaimSpec g = reach_claim_at(4, 0, "equal");
-  g.type = ClaimKind::reach_growth;
-  g.where = {};
-  g.along = "model.layers";
-  g.exponent = 1;
-  g.margin = 0.1;
+  ClaimSpec g = reach_growth_along_layers(1, 0.1);
   // Reaches 1, 2, 2 (slope 0.5) on seed 0 and 1, 2, 4 (slope 1) on seeds 1 and 2: mean 0.833,
   // se 0.167, bounds 0.833 ± 0.487 straddle 1 ± 0.1.
   ClaimResult r = claim_evaluate(g, runs);
@@ -148,12 +154,7 @@ TEST(ClaimsReach, ASeedLackingASliceValueStopsThereAndNoSeriesDecidesNothing) {
 }
 
 TEST(ClaimsReach, GrowthIsTheSlopeOfLog2ReachAlongTheAxis) {
-  ClaimSpec g = reach_claim_at(0, 0, "equal");
-  g.type = ClaimKind::reach_growth;
-  g.where = {};
-  g.along = "model.layers";
-  g.exponent = 1;
-  g.margin = 0.25;
+  ClaimSpec g = reach_growth_along_layers(1, 0.25);
   // Reaches 1, 2, 4 on every seed: log2 0, 1, 2, slope exactly 1.
   ClaimResult r = claim_evaluate(g, doubling());
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;

@@ -357,27 +357,11 @@ TEST_F(Engine, AWorkerServerThatDiesIsAnInternalErrorAndTheSameCommandResumes) {
   EXPECT_EQ(runs_stored(out), 4u);
 }
 
-// Lockstep groups of fresh-sample attention training: 3 values of m share a worker per seed.
-const char* kCampaignSpec = R"(
-[experiment]
-name = "kill_campaign"
-seeds = 40
-[task]
-name = "qsa"
-N = 6
-q = 2
-d_out = 2
-[model]
-name = "attention"
-[train]
-n = 0
-steps = 150
-batch = 32
-[eval]
-n = 64
-[sweep]
-"model.m" = [4, 8, 16]
-)";
+// kSlowSpec as lockstep groups: 40 seeds, 3 values of m sharing a worker per seed, 120 runs
+// of 150 steps.
+const std::vector<std::string> kCampaignSets = {
+    "--set", "experiment.seeds=40", "--set", "train.steps=150",
+    "--set", "train.batch=32",      "--set", "sweep.model.m=[4, 8, 16]"};
 
 // Every file below DIR whose name marks it temporary (a ".tmp" part, or a journal of SQLite's
 // rollback mode).
@@ -391,7 +375,7 @@ std::vector<std::string> temporary_files(const std::string& dir) {
   return out;
 }
 
-// The kill campaign of issue #34 (label heavy: about 3 minutes). Rounds of `attnlab run` on a
+// The kill campaign of issue #34 (label heavy: 13-40 s on 2 cores). Rounds of `attnlab run` on a
 // sweep of 120 runs in 40 lockstep groups, each round SIGKILLing, once it has stored a new run,
 // in turn: the runner; the worker server (the runner then exits 1, "internal error"); a group's
 // worker (its runs are stored as failed, as for the OOM killer; the runner goes on) and then the
@@ -399,15 +383,18 @@ std::vector<std::string> temporary_files(const std::string& dir) {
 // run, metric and series point equals an uninterrupted run's but for timings, no process is
 // left and no temporary file.
 TEST_F(Engine, KillCampaignOfFiftySigkillsChangesNoStoredValue) {
-  test::file_write(spec_, kCampaignSpec);
+  test::file_write(spec_, kSlowSpec);
   const std::string ref = path("ref"), out = path("killed");
-  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + ref + " --jobs 2 -q").exit_code, 0);
+  std::string sets;
+  for (const auto& a : kCampaignSets) sets += " '" + a + "'";
+  ASSERT_EQ(test::cli_run("run " + spec_ + " --out " + ref + sets + " --jobs 2 -q").exit_code, 0);
+  std::vector<std::string> args = {"run", spec_, "--out", out, "--jobs", "2", "-q"};
+  args.insert(args.end(), kCampaignSets.begin(), kCampaignSets.end());
   int kills = 0, rounds = 0, runner_kills = 0, server_kills = 0, worker_kills = 0;
   while (kills < 50) {
     const size_t before = runs_stored(out);
     ASSERT_LT(before, 120u) << "the sweep finished before 50 kills (" << kills << ")";
-    const pid_t pid = spawn_runner({"run", spec_, "--out", out, "--jobs", "2", "-q"},
-                                   /*ignore_sigint=*/false, path("round.log"));
+    const pid_t pid = spawn_runner(args, /*ignore_sigint=*/false, path("round.log"));
     int status = 0;
     bool exited = false;
     while (!exited && runs_stored(out) <= before) {
@@ -452,7 +439,7 @@ TEST_F(Engine, KillCampaignOfFiftySigkillsChangesNoStoredValue) {
   // are stored as failed ("killed by signal 9 (Killed; out of memory?)"), and --retry-failed
   // runs them again.
   const auto last =
-      test::cli_run("run " + spec_ + " --out " + out + " --jobs 2 --retry-failed -q");
+      test::cli_run("run " + spec_ + " --out " + out + sets + " --jobs 2 --retry-failed -q");
   ASSERT_EQ(last.exit_code, 0) << last.out;
   EXPECT_EQ(results(out), results(ref));
   // Every series point too (training curves), by run id.
