@@ -9,6 +9,7 @@
 
 #include "apps/cli_unknown.h"
 #include "apps/commands.h"
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/front_option.h"
 #include "core/memory.h"
@@ -59,9 +60,13 @@ static_assert(attn::front_command_spellings_complete(kCliCommands),
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Once more with OPENBLAS_NUM_THREADS=1, so OpenBLAS starts no worker thread, whatever the
+  // core count (core/blas_threads.h).
+  attn::blas_threads_reexec_single(argv);
   // Under too small an address-space limit OpenBLAS's threads may already spin (core/memory.h):
   // one line and leave at once, without the exit handlers that would wait for them.
-  if (const std::string problem = attn::memory_address_limit_problem(attn::memory_address_limit());
+  if (const std::string problem = attn::memory_address_limit_problem(
+          attn::memory_address_limit(), attn::blas_threads_configured());
       !problem.empty()) {
     std::fprintf(stderr, "attnlab: error: %s\n", problem.c_str());
     std::fflush(stderr);

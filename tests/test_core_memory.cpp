@@ -13,6 +13,7 @@
 
 #include "cli_helpers.h"
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/memory.h"
 
@@ -187,6 +188,20 @@ TEST(CoreMemory, AnAddressLimitBelowTheFloorIsRefusedNamingIt) {
             "the address-space limit of this process (ulimit -v, RLIMIT_AS; SGE h_vmem) is "
             "300.0 MiB; attnlab needs at least 512.0 MiB (OpenBLAS alone reserves 128 MiB per "
             "thread): raise the limit");
+}
+
+// Every OpenBLAS thread beyond two raises the floor by kAddressSpacePerBlasThread, and the
+// refusal then advises OPENBLAS_NUM_THREADS=1 (a library loaded on a many-core machine).
+TEST(CoreMemory, TheFloorCountsTheOpenBlasThreadsBeyondTwo) {
+  EXPECT_EQ(memory_address_floor(1), kAddressSpaceFloor);
+  EXPECT_EQ(memory_address_floor(2), kAddressSpaceFloor);
+  EXPECT_EQ(memory_address_floor(4), kAddressSpaceFloor + 2 * kAddressSpacePerBlasThread);
+  EXPECT_EQ(memory_address_limit_problem(600 * kMiB, 2), "");
+  EXPECT_EQ(memory_address_limit_problem(600 * kMiB, 4),
+            "the address-space limit of this process (ulimit -v, RLIMIT_AS; SGE h_vmem) is "
+            "600.0 MiB; attnlab needs at least 832.0 MiB (OpenBLAS alone reserves 128 MiB per "
+            "thread): raise the limit or start the program with OPENBLAS_NUM_THREADS=1 "
+            "(OpenBLAS loaded with 4 threads)");
 }
 
 // The command line under `ulimit -v` of 100 and 300 MiB: one line naming the limit, exit 2,

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "bindings.h"
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/front_option.h"
 #include "core/home.h"
@@ -61,9 +62,11 @@ static_assert(attn::front_command_spellings_complete(kPythonCommands),
 PYBIND11_MODULE(_attnlab, m) {
   // Under a small address-space limit OpenBLAS retries its per-thread buffer forever (a hang
   // at the first fit): the import itself refuses, naming the limit (core/memory.h).
-  const std::string limit_problem =
-      attn::memory_address_limit_problem(attn::memory_address_limit());
+  // The floor counts the OpenBLAS threads this library loaded with (core/blas_threads.h).
+  const std::string limit_problem = attn::memory_address_limit_problem(
+      attn::memory_address_limit(), attn::blas_threads_configured());
   if (!limit_problem.empty()) throw py::import_error(limit_problem);
+  attn::blas_threads_release();  // no OpenBLAS worker thread for fork() to wait on
   attn::front_option_spellings_set(kPythonSpellings);
   attn::front_command_spellings_set(kPythonCommands);
   m.doc() = "attnlab's C++ core (use the attnlab package, not this module)";

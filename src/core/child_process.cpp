@@ -15,6 +15,7 @@
 #include <new>
 #include <optional>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
@@ -99,6 +100,7 @@ ChildPipe child_pipe_make() {
 Child child_fork(const std::string& what, const std::function<void(int fd)>& body) {
   const ChildPipe pipe = child_pipe_make();
   std::fflush(nullptr);  // the child must not inherit unflushed output
+  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;

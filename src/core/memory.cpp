@@ -13,6 +13,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 
 namespace attn {
@@ -167,11 +168,21 @@ uint64_t memory_address_limit() {
   return static_cast<uint64_t>(r.rlim_cur);
 }
 
-std::string memory_address_limit_problem(uint64_t limit) {
-  if (limit >= kAddressSpaceFloor) return "";
+uint64_t memory_address_floor(int blas_threads) {
+  const uint64_t extra = blas_threads > 2 ? static_cast<uint64_t>(blas_threads - 2) : 0;
+  return kAddressSpaceFloor + extra * kAddressSpacePerBlasThread;
+}
+
+std::string memory_address_limit_problem(uint64_t limit, int blas_threads) {
+  const uint64_t floor = memory_address_floor(blas_threads);
+  if (limit >= floor) return "";
+  std::string advice = "raise the limit";
+  if (blas_threads > 1)
+    advice += " or start the program with OPENBLAS_NUM_THREADS=1 (OpenBLAS loaded with " +
+              std::to_string(blas_threads) + " threads)";
   return "the address-space limit of this process (ulimit -v, RLIMIT_AS; SGE h_vmem) is " +
-         format_bytes(limit) + "; attnlab needs at least " + format_bytes(kAddressSpaceFloor) +
-         " (OpenBLAS alone reserves 128 MiB per thread): raise the limit";
+         format_bytes(limit) + "; attnlab needs at least " + format_bytes(floor) +
+         " (OpenBLAS alone reserves 128 MiB per thread): " + advice;
 }
 
 MemoryBudget memory_budget_bound(MemoryBudget machine, int workers, uint64_t limit,

@@ -24,17 +24,21 @@ struct MemoryBudget {
   bool address_bound = false;           // the address-space limit sets `available`
 };
 
-// The least address space (RLIMIT_AS) attnlab runs under: OpenBLAS reserves a 128 MiB buffer
-// per thread when it starts and, when that fails, retries forever (a hang, not an error);
-// measured, `attnlab fit` hangs at 320 MiB and runs at 350 MiB.
+// The least address space (RLIMIT_AS) attnlab runs under with at most 2 OpenBLAS threads:
+// OpenBLAS reserves a 128 MiB buffer per thread when it starts and, when that fails, retries
+// forever (a hang, not an error); measured, `attnlab fit` hangs at 320 MiB and runs at
+// 350 MiB. Each further OpenBLAS thread adds kAddressSpacePerBlasThread (core/blas_threads.h).
 inline constexpr uint64_t kAddressSpaceFloor = uint64_t{512} << 20;
 
 // This process's address-space limit (RLIMIT_AS's soft limit), UINT64_MAX if none.
 uint64_t memory_address_limit();
-// "" or the one-line refusal when `limit` is below kAddressSpaceFloor, naming it. Front ends
-// check it first (apps/main.cpp), and leave at once without exit handlers: OpenBLAS's
-// threads may already be stuck.
-std::string memory_address_limit_problem(uint64_t limit);
+// The least address space for a process whose OpenBLAS loaded with `blas_threads` threads.
+uint64_t memory_address_floor(int blas_threads);
+// "" or the one-line refusal when `limit` is below memory_address_floor(blas_threads), naming
+// both (and, with more than one OpenBLAS thread, the advice OPENBLAS_NUM_THREADS=1). Front
+// ends check it first (apps/main.cpp, the Python module), and leave at once without exit
+// handlers: OpenBLAS's threads may already be stuck.
+std::string memory_address_limit_problem(uint64_t limit, int blas_threads = 1);
 
 // `machine` (memory_budget) for a process that is one of `workers` run workers (its share of
 // the machine's and cgroup's memory) under address-space `limit` with `in_use` bytes of

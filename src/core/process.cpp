@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "core/blas_threads.h"
+
 namespace attn {
 
 int process_run(const std::vector<std::string>& argv) {
@@ -15,6 +17,7 @@ int process_run(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::fflush(nullptr);
+  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
   const pid_t pid = fork();
   if (pid < 0) return 127;
   if (pid == 0) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -36,7 +37,7 @@ int threads_configure(int k) {
   ATTN_CHECK(k >= 0 && k <= 1024, "threads = " + std::to_string(k) + " must be between 1 and 1024");
   const int n = k == 0 ? threads_from_env() : k;
   g_threads = n;
-  openblas_set_num_threads(1);
+  blas_threads_release();  // OpenBLAS on 1 thread, with no worker threads
   return n;
 }
 
@@ -143,7 +144,9 @@ void parallel_ordered(int64_t items, int workers, const std::function<void(int, 
   if (error) std::rethrow_exception(error);
 }
 
-BlasThreadsScope::BlasThreadsScope() { openblas_set_num_threads(threads_count()); }
-BlasThreadsScope::~BlasThreadsScope() { openblas_set_num_threads(1); }
+BlasThreadsScope::BlasThreadsScope() {
+  if (threads_count() > 1) openblas_set_num_threads(threads_count());  // starts its threads
+}
+BlasThreadsScope::~BlasThreadsScope() { blas_threads_release(); }  // no worker threads left
 
 }  // namespace attn

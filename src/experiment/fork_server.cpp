@@ -19,6 +19,7 @@
 #include <memory>
 #include <set>
 
+#include "core/blas_threads.h"
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/front_option.h"
@@ -140,6 +141,7 @@ ForkServer::ForkServer(ForkServerEntry entry) {
   setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   const pid_t runner = getpid();
   std::fflush(nullptr);  // the server and its workers must not inherit unflushed output
+  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
   const pid_t pid = fork();
   if (pid < 0) {
     ::close(sv[0]);

@@ -23,3 +23,20 @@ def test_import_under_a_small_address_limit_names_it_and_does_not_hang():
     assert r.returncode != 0
     assert "ImportError: the address-space limit of this process" in r.stderr, r.stderr
     assert "is 300.0 MiB" in r.stderr and "raise the limit" in r.stderr, r.stderr
+
+
+def test_import_leaves_no_openblas_worker_thread():
+    # OpenBLAS starts (cores - 1) worker threads when it loads (here with numpy, which shares
+    # attnlab's OpenBLAS); the import ends them (core/blas_threads.h), so a later fork never
+    # waits on one. Python itself runs no other thread here.
+    code = ("import os, numpy\n"
+            "before = len(os.listdir('/proc/self/task'))\n"
+            "import attnlab\n"
+            "print(before, len(os.listdir('/proc/self/task')), os.cpu_count())\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    before, after, cpus = (int(x) for x in r.stdout.split())
+    assert before >= min(cpus, 2), r.stdout  # numpy's OpenBLAS started its worker threads
+    assert after == 1, r.stdout
