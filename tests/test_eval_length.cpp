@@ -65,6 +65,13 @@ n = 96
 first = 5000
 )";
 
+// qsa at N = 8 with `task_keys`, an attention model, evaluated at eval.N = eval_N.
+std::string qsa_attention_spec(const std::string& task_keys, int64_t eval_N) {
+  return "[task]\nname = \"qsa\"\nN = 8\n" + task_keys +
+         "[model]\nname = \"attention\"\n[train]\nn = 0\nsteps = 5\n[eval]\nn = 10\nN = " +
+         std::to_string(eval_N) + "\n";
+}
+
 // The trained model of a run point, fitted by hand as the run body does.
 std::unique_ptr<Model> fit_by_hand(const RunPoint& p, TaskShape* train_shape) {
   const RunConfig& c = p.config;
@@ -194,38 +201,11 @@ TEST_F(EvalLength, ModelsWhoseParametersDependOnNAreRefusedWithOneLine) {
         << e;
   }
   // A task whose token width changes with N (qsa's multi-hot positions).
-  e = error(R"(
-[task]
-name = "qsa"
-N = 8
-q = 2
-[model]
-name = "attention"
-[train]
-n = 0
-steps = 5
-[eval]
-n = 10
-N = 16
-)");
+  e = error(qsa_attention_spec("q = 2\n", 16));
   EXPECT_TRUE(contains(e, "eval.N = 16") && contains(e, "task qsa's token widths change with N"))
       << e;
   // The test set's own rules (qsa: q < N), checked at eval.N.
-  e = error(R"(
-[task]
-name = "qsa"
-N = 8
-q = 3
-encoding = "indices"
-[model]
-name = "attention"
-[train]
-n = 0
-steps = 5
-[eval]
-n = 10
-N = 3
-)");
+  e = error(qsa_attention_spec("q = 3\nencoding = \"indices\"\n", 3));
   EXPECT_TRUE(contains(e, "eval.N = 3")) << e;
 }
 
