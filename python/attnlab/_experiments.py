@@ -34,6 +34,10 @@ class Results(dict):
             without [select]. Of the whole directory (where() does not filter it).
         selection (dict or None): every candidate as columns (DIR/selection.csv: the
             validation curves, with n_params, the `by` metric, eligible, chosen, why).
+        claims (list of dict): the verdicts of the spec's [[claim]]s on the stored runs, as
+            `attnlab reproduce` decides them (the chosen runs under [select]): {"id", "text",
+            "verdict" ("PASS", "FAIL", "INCONCLUSIVE" or "NOT EVALUATED"), "detail"}; [] for a
+            spec without claims. Computed when read, on the whole directory.
     """
 
     def __init__(self, columns, dir="", swept=(), experiment="", series=None, selected=None,
@@ -48,6 +52,10 @@ class Results(dict):
 
     def __len__(self):
         return len(self["run_id"]) if "run_id" in self else 0
+
+    @property
+    def claims(self):
+        return list(_attnlab.claims(dir=self.dir))
 
     def __repr__(self):
         return (f"<attnlab.Results {self.experiment!r}: {len(self)} runs, "

@@ -18,6 +18,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/threads.h"
+#include "experiment/experiment_claims.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/reproduce.h"
 #include "experiment/store.h"
@@ -205,6 +206,22 @@ void register_run(py::module_& m) {
       "Reproduces the group `name` in a child process (attnlab.reproduce); returns the result "
       "as JSON text.");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
+  m.def(
+      "claims",
+      [](const std::string& dir) {
+        std::vector<attn::ClaimResult> claims;
+        {
+          py::gil_scoped_release release;
+          claims = attn::experiment_claims(dir);
+        }
+        py::list out;
+        for (const auto& c : claims)
+          out.append(py::dict(py::arg("id") = c.id, py::arg("text") = c.text,
+                              py::arg("verdict") = attn::verdict_name(c.verdict),
+                              py::arg("detail") = c.detail));
+        return out;
+      },
+      py::arg("dir"), "The verdicts of DIR/spec.json's claims on DIR's stored runs.");
 }
 
 }  // namespace attnpy

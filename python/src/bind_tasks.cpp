@@ -2,6 +2,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "core/choice.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "io/dataset_file.h"
@@ -68,8 +69,8 @@ py::dict list_tasks() {
 }
 
 // Dataset arrays some metrics read (e.g. disj_accuracy: the raw 'disjoint' (n,) and the
-// constants query_position, disj_threshold): 0-d arrays become constants, 1-d integer
-// arrays of length n raw per-sample arrays.
+// constants query_position, disj_threshold; hop's metric_mask (n, T) and slice label k (n,)):
+// 0-d arrays become constants, integer arrays whose first dimension is n raw per-sample arrays.
 void add_metric_arrays(attn::Batch& b, const py::dict& extra) {
   for (const auto& [key, value] : extra) {
     const std::string name = py::str(key);
@@ -79,17 +80,20 @@ void add_metric_arrays(attn::Batch& b, const py::dict& extra) {
       b.shape.constants.push_back(r.spec);
       b.constants.push_back(std::move(r));
     } else {
-      ATTN_CHECK(r.spec.sample_shape == std::vector<int64_t>{b.n} && r.spec.integer,
-                 "metrics: extra array '" + name + "' must be 0-d or (n,) integers");
-      r.spec.sample_shape.clear();  // one value per sample
+      ATTN_CHECK(r.spec.sample_shape[0] == b.n && r.spec.integer,
+                 "metrics: extra array '" + name + "' must be 0-d or integers of shape (n, ...)");
+      r.spec.sample_shape.erase(r.spec.sample_shape.begin());  // one sample's slice
       b.shape.raw.push_back(r.spec);
       b.raw.push_back(std::move(r));
     }
   }
 }
 
+// target: the task's target kind ("real", "binary", "categorical"; None: inferred from Y).
+// Besides the metrics, each per-slice series (metrics_compute_slices, e.g. token_error_by_k) as
+// a dict {slice value: metric}.
 py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object threshold,
-                 py::dict extra) {
+                 py::dict extra, py::object target) {
   const auto Y = as_f64(y_obj, "Y", 3, "(n, T_out, d_out)");
   const auto P = as_f64(pred_obj, "pred", 3, "(n, T_out, d_out)");
   ATTN_CHECK(P.shape(0) == Y.shape(0) && P.shape(1) == Y.shape(1) && P.shape(2) == Y.shape(2),
@@ -100,6 +104,9 @@ py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object
   b.shape.T_out = Y.shape(1);
   b.shape.d_out = Y.shape(2);
   b.Y.assign(Y.data(), Y.data() + Y.size());
+  if (!target.is_none())
+    b.shape.target =
+        attn::choice_parse(target.cast<std::string>(), attn::kTargetKinds, "metrics: target");
   if (!threshold.is_none()) {
     attn::RawArray c;
     c.spec = {"success_threshold", {}, false};
@@ -111,6 +118,10 @@ py::dict metrics(const py::handle& pred_obj, const py::handle& y_obj, py::object
   const std::vector<double> p(P.data(), P.data() + P.size());
   py::dict out;
   for (const auto& [name, value] : attn::metrics_compute(b, p)) out[py::str(name)] = value;
+  for (const attn::MetricSeriesPoint& s : attn::metrics_compute_slices(b, p)) {
+    if (!out.contains(s.series)) out[py::str(s.series)] = py::dict();
+    out[py::str(s.series)].cast<py::dict>()[py::int_(s.step)] = s.value;
+  }
   return out;
 }
 
@@ -121,8 +132,8 @@ void register_tasks(py::module_& m) {
         py::arg("params"), "Samples first..first+n-1 of a task: (dict of arrays, meta JSON).");
   m.def("list_tasks", &list_tasks, "Every task: description and parameter schema.");
   m.def("metrics", &metrics, py::arg("pred"), py::arg("Y"), py::arg("success_threshold"),
-        py::arg("extra"),
-        "train/metrics.h on (n, T_out, d_out) arrays.");
+        py::arg("extra"), py::arg("target"),
+        "train/metrics.h on (n, T_out, d_out) arrays, and the per-slice series.");
 }
 
 }  // namespace attnpy

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/suggest.h"
+#include "experiment/eval_length.h"
 #include "models/model_registry.h"
 #include "tasks/task.h"
 
@@ -131,6 +132,15 @@ Params* run_config_section(RunConfig& c, const std::string& section) {
 
 Params eval_task_params(const RunConfig& c) {
   Params params = c.task_params;
+  if (const int64_t N = eval_length(c); N != 0) {
+    ATTN_CHECK(params.has("N"), "eval.N = " + std::to_string(N) + ": task " + c.task +
+                                    " has no sequence length task.N; remove eval.N");
+    try {
+      params.set("N", N);
+    } catch (const UserError& e) {
+      throw UserError("eval.N: " + std::string(e.what()));
+    }
+  }
   const std::string& instances = c.eval_params.get_string("instances");
   if (instances.empty()) return params;
   ATTN_CHECK(params.has("instances"),
@@ -213,19 +223,27 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
   } catch (const UserError& e) {
     throw UserError(spec.path + ": " + e.what() + at);
   }
-  // The test set's task (eval.instances): a valid choice, and its own cross-parameter rules.
+  // The test set's task (eval.instances, eval.N): valid choices, and its own cross-parameter
+  // rules; at another length, a model that can read it (experiment/eval_length.h).
   const std::string& instances = c.eval_params.get_string("instances");
-  if (!instances.empty()) {
+  if (!instances.empty() || eval_length(c) != 0) {
     Params test_params;
     try {
       test_params = eval_task_params(c);
     } catch (const UserError& e) {
       throw UserError(spec.path + ": " + e.what() + at);
     }
+    std::string keys = instances.empty() ? "" : "eval.instances = " + instances + ": ";
+    if (eval_length(c) != 0) keys += "eval.N = " + std::to_string(eval_length(c)) + ": ";
     try {
       task_make(c.task, test_params);
     } catch (const UserError& e) {
-      throw UserError(spec.path + ": eval.instances = " + instances + ": " + e.what() + at);
+      throw UserError(spec.path + ": " + keys + e.what() + at);
+    }
+    try {
+      eval_length_check(c);
+    } catch (const UserError& e) {
+      throw UserError(spec.path + ": " + e.what() + at);
     }
   }
   for (ProbeKind probe : c.probes) {

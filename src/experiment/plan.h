@@ -58,8 +58,9 @@ Params* run_config_section(RunConfig& config, const std::string& section);
 // once to check cross-parameter rules (e.g. q < N).
 RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValue>& swept);
 
-// The task parameters of the test set: the task's, with task.instances = eval.instances
-// when that is set (UserError naming eval.instances if the task has no such key/value).
+// The task parameters of the test set: the task's, with task.instances = eval.instances and
+// task.N = eval.N when those are set (UserError naming the eval key if the task has no such
+// key or value).
 Params eval_task_params(const RunConfig& config);
 
 // The canonical JSON of a configuration and seed (RunPoint::config_json; its hash is the

@@ -8,6 +8,7 @@
 
 #include "analysis/probes.h"
 #include "core/error.h"
+#include "experiment/eval_length.h"
 #include "models/ridge_model.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
@@ -99,13 +100,17 @@ void run_body(const RunPoint& p, const RunSite& site, RunOutcome& out) {
   // Test metrics, evaluate and probes: rank 0 only.
   comm_phase(comm, [&] {
     if (!comm.is_root()) return;
-    const Params test_params = eval_task_params(c);  // eval.instances
+    const Params test_params = eval_task_params(c);  // eval.instances, eval.N
     const auto test_task = task_make(c.task, test_params);
     const Batch test = task_generate(*test_task, p.seed, first_test, n_test);
-    run_outcome_add_test(test, model->predict(test), out);
-    model->evaluate(test, log);  // right after predict(test): models may reuse its work
+    // At another length (eval.N): the trained model's copy at the test shapes.
+    const std::unique_ptr<Model> at_length =
+        eval_length_model(*model, c, task->shape(), test.shape, p.seed);
+    const Model& tested = at_length ? *at_length : *model;
+    run_outcome_add_test(test, tested.predict(test), out);
+    tested.evaluate(test, log);  // right after predict(test): models may reuse its work
     for (ProbeKind probe : c.probes)
-      probe_run(probe, ProbeInput{*model, c.model, test_params, test}, log);
+      probe_run(probe, ProbeInput{tested, c.model, test_params, test}, log);
   });
 
   // Train metrics (none without a training set), then the fit's scalars and series.

@@ -10,9 +10,9 @@
 //
 // Rank r generates its block of the training samples (comm_block; one rank: all of them);
 // rank 0 alone generates the test set (eval.first .. eval.first + eval.n − 1, with
-// eval.instances) and computes the test metrics, Model::evaluate and the probes; the train
-// metrics come from each rank's predictions on its block, gathered on rank 0 (one rank: the
-// training batch itself). Every phase's error is agreed on by all ranks (comm_phase), so it
+// eval.instances and at eval.N; experiment/eval_length.h) and computes the test metrics,
+// Model::evaluate and the probes; the train metrics come from each rank's predictions on its
+// block, gathered on rank 0 (one rank: the training batch itself). Every phase's error is agreed on by all ranks (comm_phase), so it
 // reaches each of them as a UserError with the same message; the outcome is filled on rank 0.
 #pragma once
 

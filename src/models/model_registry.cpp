@@ -121,7 +121,13 @@ std::vector<ParamSpec> eval_schema() {
           param_id_omit_default(param_choice(
               "instances", "", {},
               "test set drawn with task.instances set to this (e.g. disj, planted_triples); "
-              "\"\" = the task's own"))};
+              "\"\" = the task's own")),
+          // Added later: out of run ids while 0 (experiment/eval_length.h).
+          param_id_omit_default(
+              param_int("N", 0,
+                        "test set drawn with task.N set to this (evaluation at another length than "
+                        "training); 0 = the task's own",
+                        0, 1 << 20))};
 }
 
 std::vector<ParamSpec> model_train_schema(const ModelInfo& model) {
