@@ -12,8 +12,9 @@
 // rank 0 alone generates the test set (eval.first .. eval.first + eval.n − 1, with
 // eval.instances and at eval.N; experiment/eval_length.h) and computes the test metrics,
 // Model::evaluate and the probes; the train metrics come from each rank's predictions on its
-// block, gathered on rank 0 (one rank: the training batch itself). Every phase's error is agreed on by all ranks (comm_phase), so it
-// reaches each of them as a UserError with the same message; the outcome is filled on rank 0.
+// block, gathered on rank 0 (one rank: the training batch itself). Every phase's error is
+// agreed on by all ranks (comm_phase), so it reaches each of them as a UserError with the same
+// message; the outcome is filled on rank 0.
 #pragma once
 
 #include "experiment/plan.h"
