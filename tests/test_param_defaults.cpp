@@ -14,6 +14,7 @@
 #include "models/rf_models.h"
 #include "models/train_schema.h"
 #include "nn/attention_net.h"
+#include "nn/gpt2_net.h"
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
@@ -211,6 +212,15 @@ TEST(ParamDefaults, EveryModelsConfigFromDefaultParamsEqualsTheStructDefaults) {
   EXPECT_EQ(lstm.readout, lstm_want.readout);
   EXPECT_EQ(lstm.head_width, lstm_want.head_width);
   EXPECT_EQ(lstm.activation, lstm_want.activation);
+  const Gpt2NetConfig gpt2 = neural_gpt2_config(model("gpt2"), shape);
+  const Gpt2NetConfig gpt2_want;
+  EXPECT_EQ(gpt2.layers, gpt2_want.layers);
+  EXPECT_EQ(gpt2.m, gpt2_want.m);
+  EXPECT_EQ(gpt2.heads, gpt2_want.heads);
+  EXPECT_EQ(gpt2.causal, gpt2_want.causal);
+  EXPECT_EQ(gpt2.positions, gpt2_want.positions);
+  EXPECT_EQ(gpt2.head, gpt2_want.head);
+  EXPECT_EQ(gpt2.precision.bits, gpt2_want.precision.bits);
   // No config struct: these read their Params directly, the schema is their only default.
   for (const char* name : {"mean", "linear", "construction"}) covered.insert(name);
   for (const auto& info : model_registry())

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "models/neural_models.h"
 #include "nn/attention_net.h"
+#include "nn/gpt2_net.h"
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
@@ -146,6 +147,25 @@ std::vector<ParamSpec> transformer_schema() {
   return schema;
 }
 
+std::vector<ParamSpec> gpt2_schema() {
+  const Gpt2NetConfig c;
+  std::vector<ParamSpec> schema = {
+      param_int("layers", c.layers, "blocks (GPT-2's n_layer)", 1, 256),
+      param_int("m", c.m, "embedding (residual stream) dimension (n_embd), a multiple of heads", 1,
+                1 << 16),
+      param_int("heads", c.heads, "heads per layer (n_head), each of width m/heads", 1, 1024),
+      param_bool("causal", c.causal, "causal mask in every layer (GPT-2); false: bidirectional"),
+      param_choice("positions", choice_name(c.positions, kPositions), choice_names(kPositions),
+                   "position codes added to x·wte: learned (wpe, GPT-2), none, sinusoidal, "
+                   "random or random_resampled"),
+      param_choice("head", choice_name(c.head, kGpt2Heads), choice_names(kGpt2Heads),
+                   "output matrix: tied (wte, GPT-2's lm_head; needs d_out = d_in), separate "
+                   "(lm_head.weight (d_out, m)), or auto (tied when d_out = d_in)"),
+  };
+  precision_schema_add(schema);
+  return schema;
+}
+
 std::vector<ParamSpec> mlp_schema() {
   const MlpNetConfig c;  // hidden {256, 256}: width 256, depth 3
   return {param_int("width", c.hidden.front(), "hidden width (the size measure of spec §1.5)", 1,
@@ -230,6 +250,21 @@ LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
   c.readout = choice_parse(p.get_string("readout"), kLstmReadouts, "model.readout");
   c.head_width = p.get_int("head_width");
   c.activation = activation_parse(p.get_string("activation"));
+  fill_shape(c, shape);
+  return c;
+}
+
+Gpt2NetConfig neural_gpt2_config(const Params& p, const TaskShape& shape) {
+  Gpt2NetConfig c;
+  c.layers = p.get_int("layers");
+  c.m = p.get_int("m");
+  c.heads = p.get_int("heads");
+  c.causal = p.get_bool("causal");
+  c.positions = choice_parse(p.get_string("positions"), kPositions, "model.positions");
+  c.head = choice_parse(p.get_string("head"), kGpt2Heads, "model.head");
+  c.precision.bits = p.get_int("bits");  // the net checks it (quantize_check_bits)
+  c.precision.scores = p.get_bool("bits_scores");
+  c.precision.in_training = p.get_bool("bits_in_training");
   fill_shape(c, shape);
   return c;
 }
