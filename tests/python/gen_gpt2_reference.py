@@ -43,10 +43,11 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def gpt2_forward(t, X, n_head, causal=True):
+def gpt2_forward(t, X, n_head, causal=True, maps=None):
     """Logits (n, N, d_out) of the GPT-2 with tensors T (GPT-2 names, no prefix, wpe.weight with at
     least N rows, lm_head.weight optional) on X (n, N, vocab): rows of X pick rows of wte (one-hot
-    tokens; any X is read as X·wte). CAUSAL = False drops the mask (attnlab's option)."""
+    tokens; any X is read as X·wte). CAUSAL = False drops the mask (attnlab's option). MAPS, if
+    given, gets each block's attention probabilities as `layer<l>` (n, H, N, N)."""
     n, seq, _ = X.shape
     d = t["wte.weight"].shape[1]
     dh = d // n_head
@@ -65,7 +66,10 @@ def gpt2_forward(t, X, n_head, causal=True):
         s = q @ k.transpose(-1, -2) / math.sqrt(dh)
         if causal:
             s = s.masked_fill(mask, float("-inf"))
-        merged = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(n, seq, d)
+        A = torch.softmax(s, dim=-1)
+        if maps is not None:
+            maps[f"layer{l}"] = A
+        merged = (A @ v).transpose(1, 2).reshape(n, seq, d)
         h = h + merged @ t[p + "attn.c_proj.weight"] + t[p + "attn.c_proj.bias"]
         m = layer_norm(h, t[p + "ln_2.weight"], t[p + "ln_2.bias"])
         h = h + gelu_tanh(m @ t[p + "mlp.c_fc.weight"] + t[p + "mlp.c_fc.bias"]) @ \
