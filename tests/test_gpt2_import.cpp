@@ -22,6 +22,7 @@
 #include "models/gpt2_checkpoint.h"
 #include "models/neural_models.h"
 #include "nn/gpt2_net.h"
+#include "tasks/batch.h"
 #include "test_paths.h"
 
 namespace attn {
@@ -37,15 +38,14 @@ std::string data_path(const std::string& name) {
 
 // The reference's token sequences as one-hot rows (n, N, vocab).
 Batch reference_tokens(int64_t d_out) {
-  Batch b;
-  b.n = kGpt2Seqs;
-  b.shape.T = kGpt2N;
-  b.shape.d_in = kGpt2Vocab;
-  b.shape.T_out = kGpt2N;
-  b.shape.d_out = d_out;
-  b.X.assign(static_cast<size_t>(kGpt2Seqs * kGpt2N * kGpt2Vocab), 0.0);
+  Batch b = batch_alloc({.T = kGpt2N,
+                         .d_in = kGpt2Vocab,
+                         .T_out = kGpt2N,
+                         .d_out = d_out,
+                         .raw = {},
+                         .constants = {}},
+                        kGpt2Seqs);
   for (int i = 0; i < kGpt2Seqs * kGpt2N; ++i) b.X[i * kGpt2Vocab + kGpt2Tokens[i]] = 1.0;
-  b.Y.assign(static_cast<size_t>(kGpt2Seqs * kGpt2N * d_out), 0.0);
   return b;
 }
 
@@ -175,14 +175,7 @@ std::string file_bytes(const std::string& p) {
 
 // A small token task: one-hot X (n, 6, 5), one-hot Y (n, 6, 4).
 Batch token_batch(int64_t n, uint64_t seed) {
-  Batch b;
-  b.n = n;
-  b.shape.T = 6;
-  b.shape.d_in = 5;
-  b.shape.T_out = 6;
-  b.shape.d_out = 4;
-  b.X.assign(static_cast<size_t>(n * 6 * 5), 0.0);
-  b.Y.assign(static_cast<size_t>(n * 6 * 4), 0.0);
+  Batch b = batch_alloc({.T = 6, .d_in = 5, .T_out = 6, .d_out = 4, .raw = {}, .constants = {}}, n);
   uint64_t s = seed;
   auto next = [&s](int k) {
     s = s * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -12,9 +12,10 @@
 #include "core/interrupt.h"
 #include "core/memory.h"
 #include "models/fit_arrays.h"
-#include "models/model_registry.h"
+#include "models/gpt2_checkpoint.h"
 #include "models/model_inputs.h"
 #include "models/model_io.h"
+#include "models/model_registry.h"
 #include "models/rf_models.h"
 #include "models/train_schema.h"
 #include "tasks/task.h"
@@ -340,17 +341,26 @@ void core_save(Core& c, const std::string& path) {
   attn::model_save(path, c.record, *c.model);
 }
 
-std::unique_ptr<Core> core_load(const std::string& path) {
+// A saved model (model_load), or with `gpt2` a GPT-2 checkpoint (models/gpt2_checkpoint.h).
+std::unique_ptr<Core> core_load_any(const std::string& path, const attn::Gpt2ImportOptions* gpt2) {
   attn::LoadedModel loaded;
   {
     py::gil_scoped_release release;
-    loaded = attn::model_load(path);
+    loaded = gpt2 ? attn::gpt2_import(path, *gpt2) : attn::model_load(path);
   }
   auto c = std::make_unique<Core>();
   c->record = std::move(loaded.record);
   c->model = std::move(loaded.model);
   c->metadata = std::move(loaded.metadata);
   return c;
+}
+
+std::unique_ptr<Core> core_load(const std::string& path) { return core_load_any(path, nullptr); }
+
+std::unique_ptr<Core> core_import_gpt2(const std::string& path, int64_t heads, int64_t T,
+                                       int64_t T_out, const std::string& dtype) {
+  const attn::Gpt2ImportOptions o{heads, T, T_out, dtype};
+  return core_load_any(path, &o);
 }
 
 py::dict shape_dict(const attn::TaskShape& s) {
@@ -405,6 +415,8 @@ void register_models(py::module_& m) {
   py::class_<Core>(m, "ModelCore", "The C++ half of attnlab.Model (use attnlab.model()).")
       .def(py::init(&core_new), py::arg("name"), py::arg("seed"), py::arg("params"))
       .def_static("load", &core_load, py::arg("path"))
+      .def_static("import_gpt2", &core_import_gpt2, py::arg("path"), py::arg("heads"), py::arg("T"),
+                  py::arg("T_out"), py::arg("dtype"))
       .def("fit", &core_fit, py::arg("X"), py::arg("Y"), py::arg("train"))
       .def("fit_empty", &core_fit_empty, py::arg("task"), py::arg("task_params"), py::arg("train"),
            py::arg("shape"))

@@ -190,11 +190,8 @@ LoadedModel gpt2_import(const std::string& path, const Gpt2ImportOptions& o) {
       std::string("meta.loss.") + loss_name(loss.empty() ? Loss::cross_entropy : loss_parse(loss)),
       {}, {1.0});
 
-  TaskShape shape;
-  shape.T = T;
-  shape.d_in = vocab;
-  shape.T_out = T_out;
-  shape.d_out = d_out;
+  const TaskShape shape{
+      .T = T, .d_in = vocab, .T_out = T_out, .d_out = d_out, .raw = {}, .constants = {}};
   t.shape = shape;
   LoadedModel loaded;
   try {

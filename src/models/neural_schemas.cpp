@@ -40,6 +40,15 @@ void precision_schema_add(std::vector<ParamSpec>& schema) {
                               "else only evaluation forwards round"));
 }
 
+// The keys precision_schema_add declares.
+HeadPrecision precision_read(const Params& p) {
+  HeadPrecision precision;
+  precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
+  precision.scores = p.get_bool("bits_scores");
+  precision.in_training = p.get_bool("bits_in_training");
+  return precision;
+}
+
 // model.causal: added after results were stored, so out of run ids at its default
 // (ParamSpec::id_omit_default).
 ParamSpec causal_param(bool def, std::string help) {
@@ -101,9 +110,7 @@ void fill_unit(T& c, const Params& p) {
   c.phi_width = p.get_int("phi_width");
   c.psi = choice_parse(p.get_string("psi"), kTokenMaps, "model.psi");
   c.psi_width = p.get_int("psi_width");
-  c.precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
-  c.precision.scores = p.get_bool("bits_scores");
-  c.precision.in_training = p.get_bool("bits_in_training");
+  c.precision = precision_read(p);
 }
 
 template <class C>
@@ -262,9 +269,7 @@ Gpt2NetConfig neural_gpt2_config(const Params& p, const TaskShape& shape) {
   c.causal = p.get_bool("causal");
   c.positions = choice_parse(p.get_string("positions"), kPositions, "model.positions");
   c.head = choice_parse(p.get_string("head"), kGpt2Heads, "model.head");
-  c.precision.bits = p.get_int("bits");  // the net checks it (quantize_check_bits)
-  c.precision.scores = p.get_bool("bits_scores");
-  c.precision.in_training = p.get_bool("bits_in_training");
+  c.precision = precision_read(p);
   fill_shape(c, shape);
   return c;
 }

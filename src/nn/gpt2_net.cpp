@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "nn/token_outputs.h"
+#include "nn/transformer_net.h"
 #include "ops/attention.h"
 #include "ops/blas.h"
 #include "ops/layernorm.h"
@@ -250,15 +251,9 @@ void Gpt2Net<T>::backward(const T* dy) {
 
 template <class T>
 std::vector<AttentionMap> Gpt2Net<T>::attention_maps() const {
-  std::vector<AttentionMap> maps;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    AttentionMap map;
-    map.name = "layer" + std::to_string(l);
-    map.shape = {B_, c_.heads, c_.T, c_.T};
-    map.data.assign(layers_[l].probs.begin(), layers_[l].probs.end());
-    maps.push_back(std::move(map));
-  }
-  return maps;
+  std::vector<const std::vector<T>*> probs;
+  for (const Layer& layer : layers_) probs.push_back(&layer.probs);
+  return layer_attention_maps(probs, B_, c_.heads, c_.T);
 }
 
 template <class T>

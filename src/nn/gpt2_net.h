@@ -60,12 +60,15 @@ void gelu_tanh_backward(T* dinp, const T* dout, const T* inp, int64_t count);
 template <class T>
 class Gpt2Net : public Net<T> {
  public:
+  // Declares the tensors (GPT-2's names); UserError for m % heads ≠ 0 or a tied head with
+  // d_out ≠ d_in.
   explicit Gpt2Net(const Gpt2NetConfig& config);
-  void forward(const T* x, int64_t B, T* y) override;
+  void init(uint64_t seed) override;                   // GPT-2's initialisation (see above)
+  void forward(const T* x, int64_t B, T* y) override;  // x (B, N, d_in) -> y (B, T_out, d_out)
   void backward(const T* dy) override;
-  void init(uint64_t seed) override;
+  // "layer<l>" (B, H, N, N): each block's softmax weights.
   std::vector<AttentionMap> attention_maps() const override;
-  std::vector<std::pair<std::string, double>> sizes() const override;
+  std::vector<std::pair<std::string, double>> sizes() const override;  // m, heads, layers
 
  private:
   struct Layer {
