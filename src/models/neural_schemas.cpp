@@ -262,14 +262,15 @@ LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
 }
 
 Gpt2NetConfig neural_gpt2_config(const Params& p, const TaskShape& shape) {
-  Gpt2NetConfig c;
-  c.layers = p.get_int("layers");
-  c.m = p.get_int("m");
-  c.heads = p.get_int("heads");
-  c.causal = p.get_bool("causal");
-  c.positions = choice_parse(p.get_string("positions"), kPositions, "model.positions");
-  c.head = choice_parse(p.get_string("head"), kGpt2Heads, "model.head");
-  c.precision = precision_read(p);
+  Gpt2NetConfig c{
+      .layers = p.get_int("layers"),
+      .m = p.get_int("m"),
+      .heads = p.get_int("heads"),
+      .causal = p.get_bool("causal"),
+      .positions = choice_parse(p.get_string("positions"), kPositions, "model.positions"),
+      .head = choice_parse(p.get_string("head"), kGpt2Heads, "model.head"),
+      .precision = precision_read(p),
+  };
   fill_shape(c, shape);
   return c;
 }
