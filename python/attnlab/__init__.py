@@ -14,7 +14,7 @@ boundary, the work done in C++ with the GIL released.
 
 Functions: sample, list_tasks, model, load, load_gpt2, construct, list_models, list_probes, metrics, run,
 results, reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
-attention, features, evaluate, save), Results (a dict of numpy columns), Reproduction.
+attention, features, evaluate, save, export_gpt2), Results (a dict of numpy columns), Reproduction.
 Errors: ValueError for bad input (the CLI's one-line message; also a NaN/inf in any array
 passed, and a result that overflows), TypeError for a flag that is not a bool or a count
 that is not an integer (attnlab/_checks.py), OSError for files, KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).

@@ -197,6 +197,13 @@ class Model:
         cannot be saved yet."""
         self._core.save(path=str(path))
 
+    def export_gpt2(self, path):
+        """Writes a fitted `gpt2` model as a GPT-2 checkpoint (FILE.safetensors with GPT-2's tensor
+        names, docs/models.md "GPT-2 checkpoints"), as `attnlab export-gpt2`; attnlab.load(FILE)
+        predicts bit for bit what this model does. ValueError for another model or settings GPT-2
+        has no counterpart for (positions other than learned, causal = false, bits > 0)."""
+        self._core.export_gpt2(path=str(path))
+
 
 def model(name, seed=0, **params):
     """A new, unfitted model from the registry, like `[model] name = ...` in a spec.

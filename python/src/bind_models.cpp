@@ -332,14 +332,22 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
   return out;
 }
 
-void core_save(Core& c, const std::string& path) {
+// save(path) (gpt2 = false) or export_gpt2(path) (models/gpt2_checkpoint.h).
+void core_write(Core& c, const std::string& path, bool gpt2) {
   auto lock = lock_model(c);
-  require_fitted(c, "save(path)");
+  require_fitted(c, gpt2 ? "export_gpt2(path)" : "save(path)");
   ATTN_CHECK(path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0,
              path + ": the model file must end in .safetensors, e.g. model.safetensors");
   py::gil_scoped_release release;
-  attn::model_save(path, c.record, *c.model);
+  if (gpt2) {
+    attn::gpt2_export(path, c.record, *c.model);
+  } else {
+    attn::model_save(path, c.record, *c.model);
+  }
 }
+
+void core_save(Core& c, const std::string& path) { core_write(c, path, false); }
+void core_export_gpt2(Core& c, const std::string& path) { core_write(c, path, true); }
 
 // A saved model (model_load), or with `gpt2` a GPT-2 checkpoint (models/gpt2_checkpoint.h).
 std::unique_ptr<Core> core_load_any(const std::string& path, const attn::Gpt2ImportOptions* gpt2) {
@@ -427,6 +435,7 @@ void register_models(py::module_& m) {
       .def("evaluate", &core_evaluate, py::arg("X"), py::arg("Y"), py::arg("constants"))
       .def("features", &core_features, py::arg("X"))
       .def("save", &core_save, py::arg("path"))
+      .def("export_gpt2", &core_export_gpt2, py::arg("path"))
       .def_property_readonly("name", [](const Core& c) { return c.record.model; })
       .def_property_readonly("seed", [](const Core& c) { return c.record.seed; })
       .def_property_readonly("fitted",

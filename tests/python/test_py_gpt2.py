@@ -41,6 +41,18 @@ def test_load_reads_a_checkpoint_with_n_head(tmp_path):
     assert np.array_equal(a.predict(X), b.predict(X))
 
 
+def test_export_gpt2_round_trips(tmp_path):
+    X = tokens(40, 6, 5, seed=3)
+    Y = tokens(40, 6, 4, seed=4)
+    m = attnlab.model("gpt2", seed=2, m=8, heads=2).fit(X, Y, steps=3, batch=16, eval_every=3)
+    m.export_gpt2(tmp_path / "ckpt.safetensors")
+    back = attnlab.load(tmp_path / "ckpt.safetensors")
+    assert np.array_equal(back.predict(X[:5]), m.predict(X[:5]))
+    mlp = attnlab.model("mlp", width=4, depth=2).fit(X, Y, steps=1, eval_every=1)
+    with pytest.raises(ValueError, match="no GPT-2 layout"):
+        mlp.export_gpt2(tmp_path / "x.safetensors")
+
+
 def test_load_gpt2_errors():
     with pytest.raises(ValueError, match="n_head"):
         attnlab.load_gpt2(os.path.join(DATA, "gpt2_tied.safetensors"))
