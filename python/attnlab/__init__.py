@@ -12,8 +12,8 @@ boundary, the work done in C++ with the GIL released.
     res = attnlab.run("experiments/demo/baselines.toml", out="runs/demo", quick=True)
     rep = attnlab.reproduce("demo", quick=True)                     # claims and verdicts
 
-Functions: sample, list_tasks, model, load, load_gpt2, construct, list_models, list_probes, metrics, run,
-results, reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
+Functions: sample, list_tasks, model, load, load_gpt2, construct, list_models, list_probes, metrics,
+run, results, reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
 attention, features, evaluate, save, export_gpt2), Results (a dict of numpy columns), Reproduction.
 Errors: ValueError for bad input (the CLI's one-line message; also a NaN/inf in any array
 passed, and a result that overflows), TypeError for a flag that is not a bool or a count
@@ -71,6 +71,6 @@ def threads():
     return _attnlab.threads()
 
 
-__all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models", "list_probes",
-           "metrics", "run", "results", "reproduce", "groups", "qk_stats", "home", "cli_path",
-           "set_threads", "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]
+__all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
+           "list_probes", "metrics", "run", "results", "reproduce", "groups", "qk_stats", "home",
+           "cli_path", "set_threads", "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]
