@@ -21,6 +21,8 @@ void qk_stats_command_register(CLI::App& app);
 void features_command_register(CLI::App& app);
 void fit_command_register(CLI::App& app);
 void predict_command_register(CLI::App& app);
+// import-gpt2 and export-gpt2 (apps/cmd_gpt2.cpp).
+void gpt2_command_register(CLI::App& app);
 // Sets *exit_code to 1 when a claim fails.
 void reproduce_command_register(CLI::App& app, int* exit_code);
 // Sets *exit_code to 1 when a gradient check fails.

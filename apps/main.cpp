@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
   attn::features_command_register(app);
   attn::fit_command_register(app);
   attn::predict_command_register(app);
+  attn::gpt2_command_register(app);
   attn::reproduce_command_register(app, &exit_code);
   attn::gradcheck_command_register(app, &exit_code);
   attn::atomic_file_install_signal_cleanup();

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "models/model_registry.h"
 #include "models/neural_models.h"
 #include "models/rf_models.h"
 #include "models/train_schema.h"
 #include "nn/attention_net.h"
+#include "nn/gpt2_net.h"
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
@@ -211,6 +213,11 @@ TEST(ParamDefaults, EveryModelsConfigFromDefaultParamsEqualsTheStructDefaults) {
   EXPECT_EQ(lstm.readout, lstm_want.readout);
   EXPECT_EQ(lstm.head_width, lstm_want.head_width);
   EXPECT_EQ(lstm.activation, lstm_want.activation);
+  auto gpt2_keys = [](const Gpt2NetConfig& c) {
+    return std::tuple(c.layers, c.m, c.heads, c.causal, c.positions, c.head, c.precision.bits,
+                      c.precision.scores, c.precision.in_training);
+  };
+  EXPECT_EQ(gpt2_keys(neural_gpt2_config(model("gpt2"), shape)), gpt2_keys(Gpt2NetConfig{}));
   // No config struct: these read their Params directly, the schema is their only default.
   for (const char* name : {"mean", "linear", "construction"}) covered.insert(name);
   for (const auto& info : model_registry())

@@ -12,9 +12,9 @@ boundary, the work done in C++ with the GIL released.
     res = attnlab.run("experiments/demo/baselines.toml", out="runs/demo", quick=True)
     rep = attnlab.reproduce("demo", quick=True)                     # claims and verdicts
 
-Functions: sample, list_tasks, model, load, construct, list_models, list_probes, metrics, run,
-results, reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
-attention, features, evaluate, save), Results (a dict of numpy columns), Reproduction.
+Functions: sample, list_tasks, model, load, load_gpt2, construct, list_models, list_probes, metrics,
+run, results, reproduce, groups, qk_stats, set_threads, threads. Classes: Model (fit, fit_task, predict,
+attention, features, evaluate, save, export_gpt2), Results (a dict of numpy columns), Reproduction.
 Errors: ValueError for bad input (the CLI's one-line message; also a NaN/inf in any array
 passed, and a result that overflows), TypeError for a flag that is not a bool or a count
 that is not an integer (attnlab/_checks.py), OSError for files, KeyboardInterrupt on Ctrl-C. Warnings of the core: AttnlabWarning (warnings module).
@@ -33,7 +33,7 @@ from ._analysis import list_probes, qk_stats  # noqa: E402
 from ._checks import integer  # noqa: E402
 from ._experiments import Reproduction, Results, reproduce, results, run  # noqa: E402
 from ._feedback import AttnlabWarning  # noqa: E402
-from ._models import Model, construct, list_models, load, model  # noqa: E402
+from ._models import Model, construct, list_models, load, load_gpt2, model  # noqa: E402
 from ._tasks import list_tasks, metrics, sample  # noqa: E402
 
 __version__ = _attnlab.__version__
@@ -71,6 +71,6 @@ def threads():
     return _attnlab.threads()
 
 
-__all__ = ["sample", "list_tasks", "model", "load", "construct", "list_models", "list_probes",
-           "metrics", "run", "results", "reproduce", "groups", "qk_stats", "home", "cli_path",
-           "set_threads", "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]
+__all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
+           "list_probes", "metrics", "run", "results", "reproduce", "groups", "qk_stats", "home",
+           "cli_path", "set_threads", "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]

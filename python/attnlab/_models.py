@@ -197,6 +197,13 @@ class Model:
         cannot be saved yet."""
         self._core.save(path=str(path))
 
+    def export_gpt2(self, path):
+        """Writes a fitted `gpt2` model as a GPT-2 checkpoint (FILE.safetensors with GPT-2's tensor
+        names, docs/models.md "GPT-2 checkpoints"), as `attnlab export-gpt2`; attnlab.load(FILE)
+        predicts bit for bit what this model does. ValueError for another model or settings GPT-2
+        has no counterpart for (positions other than learned, causal = false, bits > 0)."""
+        self._core.export_gpt2(path=str(path))
+
 
 def model(name, seed=0, **params):
     """A new, unfitted model from the registry, like `[model] name = ...` in a spec.
@@ -222,7 +229,8 @@ def model(name, seed=0, **params):
 
 
 def load(path):
-    """Loads a model saved by Model.save() or `attnlab fit --save` (safetensors).
+    """Loads a model saved by Model.save() or `attnlab fit --save` (safetensors), or a GPT-2
+    checkpoint whose metadata has n_head (load_gpt2 for the others).
 
     The model is rebuilt from the file's name, params, seed and shape, its frozen weights
     are checked bit for bit, and it predicts exactly what the saved model predicted.
@@ -231,6 +239,28 @@ def load(path):
         OSError: the file cannot be read; ValueError: not an attnlab model, or altered.
     """
     return Model(_attnlab.ModelCore.load(path=str(path)))
+
+
+def load_gpt2(path, heads=0, T=0, T_out=0, dtype=""):
+    """Loads a GPT-2 checkpoint (safetensors with GPT-2's tensor names wte.weight, wpe.weight,
+    h.<l>.attn.c_attn.weight, ..., optionally prefixed "transformer.") as a `gpt2` model.
+
+    Args:
+        heads (int): n_head; 0 reads the file's metadata "n_head" (no tensor shows it).
+        T (int): sequence length, the first T rows of wpe; 0: all of them.
+        T_out (int): outputs per sequence, T or 1; 0: T.
+        dtype (str): "float32" or "float64"; "": float64 iff every tensor is F64.
+
+    Returns:
+        Model (fitted): predict() gives the softmax of the logits at each position.
+
+    Raises:
+        OSError: the file cannot be read; ValueError: a missing tensor, a wrong shape or dtype.
+    """
+    core = _attnlab.ModelCore.import_gpt2(
+        path=str(path), heads=integer("load_gpt2", "heads", heads), T=integer("load_gpt2", "T", T),
+        T_out=integer("load_gpt2", "T_out", T_out), dtype=str(dtype))
+    return Model(core)
 
 
 # Constructions whose task is not a prefix of their name (docs/constructions.md).

@@ -12,9 +12,10 @@
 #include "core/interrupt.h"
 #include "core/memory.h"
 #include "models/fit_arrays.h"
-#include "models/model_registry.h"
+#include "models/gpt2_checkpoint.h"
 #include "models/model_inputs.h"
 #include "models/model_io.h"
+#include "models/model_registry.h"
 #include "models/rf_models.h"
 #include "models/train_schema.h"
 #include "tasks/task.h"
@@ -331,26 +332,43 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
   return out;
 }
 
-void core_save(Core& c, const std::string& path) {
+// save(path) (gpt2 = false) or export_gpt2(path) (models/gpt2_checkpoint.h).
+void core_write(Core& c, const std::string& path, bool gpt2) {
   auto lock = lock_model(c);
-  require_fitted(c, "save(path)");
+  require_fitted(c, gpt2 ? "export_gpt2(path)" : "save(path)");
   ATTN_CHECK(path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0,
              path + ": the model file must end in .safetensors, e.g. model.safetensors");
   py::gil_scoped_release release;
-  attn::model_save(path, c.record, *c.model);
+  if (gpt2) {
+    attn::gpt2_export(path, c.record, *c.model);
+  } else {
+    attn::model_save(path, c.record, *c.model);
+  }
 }
 
-std::unique_ptr<Core> core_load(const std::string& path) {
+void core_save(Core& c, const std::string& path) { core_write(c, path, false); }
+void core_export_gpt2(Core& c, const std::string& path) { core_write(c, path, true); }
+
+// A saved model (model_load), or with `gpt2` a GPT-2 checkpoint (models/gpt2_checkpoint.h).
+std::unique_ptr<Core> core_load_any(const std::string& path, const attn::Gpt2ImportOptions* gpt2) {
   attn::LoadedModel loaded;
   {
     py::gil_scoped_release release;
-    loaded = attn::model_load(path);
+    loaded = gpt2 ? attn::gpt2_import(path, *gpt2) : attn::model_load(path);
   }
   auto c = std::make_unique<Core>();
   c->record = std::move(loaded.record);
   c->model = std::move(loaded.model);
   c->metadata = std::move(loaded.metadata);
   return c;
+}
+
+std::unique_ptr<Core> core_load(const std::string& path) { return core_load_any(path, nullptr); }
+
+std::unique_ptr<Core> core_import_gpt2(const std::string& path, int64_t heads, int64_t T,
+                                       int64_t T_out, const std::string& dtype) {
+  const attn::Gpt2ImportOptions o{heads, T, T_out, dtype};
+  return core_load_any(path, &o);
 }
 
 py::dict shape_dict(const attn::TaskShape& s) {
@@ -405,6 +423,8 @@ void register_models(py::module_& m) {
   py::class_<Core>(m, "ModelCore", "The C++ half of attnlab.Model (use attnlab.model()).")
       .def(py::init(&core_new), py::arg("name"), py::arg("seed"), py::arg("params"))
       .def_static("load", &core_load, py::arg("path"))
+      .def_static("import_gpt2", &core_import_gpt2, py::arg("path"), py::arg("heads"), py::arg("T"),
+                  py::arg("T_out"), py::arg("dtype"))
       .def("fit", &core_fit, py::arg("X"), py::arg("Y"), py::arg("train"))
       .def("fit_empty", &core_fit_empty, py::arg("task"), py::arg("task_params"), py::arg("train"),
            py::arg("shape"))
@@ -415,6 +435,7 @@ void register_models(py::module_& m) {
       .def("evaluate", &core_evaluate, py::arg("X"), py::arg("Y"), py::arg("constants"))
       .def("features", &core_features, py::arg("X"))
       .def("save", &core_save, py::arg("path"))
+      .def("export_gpt2", &core_export_gpt2, py::arg("path"))
       .def_property_readonly("name", [](const Core& c) { return c.record.model; })
       .def_property_readonly("seed", [](const Core& c) { return c.record.seed; })
       .def_property_readonly("fitted",

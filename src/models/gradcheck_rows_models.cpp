@@ -14,7 +14,7 @@ GradcheckProblem model_problem(const NeuralKindInfo& kind, const NeuralGradcheck
   shape.T = 4;
   shape.d_in = 3;
   shape.T_out = spec.T_out;
-  shape.d_out = 2;
+  shape.d_out = spec.d_out;
   const int64_t B = 2;
   Params params("model", kind.schema());
   for (const auto& [k, v] : spec.set) params.set_text(k, v);

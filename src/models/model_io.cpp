@@ -11,6 +11,7 @@
 #include "core/params_json.h"
 #include "core/version.h"
 #include "io/safetensors.h"
+#include "models/gpt2_checkpoint.h"
 #include "models/rf_models.h"
 #include "models/ridge_model.h"
 #include "models/train_schema.h"
@@ -145,6 +146,10 @@ void model_save(const std::string& path, const ModelRecord& r, const Model& mode
 
 LoadedModel model_load(const std::string& path) {
   SafetensorsFile file(path);  // IoError names the file
+  const auto format = file.metadata().find("format");
+  const bool ours = format != file.metadata().end() && format->second == kFormat;
+  if (!ours && gpt2_checkpoint_detect(file))
+    return gpt2_import(path, Gpt2ImportOptions{});  // a GPT-2 checkpoint (models/gpt2_checkpoint.h)
   LoadedModel loaded;
   try {
     const auto& md = file.metadata();

@@ -22,6 +22,8 @@
 //   whose saved frozen weights differ bit for bit from the redrawn ones (a changed seed,
 //   params or weights), an unknown format or model, or params that do not validate.
 //   A loaded model predicts exactly (bit for bit) what the saved one predicted.
+// - A file with GPT-2's tensors and another "format" (a GPT-2 checkpoint; models/gpt2_checkpoint.h)
+//   loads as a `gpt2` model, with n_head from its metadata.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "models/neural_models.h"
 #include "nn/attention_net.h"
+#include "nn/gpt2_net.h"
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
@@ -142,6 +143,18 @@ std::vector<NeuralKindInfo> rows_make() {
                        {"activation", "tanh"}}},
                      {"per_position",
                       {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}}}},
+      {.kind = NeuralKind::gpt2,
+       .name = "gpt2",
+       .description = "GPT-2's layout: wte/wpe, pre-LN blocks of fused-qkv attention (width m/H, "
+                      "projection) and tanh-GELU MLP, ln_f, causal; imports GPT-2 checkpoints",
+       .schema = gpt2_schema,
+       .make = neural_make<NeuralKind::gpt2>,
+       .nets = nets_of<Gpt2Net, neural_gpt2_config>(),
+       .gradcheck =
+           {{"", {{"layers", "2"}, {"m", "4"}, {"heads", "2"}}},
+            {"tied", {{"layers", "1"}, {"m", "4"}, {"heads", "2"}, {"head", "tied"}}, 4, 3},
+            {"token0", {{"layers", "1"}, {"m", "6"}, {"heads", "3"}, {"causal", "false"}}, 1},
+            {"sinusoidal", {{"layers", "1"}, {"m", "4"}, {"positions", "sinusoidal"}}}}},
   };
   static_assert(std::extent_v<decltype(rows)> == kNeuralKindCount,
                 "one row of the gradient-trained models' table per NeuralKind");

@@ -26,16 +26,17 @@
 namespace attn {
 
 // In the order `attnlab list` shows them. kCount: the number of kinds (not a kind).
-enum class NeuralKind { attention, third_order, transformer, mlp, lstm, kCount };
+enum class NeuralKind { attention, third_order, transformer, mlp, lstm, gpt2, kCount };
 
 inline constexpr int kNeuralKindCount = static_cast<int>(NeuralKind::kCount);
 
 // One gradient-check row of a model: the parameters of a small network (B = 2 sequences of
-// T = 4 tokens, d_in = 3, d_out = 2) at the schema defaults with `set` applied.
+// T = 4 tokens, d_in = 3, d_out = 2 unless set) at the schema defaults with `set` applied.
 struct NeuralGradcheckSpec {
   std::string suffix;  // the row is "model/<name>" ("" here) or "model/<name>/<suffix>"
   std::vector<std::pair<std::string, std::string>> set;  // [model] key = value (text)
   int64_t T_out = 4;
+  int64_t d_out = 2;  // 3 = d_in: a head tied to the input embedding (gpt2)
 };
 
 template <class T>

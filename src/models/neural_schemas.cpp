@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "models/neural_models.h"
 #include "nn/attention_net.h"
+#include "nn/gpt2_net.h"
 #include "nn/lstm_net.h"
 #include "nn/mlp_net.h"
 #include "nn/transformer_net.h"
@@ -37,6 +38,15 @@ void precision_schema_add(std::vector<ParamSpec>& schema) {
   schema.push_back(param_bool("bits_in_training", precision.in_training,
                               "with bits > 0, also round in training (straight-through gradient); "
                               "else only evaluation forwards round"));
+}
+
+// The keys precision_schema_add declares.
+HeadPrecision precision_read(const Params& p) {
+  HeadPrecision precision;
+  precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
+  precision.scores = p.get_bool("bits_scores");
+  precision.in_training = p.get_bool("bits_in_training");
+  return precision;
 }
 
 // model.causal: added after results were stored, so out of run ids at its default
@@ -100,9 +110,7 @@ void fill_unit(T& c, const Params& p) {
   c.phi_width = p.get_int("phi_width");
   c.psi = choice_parse(p.get_string("psi"), kTokenMaps, "model.psi");
   c.psi_width = p.get_int("psi_width");
-  c.precision.bits = p.get_int("bits");  // the nets check it (quantize_check_bits)
-  c.precision.scores = p.get_bool("bits_scores");
-  c.precision.in_training = p.get_bool("bits_in_training");
+  c.precision = precision_read(p);
 }
 
 template <class C>
@@ -141,6 +149,25 @@ std::vector<ParamSpec> transformer_schema() {
       param_bool("exclude_self", c.exclude_self, "mask each query's own token"),
       causal_param(c.causal, "causal mask in every layer: query i attends to tokens j <= i only"),
       positions_param(c.positions),
+  };
+  precision_schema_add(schema);
+  return schema;
+}
+
+std::vector<ParamSpec> gpt2_schema() {
+  const Gpt2NetConfig c;
+  std::vector<ParamSpec> schema = {
+      param_int("layers", c.layers, "blocks (GPT-2's n_layer)", 1, 256),
+      param_int("m", c.m, "embedding (residual stream) dimension (n_embd), a multiple of heads", 1,
+                1 << 16),
+      param_int("heads", c.heads, "heads per layer (n_head), each of width m/heads", 1, 1024),
+      param_bool("causal", c.causal, "causal mask in every layer (GPT-2); false: bidirectional"),
+      param_choice("positions", choice_name(c.positions, kPositions), choice_names(kPositions),
+                   "position codes added to x·wte: learned (wpe, GPT-2), none, sinusoidal, "
+                   "random or random_resampled"),
+      param_choice("head", choice_name(c.head, kGpt2Heads), choice_names(kGpt2Heads),
+                   "output matrix: tied (wte, GPT-2's lm_head; needs d_out = d_in), separate "
+                   "(lm_head.weight (d_out, m)), or auto (tied when d_out = d_in)"),
   };
   precision_schema_add(schema);
   return schema;
@@ -230,6 +257,20 @@ LstmNetConfig neural_lstm_config(const Params& p, const TaskShape& shape) {
   c.readout = choice_parse(p.get_string("readout"), kLstmReadouts, "model.readout");
   c.head_width = p.get_int("head_width");
   c.activation = activation_parse(p.get_string("activation"));
+  fill_shape(c, shape);
+  return c;
+}
+
+Gpt2NetConfig neural_gpt2_config(const Params& p, const TaskShape& shape) {
+  Gpt2NetConfig c{
+      .layers = p.get_int("layers"),
+      .m = p.get_int("m"),
+      .heads = p.get_int("heads"),
+      .causal = p.get_bool("causal"),
+      .positions = choice_parse(p.get_string("positions"), kPositions, "model.positions"),
+      .head = choice_parse(p.get_string("head"), kGpt2Heads, "model.head"),
+      .precision = precision_read(p),
+  };
   fill_shape(c, shape);
   return c;
 }

@@ -189,16 +189,20 @@ void TransformerNet<T>::backward(const T* dy) {
 }
 
 template <class T>
-std::vector<AttentionMap> TransformerNet<T>::attention_maps() const {
+std::vector<AttentionMap> layer_attention_maps(const std::vector<const std::vector<T>*>& probs,
+                                               int64_t B, int64_t H, int64_t N) {
   std::vector<AttentionMap> maps;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    AttentionMap map;
-    map.name = "layer" + std::to_string(l);
-    map.shape = {B_, c_.heads, c_.T, c_.T};
-    map.data.assign(layers_[l]->probs.begin(), layers_[l]->probs.end());
-    maps.push_back(std::move(map));
-  }
+  for (size_t l = 0; l < probs.size(); ++l)
+    maps.push_back(
+        {"layer" + std::to_string(l), {B, H, N, N}, {probs[l]->begin(), probs[l]->end()}});
   return maps;
+}
+
+template <class T>
+std::vector<AttentionMap> TransformerNet<T>::attention_maps() const {
+  std::vector<const std::vector<T>*> probs;
+  for (const auto& layer : layers_) probs.push_back(&layer->probs);
+  return layer_attention_maps(probs, B_, c_.heads, c_.T);
 }
 
 template <class T>
@@ -206,6 +210,10 @@ std::vector<std::pair<std::string, double>> TransformerNet<T>::sizes() const {
   return {{"m", double(c_.m)}, {"heads", double(c_.heads)}, {"layers", double(c_.layers)}};
 }
 
+template std::vector<AttentionMap> layer_attention_maps<float>(
+    const std::vector<const std::vector<float>*>&, int64_t, int64_t, int64_t);
+template std::vector<AttentionMap> layer_attention_maps<double>(
+    const std::vector<const std::vector<double>*>&, int64_t, int64_t, int64_t);
 template class TransformerNet<float>;
 template class TransformerNet<double>;
 

@@ -43,6 +43,12 @@ struct TransformerNetConfig {
   std::string name = "transformer";
 };
 
+// The attention maps "layer<l>" (B, H, N, N) of a stack of attention layers, from each layer's
+// probabilities (B·H·N·N values; the transformer and gpt2 nets).
+template <class T>
+std::vector<AttentionMap> layer_attention_maps(const std::vector<const std::vector<T>*>& probs,
+                                               int64_t B, int64_t H, int64_t N);
+
 template <class T>
 class TransformerNet : public Net<T> {
  public:

@@ -256,6 +256,15 @@ def forward_lstm(t, p, X):
     return dense_stack(t, "head", z, p["activation"])
 
 
+def forward_gpt2(t, p, X, maps):
+    """GPT-2's layout (docs/models.md, gpt2): the forward of tests/python/gen_gpt2_reference.py, with
+    attnlab's `pos` as GPT-2's wpe.weight."""
+    from gen_gpt2_reference import gpt2_forward
+    g = {k: v for k, v in t.items() if not k.startswith("meta.")}
+    g["wpe.weight"] = g.pop("pos")
+    return gpt2_forward(g, X, p["heads"], p["causal"], maps)
+
+
 def torch_predict(path, X):
     """(Y_pred (n, T_out, d_out), {name: attention map}) of the saved model at PATH on inputs X (n, N,
     d_in); the maps as `attnlab predict` names them without the `attention.` prefix."""
@@ -272,6 +281,8 @@ def torch_predict(path, X):
         y = forward_mlp(t, p, X, shape)
     elif name == "lstm":
         y = forward_lstm(t, p, X)
+    elif name == "gpt2":
+        y = forward_gpt2(t, p, X, maps)
     else:
         raise ValueError(f"no torch forward for {name}")
     if y.shape[1] != shape["T_out"]:     # one output per sequence: token 0's
@@ -334,6 +345,9 @@ CASES = [
     ("lstm_rf", "lstm", "rf", {"hidden": 4, "bidirectional": True}),
     ("lstm_bce", "lstm", "match2", {"hidden": 4, "head_width": 5}),
     ("lstm_sparse_inputs", "lstm", "onehot", {"hidden": 4, "layers": 2, "bidirectional": True}),
+    ("gpt2", "gpt2", "qsa", {"m": 8, "heads": 2}),
+    ("gpt2_onehot", "gpt2", "onehot", {"m": 6, "heads": 3, "layers": 1}),
+    ("gpt2_rf_bidirectional", "gpt2", "rf", {"m": 4, "heads": 2, "causal": False}),
 ]
 
 
