@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,26 +21,21 @@ namespace {
 
 using KV = std::vector<std::pair<std::string, std::string>>;
 
-Params with(Params p, const KV& sets) {
-  for (const auto& [k, v] : sets) p.set_text(k, v);
-  return p;
-}
-
+// A batch of the hop task and a construction model for it.
 struct Fixture {
-  std::unique_ptr<Task> task;
-  Batch data;
-  std::unique_ptr<Model> model;
   int64_t N = 0, A = 0;
+  std::unique_ptr<Task> task;
+  std::unique_ptr<Model> model;
+  Batch data;
 };
 
 Fixture make(const KV& task_sets, const KV& model_sets, int64_t n, uint64_t seed = 7) {
-  Fixture f;
-  const Params tp = with(task_default_params("hop"), task_sets);
-  f.task = task_make("hop", tp);
+  Params tp = task_default_params("hop");
+  Params mp("model", model_find("construction").schema());
+  for (const auto& [key, value] : task_sets) tp.set_text(key, value);
+  for (const auto& [key, value] : model_sets) mp.set_text(key, value);
+  Fixture f{tp.get_int("N"), tp.get_int("A"), task_make("hop", tp), nullptr, {}};
   f.data = task_generate(*f.task, seed, 0, n);
-  f.N = tp.get_int("N");
-  f.A = tp.get_int("A");
-  const Params mp = with(Params("model", model_find("construction").schema()), model_sets);
   f.model =
       model_find("construction").make(ModelContext{mp, Params("train", {}), f.task->shape(), seed});
   return f;
@@ -78,11 +74,10 @@ int64_t mismatches(const Fixture& f, const std::vector<double>& pred, HopOf hop_
   return wrong;
 }
 
+// One test metric of a prediction (metrics_compute's name; at() throws when it is missing).
 double metric(const Batch& b, const std::vector<double>& pred, const std::string& name) {
-  for (const auto& [k, v] : metrics_compute(b, pred))
-    if (k == name) return v;
-  ADD_FAILURE() << "no metric " << name;
-  return NAN;
+  const auto all = metrics_compute(b, pred);
+  return std::map<std::string, double>(all.begin(), all.end()).at(name);
 }
 
 double bits_needed(const Fixture& f) {
@@ -242,13 +237,12 @@ TEST(HopConstructions, BitsNeededGrowsLikeTwiceLog2N) {
 TEST(HopConstructions, UserErrors) {
   EXPECT_THROW(make({{"N", "16"}}, {{"construction", "induction_head"}, {"layers", "3"}}, 2),
                UserError);
-  Fixture f;
-  const Params tp = with(task_default_params("match2"), {{"N", "8"}});
-  f.task = task_make("match2", tp);
-  const Params mp = with(Params("model", model_find("construction").schema()),
-                         {{"construction", "hop_doubling"}});
+  // Another task's shapes: a UserError naming the hop task.
+  const auto match2 = task_make("match2", task_default_params("match2"));
+  Params mp("model", model_find("construction").schema());
+  mp.set_text("construction", "hop_doubling");
   EXPECT_THROW(
-      model_find("construction").make(ModelContext{mp, Params("train", {}), f.task->shape(), 1}),
+      model_find("construction").make(ModelContext{mp, Params("train", {}), match2->shape(), 1}),
       UserError);
 }
 
