@@ -90,10 +90,9 @@ double bits_needed(const Fixture& f) {
 }
 
 TEST(HopCircuit, ReachAndLayers) {
-  EXPECT_EQ(hop_circuit_reach(1), 0);
-  EXPECT_EQ(hop_circuit_reach(2), 1);
-  EXPECT_EQ(hop_circuit_reach(5), 8);
-  const std::vector<int64_t> want = {1, 2, 3, 4, 4, 5, 5, 5, 5, 6};  // k = 0 … 9
+  const std::vector<int64_t> reach = {0, 1, 3, 7, 15};  // L = 1 … 5: 2^(L−1) − 1
+  for (int64_t L = 1; L <= 5; ++L) EXPECT_EQ(hop_circuit_reach(L), reach[L - 1]) << L;
+  const std::vector<int64_t> want = {1, 2, 3, 3, 4, 4, 4, 4, 5, 5};  // k = 0 … 9: ⌊log₂ k⌋ + 2
   for (int64_t k = 0; k < 10; ++k) EXPECT_EQ(hop_circuit_layers_for(k), want[k]) << k;
 }
 
@@ -113,7 +112,7 @@ TEST(HopConstructions, InductionHeadIsHop1EverywhereForSeveralAlphabetsAndLength
 TEST(HopConstructions, DoublingAtItsDefaultDepthIsExactForEveryK) {
   for (const char* A : {"2", "4", "7"})
     for (const char* N : {"12", "41", "97"})
-      for (const char* k_max : {"0", "1", "3", "8", "13"}) {
+      for (const char* k_max : {"0", "1", "3", "8", "15"}) {
         auto f =
             make({{"N", N}, {"A", A}, {"k_max", k_max}}, {{"construction", "hop_doubling"}}, 60);
         const auto pred = f.model->predict(f.data);
@@ -122,38 +121,44 @@ TEST(HopConstructions, DoublingAtItsDefaultDepthIsExactForEveryK) {
       }
 }
 
-// With L layers the circuit is exact for k <= 2^(L−2) and answers the hop its low digits allow
-// beyond: hop_{k mod 2^J} (J = L − 2), or hop_{2^J} when k is a positive multiple of 2^J; that
-// is not hop_k, so the token error over symbol targets is large from k = 2^(L−2) + 1 on.
-TEST(HopConstructions, DoublingFailsOneLayerBelowItsDepth) {
-  for (int64_t L = 1; L <= 4; ++L) {
-    const auto truncated = [L](int64_t k) {
-      if (L == 1 || k == 0) return int64_t{0};
-      const int64_t J = L - 2, low = k & ((int64_t{1} << J) - 1);
-      return low != 0 ? low : int64_t{1} << J;
-    };
-    for (int64_t k = 0; k <= 8; ++k) {
-      auto f = make({{"N", "64"}, {"A", "4"}, {"k_max", "8"}, {"k", std::to_string(k)}},
+// With L layers the circuit answers hop_(k mod 2^(L−1)): exact for k <= 2^(L−1) − 1, so at
+// L = ⌊log₂ k⌋ + 2 for every k (non-powers of two such as 3, 5, 6, 7 included), and wrong
+// from k = 2^(L−1) on: one layer below a k's depth fails it. The wrong answer is the truncated
+// circuit's own; its token error over symbol targets is large.
+TEST(HopConstructions, DoublingIsExactAtItsDepthAndFailsOneLayerBelow) {
+  for (int64_t L = 1; L <= 5; ++L) {
+    const auto truncated = [L](int64_t k) { return k & ((int64_t{1} << (L - 1)) - 1); };
+    for (int64_t k = 0; k <= 16; ++k) {
+      auto f = make({{"N", "64"}, {"A", "4"}, {"k_max", "16"}, {"k", std::to_string(k)}},
                     {{"construction", "hop_doubling"}, {"layers", std::to_string(L)}}, 40);
       const auto pred = f.model->predict(f.data);
       EXPECT_EQ(mismatches(f, pred, truncated), 0) << "L " << L << " k " << k;
       const double err = metric(f.data, pred, "token_error");
-      if (k <= hop_circuit_reach(L))
+      if (k < (int64_t{1} << (L - 1)))
         EXPECT_EQ(err, 0.0) << "L " << L << " k " << k;
       else
         EXPECT_GT(err, 0.3) << "L " << L << " k " << k;
+      if (k >= 1 && L == hop_circuit_layers_for(k)) {
+        EXPECT_EQ(err, 0.0) << "at its depth: L " << L << " k " << k;
+      }
+      if (k >= 1 && L == hop_circuit_layers_for(k) - 1) {
+        EXPECT_GT(err, 0.3) << "one layer below: L " << L << " k " << k;
+      }
     }
   }
 }
 
-// The heads attend where the pointer chain says: previous token v − 1, match head find(t), the
-// P head of doubling layer j find^(2^(j−1))(t) (0 where undefined); rows are causal.
+// The heads attend where the pointer chain says (k_max = 8: L = 5, A = 3): previous token
+// v − 1, k head 0, each last-occurrence head the rightmost u <= t holding its symbol (0 if
+// none), match head find(t), occurrence head find(t) − 1 (0 where undefined), and the lookup of
+// layer l find^(2^(l−2))(t) (0 where undefined); rows are causal.
 TEST(HopConstructions, AttentionMapsFollowTheHopChain) {
   auto f = make({{"N", "48"}, {"A", "3"}, {"k_max", "8"}}, {{"construction", "hop_doubling"}}, 6);
   const auto maps = f.model->attention(f.data);
-  ASSERT_EQ(maps.size(), 9u);  // prev, k, match, (P, R) × 3
+  ASSERT_EQ(maps.size(), 11u);  // prev, k, count, last × 3, match, occurrence, lookups × 3
   const int64_t N = f.N, J = 9;
   const auto& chain = f.data.find("hop_chain").i64;
+  const auto& sigma = f.data.find("symbols").i64;
   const auto argmax = [&](size_t head, int64_t b, int64_t t) {
     const double* row = maps[head].data.data() + (b * N + t) * N;
     for (int64_t u = t + 1; u < N; ++u) EXPECT_EQ(row[u], 0.0);
@@ -163,12 +168,19 @@ TEST(HopConstructions, AttentionMapsFollowTheHopChain) {
     for (int64_t t = 1; t < N; ++t) {
       EXPECT_EQ(argmax(0, b, t), t - 1);
       EXPECT_EQ(argmax(1, b, t), 0);
+      for (int64_t a = 0; a < 3; ++a) {
+        int64_t last = 0;
+        for (int64_t u = 1; u <= t; ++u)
+          if (sigma[b * (N - 1) + u - 1] == a) last = u;
+        EXPECT_EQ(argmax(3 + a, b, t), last) << b << " " << t << " symbol " << a;
+      }
       const auto at = [&](int64_t hops) {
         return std::max<int64_t>(chain[(b * N + t) * J + hops], 0);
       };
-      EXPECT_EQ(argmax(2, b, t), at(1)) << b << " " << t;
-      for (int64_t j = 1; j <= 3; ++j)
-        EXPECT_EQ(argmax(1 + 2 * j, b, t), at(int64_t{1} << (j - 1)));
+      EXPECT_EQ(argmax(6, b, t), at(1)) << b << " " << t;
+      EXPECT_EQ(argmax(7, b, t), std::max<int64_t>(at(1) - 1, 0)) << b << " " << t;
+      for (int64_t l = 3; l <= 5; ++l)
+        EXPECT_EQ(argmax(5 + l, b, t), at(int64_t{1} << (l - 2))) << b << " " << t << " " << l;
     }
 }
 

@@ -7,17 +7,20 @@
 // Positions t = 0 … N−1; position 0 holds the k token, t >= 1 the symbol s_t = σ_{t−1}. Pointers
 // are input positions; 0 (the k token) stands for "undefined" and is absorbing, so
 // find(t) = 1 + the largest u in [1, t) with s_u = s_t (0 if none) is the hop task's
-// hop_chain(t, 1) with −1 written as 0.
-//   layer 1      previous-token head: row v attends to v − 1 (quadratic position codes) and
-//                copies s_{v−1}; with k, a second head copies k's binary digits from position 0
+// hop_chain(t, 1) with −1 written as 0. Each position keeps a pointer P and a symbol R.
+//   layer 1      previous-token head (row v copies s_{v−1}); with k, a head copying k's binary
+//                digits from position 0; with L >= 3, a count head (c_t = occurrences of s_t in
+//                [1, t]) and one head per symbol a (1 + its last occurrence in [1, t])
 //   layer 2      match head: row t attends to the rightmost v <= t whose copied s_{v−1} equals
-//                s_t (or to position 0 if none) and reads (v, s_v): P_0 = find
-//   layer 2 + j  (j >= 1) lookup heads: P_j = P_{j−1}∘P_{j−1} = find^{2^j}; with k, a second head
-//                R_j = P_{j−1}∘R_{j−1} when bit j−1 of k is set, else R_{j−1}
-//                (R_0 = identity), so R_j = find^{k mod 2^j}
-//   read-out     with L layers (J = L − 2): R_J when k mod 2^J ≠ 0 or k = 0, else P_J: exact
-//                for k <= 2^J; a larger k gets the hop its low digits allow (a wrong answer
-//                from the truncated circuit). Without k (the induction head): P_0.
+//                s_t (position 0 if none) and reads s_v = hop_1; with L >= 3 an occurrence
+//                head reads, at the previous occurrence u* = find(t) − 1 (matched by symbol and
+//                count c_t − 1), the per-symbol pointers there, and P = the one for s_{find(t)}
+//                = find∘find. R = hop_1 if bit 0 of k is set, else hop_0.
+//   layer l >= 3 one lookup head at P: P ← P(P) = find^(2^(l−1)); R ← R(P) =
+//                hop_(k mod 2^(l−2) + 2^(l−2)) when bit l−2 of k is set
+//   read-out     R = hop_(k mod 2^(L−1)): exact for k <= 2^(L−1) − 1 (the paper's depth
+//                ⌊log₂ k⌋ + 2); a larger k gets hop_(k mod 2^(L−1)), a wrong answer from the
+//                truncated circuit. Without k (the induction head): layers 1–2, R = hop_1.
 // Every head is softmax(q kᵀ) v under the causal mask with the precision model of
 // constructions/attend.h (q, k, v rounded to p bits, one scale per tensor; bits_scores rounds
 // the scores); β from the head's score gap g so that the leaked mass stays below 1/(8N). Every
@@ -52,14 +55,15 @@ struct HopCircuitOptions {
 
 // The circuit on one sequence: cls (N) the predicted classes (symbols 0 … A−1, blank A at
 // position 0, none A + 1). probs, if non-null, gets one (N, N) map per head in evaluation order:
-// layer 1 previous-token [, k broadcast], layer 2 match, then per doubling layer P [, R].
+// layer 1 previous-token [, k broadcast] [, count, last occurrence of 0 … A−1], layer 2 match
+// [, occurrence], then one lookup per layer l >= 3 ([…]: with k; with L >= 3).
 // stats, if non-null, gets one row (g, β) per query position of each head.
 void hop_circuit_forward(const HopSequence& s, const HopCircuitOptions& o, const Precision& p,
                          int64_t* cls, std::vector<LayerProbs>* probs, ConstructionStats* stats);
 
-// The hops a circuit of `layers` layers answers exactly: 0 for L = 1, else 2^(L−2).
+// The hops a circuit of `layers` layers answers exactly: k <= 2^(L−1) − 1.
 int64_t hop_circuit_reach(int64_t layers);
-// The fewest layers whose reach covers k: 1 for k = 0, else ⌈log₂ k⌉ + 2.
+// The fewest layers whose reach covers k: 1 for k = 0, else ⌊log₂ k⌋ + 2.
 int64_t hop_circuit_layers_for(int64_t k);
 
 }  // namespace attn

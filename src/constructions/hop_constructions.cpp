@@ -61,14 +61,19 @@ class HopConstruction final : public Construction {
   }
 
   // m: the residual stream's width: the input (A + k_max + 1), position codes (u/N, (u/N)²),
-  // the copied previous symbol (A), k's digits, and the pointer slots (ptr + A + 1 each: P, and
-  // R with k).
+  // the copied previous symbol (A), k's digits, the read (v, s_v) of the match head (A + 2) and
+  // the slot (P, R: A + 2); with L >= 3 the count code (2), the per-symbol last-occurrence
+  // pointers (A) and those read at the previous occurrence (A). heads: the most in one layer
+  // (layer 1: previous token, k, count and A last-occurrence heads).
   std::vector<std::pair<std::string, double>> sizes() const override {
-    const int64_t slots = options_.use_k ? 2 : 1;
-    const int64_t m =
-        (A_ + k_max_ + 1) + 2 + A_ + (options_.use_k ? options_.k_bits : 0) + slots * (A_ + 2);
+    const bool deep = options_.layers >= 3;
+    const int64_t m = (A_ + k_max_ + 1) + 2 + A_ + (options_.use_k ? options_.k_bits : 0) +
+                      2 * (A_ + 2) + (deep ? 2 + 2 * A_ : 0);
+    const int64_t heads = options_.layers == 1 ? (options_.use_k ? 2 : 1)
+                          : deep               ? 3 + A_
+                                               : (options_.use_k ? 2 : 1);
     return {{"m", static_cast<double>(m)},
-            {"heads", static_cast<double>(slots)},
+            {"heads", static_cast<double>(heads)},
             {"layers", static_cast<double>(options_.layers)}};
   }
 

@@ -2,7 +2,7 @@
 //   induction_head  the two-layer induction head (previous-token head, then a match head with
 //                   the rightmost match winning): hop_1 at every position, whatever the k token
 //   hop_doubling    the k-hop circuit by pointer doubling with model.layers layers (0: the
-//                   fewest that cover task.k_max), exact for k <= 2^(layers − 2)
+//                   fewest that cover task.k_max), exact for k <= 2^(layers − 1) − 1
 #pragma once
 
 #include <memory>
