@@ -205,9 +205,11 @@ TEST(HopConstructions, OutputsAreCausal) {
   }
 }
 
-// Bits needed against log2 N (N = 16 … 256): measured 2 log2 N + 2 for both constructions (the
-// position codes of the previous-token and lookup heads resolve 1/N², docs/hop2024.md); the
-// found precision works, one bit fewer fails, and log2 N + 2 bits fail on most sequences.
+// Bits needed against log2 N (N = 16 … 256): about 2 log2 N + 3 for both constructions (the
+// position codes of the previous-token and lookup heads, and the occurrence head's count codes,
+// resolve 1/N², docs/hop2024.md); hop_doubling runs at L = 4 (k_max = 4), so every kind of
+// head is rounded. The found precision works, one bit fewer fails, and log2 N + 2 bits fail on
+// most sequences.
 // The search's probe drops the raw arrays (construction_model.cpp), so without metric_mask its
 // exact_match asks every position to be right, blank and "none" included: so do these checks.
 TEST(HopConstructions, BitsNeededGrowsLikeTwiceLog2N) {
