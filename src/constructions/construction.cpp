@@ -1,6 +1,7 @@
 // The construction table: model.construction names → factories.
 #include "constructions/construction.h"
 
+#include "constructions/hop_constructions.h"
 #include "core/error.h"
 #include "core/suggest.h"
 
@@ -18,6 +19,7 @@ const std::vector<Entry>& table() {
       {"match2_trig", match2_trig_make},           {"match3_third_order", match3_third_order_make},
       {"smallm_match3", smallm_match3_make},       {"local_match3", local_match3_make},
       {"adjacent_match3", adjacent_match3_make},   {"pointer_match3", pointer_match3_make},
+      {"induction_head", induction_head_make},     {"hop_doubling", hop_doubling_make},
   };
   return entries;
 }

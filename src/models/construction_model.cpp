@@ -225,6 +225,10 @@ std::vector<ParamSpec> construction_schema() {
                    "qsa_random_codes query: dual certificate (exact ties) or the sum of the codes "
                    "(no ties: the temperature rule's epsilon is not guaranteed)"),
       param_int("window", 2, "local_match3: the task's window w", 1, 1 << 16),
+      param_id_omit_default(param_int("layers", 0,
+                                      "hop_doubling: the circuit's depth L, exact for k <= "
+                                      "2^(L-1) - 1; 0 = the fewest layers that cover task.k_max",
+                                      0, 30)),
       param_bool("bits_search", true, "evaluate: find the fewest bits that still succeed"),
       param_int("bits_search_n", 64, "test sequences the bits search uses", 1, 1 << 20),
   };
