@@ -13,6 +13,9 @@
 // causal: the products run per block of query rows r0 … r1 − 1 (causal_row_block) against
 // keys 0 … r1 − 1 only; entries j > i of P and dS are exactly 0. Without causal there is one
 // block of all N rows and all N keys (the same products as before causal existed).
+// Small heads (dk, dv ≤ kAttentionFusedMaxDim) take the fused per-(b, h) kernel of
+// ops/attention_fused.h instead of the GEMM calls: the same products in loops that keep the
+// block's N × N scores in cache, without OpenBLAS's per-call overhead and packing.
 #include "ops/attention.h"
 
 #include <algorithm>
@@ -22,9 +25,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/attention_fused.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
-#include "ops/vmath.h"
 
 namespace attn {
 namespace {
@@ -58,28 +61,6 @@ std::vector<RowBlock> row_blocks(int64_t N, bool causal) {
   return blocks;
 }
 
-// In place: each of the n rows of p (row stride n) becomes its softmax; with exclude_self
-// entry (i, i) is masked (exactly 0); with causal row i is the softmax of its entries
-// 0 … i and its entries j > i (not read) are set to exactly 0.
-template <class T>
-void softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    T* row = p + i * n;
-    const int64_t len = causal ? i + 1 : n;
-    if (exclude_self) row[i] = neg_inf;
-    T mx = neg_inf;
-    for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-    for (int64_t j = 0; j < len; ++j) row[j] -= mx;
-    vmath_exp_nonpositive(row, row, len);  // the masked entry: exp(−inf) = 0 exactly
-    T sum = 0;
-    for (int64_t j = 0; j < len; ++j) sum += row[j];
-    const T inv = T(1) / sum;
-    for (int64_t j = 0; j < len; ++j) row[j] *= inv;
-    std::fill(row + len, row + n, T(0));
-  }
-}
-
 }  // namespace
 
 int64_t causal_row_block(int64_t N) {
@@ -89,6 +70,41 @@ int64_t causal_row_block(int64_t N) {
 template <class T>
 void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                        const AttentionShape& s) {
+  if (attention_fused_applies(s.dk, s.dv))
+    return attention_forward_fused(out, probs, q, k, v, scale, s);
+  attention_forward_blas(out, probs, q, k, v, scale, s);
+}
+
+template <class T>
+void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+  if (attention_fused_applies(s.dk, s.dv))
+    return attention_backward_fused(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+  attention_backward_blas(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+}
+
+template <class T>
+void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                             const AttentionShape& s) {
+  attention_check(s);
+  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
+  const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
+  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(N * N));
+  {
+    const AttentionBlock blk{N, dk, dv, ldq, ldk, ldv, s.exclude_self, s.causal, s.score_bits};
+    std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dk, dv)));
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        attention_fused_forward<T>(
+            out + (b * N * H + h) * dv, probs ? probs + (b * H + h) * N * N : scratch.data(),
+            q + (b * N * H + h) * dk, k + (s.shared_keys ? b * N * dk : (b * N * H + h) * dk),
+            v + (b * N * H + h) * dv, scale, blk, work.data());
+  }
+}
+
+template <class T>
+void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                            const AttentionShape& s) {
   attention_check(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
@@ -112,7 +128,7 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
           for (int64_t i = 0; i < N; ++i) std::fill(p + i * N + i + 1, p + (i + 1) * N, T(0));
         quantize_fixed_point(p, N * N, s.score_bits);
       }
-      softmax_rows(p, N, s.exclude_self, s.causal);
+      attention_softmax_rows(p, N, s.exclude_self, s.causal);
       for (const RowBlock& r : blocks)
         gemm<T>(false, false, r.rows, dv, r.keys, T(1), p + r.r0 * N, N, vb, ldv, T(0),
                 ob + r.r0 * ldv, ldv);
@@ -121,16 +137,40 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
 }
 
 template <class T>
-void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
-                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+void attention_backward_fused(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                              const T* v, const T* probs, T scale, const AttentionShape& s) {
+  attention_check(s);
+  ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
+  const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
+  const int64_t ldk = H * dkk, ldv = H * dvv, ldks = s.shared_keys ? dkk : H * dkk;
+  double dscale_acc = 0;
+  {
+    const AttentionBlock blk{N, dkk, dvv, ldk, ldks, ldv, s.exclude_self, s.causal, s.score_bits};
+    std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dkk, dvv)));
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t ok = (b * N * H + h) * dkk, ov = (b * N * H + h) * dvv;
+        const int64_t oks = s.shared_keys ? b * N * dkk : ok;
+        attention_fused_backward<T>(dq ? dq + ok : nullptr, dk ? dk + oks : nullptr,
+                                    dv ? dv + ov : nullptr, dscale ? &dscale_acc : nullptr,
+                                    dout + ov, q + ok, k + oks, v + ov, probs + (b * H + h) * N * N,
+                                    scale, blk, work.data());
+      }
+    if (dscale) *dscale += static_cast<T>(dscale_acc);
+  }
+}
+
+template <class T>
+void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                             const T* v, const T* probs, T scale, const AttentionShape& s) {
   attention_check(s);
   ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
   const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
   const int64_t ldk = H * dkk, ldv = H * dvv, ldks = s.shared_keys ? dkk : H * dkk;
   const bool need_scores = dq || dk || dscale;
+  double dscale_acc = 0;
   std::vector<T> dS(need_scores ? static_cast<size_t>(N * N) : 0);
   std::vector<T> G((dq || dscale) ? static_cast<size_t>(N * dkk) : 0);
-  double dscale_acc = 0;
   const std::vector<RowBlock> blocks = row_blocks(N, s.causal);
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
@@ -257,6 +297,16 @@ template void attention_forward<float>(float*, float*, const float*, const float
 template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
                                         const float*, const float*, const float*, float,
                                         const AttentionShape&);
+template void attention_forward_fused<float>(float*, float*, const float*, const float*,
+                                             const float*, float, const AttentionShape&);
+template void attention_forward_blas<float>(float*, float*, const float*, const float*,
+                                            const float*, float, const AttentionShape&);
+template void attention_backward_fused<float>(float*, float*, float*, float*, const float*,
+                                              const float*, const float*, const float*,
+                                              const float*, float, const AttentionShape&);
+template void attention_backward_blas<float>(float*, float*, float*, float*, const float*,
+                                             const float*, const float*, const float*, const float*,
+                                             float, const AttentionShape&);
 template void attention_forward_ref<float>(float*, float*, const float*, const float*, const float*,
                                            float, const AttentionShape&);
 template void head_sum_forward<float>(float*, const float*, int64_t, int64_t, int64_t);
@@ -266,6 +316,16 @@ template void attention_forward<double>(double*, double*, const double*, const d
 template void attention_backward<double>(double*, double*, double*, double*, const double*,
                                          const double*, const double*, const double*, const double*,
                                          double, const AttentionShape&);
+template void attention_forward_fused<double>(double*, double*, const double*, const double*,
+                                              const double*, double, const AttentionShape&);
+template void attention_forward_blas<double>(double*, double*, const double*, const double*,
+                                             const double*, double, const AttentionShape&);
+template void attention_backward_fused<double>(double*, double*, double*, double*, const double*,
+                                               const double*, const double*, const double*,
+                                               const double*, double, const AttentionShape&);
+template void attention_backward_blas<double>(double*, double*, double*, double*, const double*,
+                                              const double*, const double*, const double*,
+                                              const double*, double, const AttentionShape&);
 template void attention_forward_ref<double>(double*, double*, const double*, const double*,
                                             const double*, double, const AttentionShape&);
 // Long double: the exact (bits = 0) evaluation of constructions (constructions/attend.h).

@@ -48,6 +48,23 @@ template <class T>
 void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
                         const T* v, const T* probs, T scale, const AttentionShape& s);
 
+// The two implementations attention_forward / attention_backward choose between by the head
+// sizes (attention_fused_applies, ops/attention_fused.h: the fused per-(b, h) kernel for small
+// dk, dv; OpenBLAS GEMMs per (b, h) above). Both compute the same products and agree to
+// rounding; the benchmarks and tests call them directly.
+template <class T>
+void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                             const AttentionShape& s);
+template <class T>
+void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                            const AttentionShape& s);
+template <class T>
+void attention_backward_fused(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                              const T* v, const T* probs, T scale, const AttentionShape& s);
+template <class T>
+void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                             const T* v, const T* probs, T scale, const AttentionShape& s);
+
 template <class T>
 void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                            const AttentionShape& s);
