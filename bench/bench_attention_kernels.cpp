@@ -20,26 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_rates.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "ops/attention.h"
-#include "ops/blas.h"
 #include "ops/third_order_attention.h"
 
 namespace {
 
 using namespace attn;
 
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::cpu_s;
+using bench::median;
 std::vector<float> filled(int64_t n, uint32_t seed) {
   std::vector<float> x(static_cast<size_t>(n));
   for (float& v : x) {
@@ -126,15 +118,7 @@ int bench_main(int argc, char** argv) {
     }
   }
   threads_configure(1);
-  const int64_t n = 2048;
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-  double best = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    const double c0 = cpu_s();
-    gemm<float>(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-    best = std::min(best, cpu_s() - c0);
-  }
-  const double sgemm = 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
+  const double sgemm = bench::sgemm_gflops();
   std::printf("sgemm n=2048 threads=1 gflops=%.2f\n", sgemm);
   for (const std::string& id : ids) {
     const Shape* s = nullptr;

@@ -64,12 +64,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_rates.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "core/version.h"
 #include "io/npy.h"
 #include "models/neural_models.h"
-#include "ops/blas.h"
 #include "ops/isa.h"
 #include "ops/loss.h"
 #include "tasks/task.h"
@@ -113,16 +113,9 @@ struct Options {
 double wall_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::cpu_s;
+using bench::median;
+using bench::sgemm_gflops;
 
 // One training step; `phase` (forward, loss, backward, optimiser) gets the seconds of each
 // phase when non-null.
@@ -247,18 +240,6 @@ double model_flops(const Config& c, const TaskShape& shape, int64_t B) {
     }
   }
   return 2 * 3 * f;
-}
-
-// The 1-thread sgemm rate, GFLOP/s: best of 3 products C = A·B of n × n matrices.
-double sgemm_gflops(int64_t n = 2048) {
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), cc(n * n);
-  double best = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    const double c0 = cpu_s();
-    gemm<float>(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, cc.data(), n);
-    best = std::min(best, cpu_s() - c0);
-  }
-  return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
 }
 
 void run_config(const Config& c, const Options& o, double sgemm_rate) {

@@ -264,10 +264,9 @@ void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v,
 
 template <class T>
 void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t dv) {
-  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
-                                                 std::to_string(rows) + ", H=" +
-                                                 std::to_string(H) + ", dv=" +
-                                                 std::to_string(dv) + ")");
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1,
+             "head_sum: sizes must be positive (got rows=" + std::to_string(rows) +
+                 ", H=" + std::to_string(H) + ", dv=" + std::to_string(dv) + ")");
   for (int64_t r = 0; r < rows; ++r) {
     T* o = out_sum + r * dv;
     const T* x = inp + r * H * dv;
@@ -279,10 +278,9 @@ void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t
 
 template <class T>
 void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int64_t dv) {
-  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
-                                                 std::to_string(rows) + ", H=" +
-                                                 std::to_string(H) + ", dv=" +
-                                                 std::to_string(dv) + ")");
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1,
+             "head_sum: sizes must be positive (got rows=" + std::to_string(rows) +
+                 ", H=" + std::to_string(H) + ", dv=" + std::to_string(dv) + ")");
   for (int64_t r = 0; r < rows; ++r) {
     const T* g = dout_sum + r * dv;
     for (int64_t h = 0; h < H; ++h) {
@@ -292,47 +290,29 @@ void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int6
   }
 }
 
-template void attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                       float, const AttentionShape&);
-template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
-                                        const float*, const float*, const float*, float,
-                                        const AttentionShape&);
-template void attention_forward_fused<float>(float*, float*, const float*, const float*,
-                                             const float*, float, const AttentionShape&);
-template void attention_forward_blas<float>(float*, float*, const float*, const float*,
-                                            const float*, float, const AttentionShape&);
-template void attention_backward_fused<float>(float*, float*, float*, float*, const float*,
-                                              const float*, const float*, const float*,
-                                              const float*, float, const AttentionShape&);
-template void attention_backward_blas<float>(float*, float*, float*, float*, const float*,
-                                             const float*, const float*, const float*, const float*,
-                                             float, const AttentionShape&);
-template void attention_forward_ref<float>(float*, float*, const float*, const float*, const float*,
-                                           float, const AttentionShape&);
-template void head_sum_forward<float>(float*, const float*, int64_t, int64_t, int64_t);
-template void head_sum_backward<float>(float*, const float*, int64_t, int64_t, int64_t);
-template void attention_forward<double>(double*, double*, const double*, const double*,
-                                        const double*, double, const AttentionShape&);
-template void attention_backward<double>(double*, double*, double*, double*, const double*,
-                                         const double*, const double*, const double*, const double*,
-                                         double, const AttentionShape&);
-template void attention_forward_fused<double>(double*, double*, const double*, const double*,
-                                              const double*, double, const AttentionShape&);
-template void attention_forward_blas<double>(double*, double*, const double*, const double*,
-                                             const double*, double, const AttentionShape&);
-template void attention_backward_fused<double>(double*, double*, double*, double*, const double*,
-                                               const double*, const double*, const double*,
-                                               const double*, double, const AttentionShape&);
-template void attention_backward_blas<double>(double*, double*, double*, double*, const double*,
-                                              const double*, const double*, const double*,
-                                              const double*, double, const AttentionShape&);
-template void attention_forward_ref<double>(double*, double*, const double*, const double*,
-                                            const double*, double, const AttentionShape&);
+#define ATTN_INSTANTIATE(T)                                                                        \
+  template void attention_forward<T>(T*, T*, const T*, const T*, const T*, T,                      \
+                                     const AttentionShape&);                                       \
+  template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,      \
+                                      const T*, T, const AttentionShape&);                         \
+  template void attention_forward_fused<T>(T*, T*, const T*, const T*, const T*, T,                \
+                                           const AttentionShape&);                                 \
+  template void attention_forward_blas<T>(T*, T*, const T*, const T*, const T*, T,                 \
+                                          const AttentionShape&);                                  \
+  template void attention_backward_fused<T>(T*, T*, T*, T*, const T*, const T*, const T*,          \
+                                            const T*, const T*, T, const AttentionShape&);         \
+  template void attention_backward_blas<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, \
+                                           const T*, T, const AttentionShape&);                    \
+  template void attention_forward_ref<T>(T*, T*, const T*, const T*, const T*, T,                  \
+                                         const AttentionShape&);                                   \
+  template void head_sum_forward<T>(T*, const T*, int64_t, int64_t, int64_t);                      \
+  template void head_sum_backward<T>(T*, const T*, int64_t, int64_t, int64_t);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 // Long double: the exact (bits = 0) evaluation of constructions (constructions/attend.h).
 template void attention_forward_ref<long double>(long double*, long double*, const long double*,
-                                                const long double*, const long double*,
-                                                long double, const AttentionShape&);
-template void head_sum_forward<double>(double*, const double*, int64_t, int64_t, int64_t);
-template void head_sum_backward<double>(double*, const double*, int64_t, int64_t, int64_t);
+                                                 const long double*, const long double*,
+                                                 long double, const AttentionShape&);
 
 }  // namespace attn

@@ -123,39 +123,18 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   }
 }
 
-void forward_generic(float* o, float* p, const float* q, const float* k, const float* v,
-                     float scale, const AttentionBlock& a, float* scratch) {
-  forward_body(o, p, q, k, v, scale, a, scratch);
-}
-void backward_generic(float* dq, float* dk, float* dv, double* dscale_acc, const float* do_,
-                      const float* q, const float* k, const float* v, const float* p, float scale,
-                      const AttentionBlock& a, float* scratch) {
-  backward_body(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-}
-#if ATTN_HAVE_ISA_COPIES
-[[gnu::target("avx2")]] void forward_avx2(float* o, float* p, const float* q, const float* k,
-                                          const float* v, float scale, const AttentionBlock& a,
-                                          float* scratch) {
-  forward_body(o, p, q, k, v, scale, a, scratch);
-}
-[[gnu::target("avx2")]] void backward_avx2(float* dq, float* dk, float* dv, double* dscale_acc,
-                                           const float* do_, const float* q, const float* k,
-                                           const float* v, const float* p, float scale,
-                                           const AttentionBlock& a, float* scratch) {
-  backward_body(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-}
-ATTN_TARGET_AVX512 void forward_avx512(float* o, float* p, const float* q, const float* k,
-                                       const float* v, float scale, const AttentionBlock& a,
-                                       float* scratch) {
-  forward_body(o, p, q, k, v, scale, a, scratch);
-}
-ATTN_TARGET_AVX512 void backward_avx512(float* dq, float* dk, float* dv, double* dscale_acc,
-                                        const float* do_, const float* q, const float* k,
-                                        const float* v, const float* p, float scale,
-                                        const AttentionBlock& a, float* scratch) {
-  backward_body(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-}
-#endif
+struct ForwardKernel {
+  template <class... A>
+  ATTN_COPY_BODY static void run(A... a) {
+    forward_body(a...);
+  }
+};
+struct BackwardKernel {
+  template <class... A>
+  ATTN_COPY_BODY static void run(A... a) {
+    backward_body(a...);
+  }
+};
 
 }  // namespace
 
@@ -186,55 +165,27 @@ void attention_softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
   }
 }
 
-template <>
-void attention_fused_forward<float>(float* o, float* p, const float* q, const float* k,
-                                    const float* v, float scale, const AttentionBlock& a,
-                                    float* scratch) {
-#if ATTN_HAVE_ISA_COPIES
-  switch (isa_active()) {
-    case IsaCopy::avx512: return forward_avx512(o, p, q, k, v, scale, a, scratch);
-    case IsaCopy::avx2: return forward_avx2(o, p, q, k, v, scale, a, scratch);
-    case IsaCopy::generic:
-    case IsaCopy::automatic: break;
-  }
-#endif
-  forward_generic(o, p, q, k, v, scale, a, scratch);
+template <class T>
+void attention_fused_forward(T* o, T* p, const T* q, const T* k, const T* v, T scale,
+                             const AttentionBlock& a, T* scratch) {
+  isa_run<ForwardKernel>(o, p, q, k, v, scale, a, scratch);
 }
 
-template <>
-void attention_fused_backward<float>(float* dq, float* dk, float* dv, double* dscale_acc,
-                                     const float* do_, const float* q, const float* k,
-                                     const float* v, const float* p, float scale,
-                                     const AttentionBlock& a, float* scratch) {
-#if ATTN_HAVE_ISA_COPIES
-  switch (isa_active()) {
-    case IsaCopy::avx512:
-      return backward_avx512(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-    case IsaCopy::avx2:
-      return backward_avx2(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-    case IsaCopy::generic:
-    case IsaCopy::automatic: break;
-  }
-#endif
-  backward_generic(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
+template <class T>
+void attention_fused_backward(T* dq, T* dk, T* dv, double* dscale_acc, const T* do_, const T* q,
+                              const T* k, const T* v, const T* p, T scale, const AttentionBlock& a,
+                              T* scratch) {
+  isa_run<BackwardKernel>(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
 }
 
-template <>
-void attention_fused_forward<double>(double* o, double* p, const double* q, const double* k,
-                                     const double* v, double scale, const AttentionBlock& a,
-                                     double* scratch) {
-  forward_body(o, p, q, k, v, scale, a, scratch);
-}
-
-template <>
-void attention_fused_backward<double>(double* dq, double* dk, double* dv, double* dscale_acc,
-                                      const double* do_, const double* q, const double* k,
-                                      const double* v, const double* p, double scale,
-                                      const AttentionBlock& a, double* scratch) {
-  backward_body(dq, dk, dv, dscale_acc, do_, q, k, v, p, scale, a, scratch);
-}
-
-template void attention_softmax_rows<float>(float*, int64_t, bool, bool);
-template void attention_softmax_rows<double>(double*, int64_t, bool, bool);
+#define ATTN_INSTANTIATE(T)                                                                    \
+  template void attention_fused_forward<T>(T*, T*, const T*, const T*, const T*, T,            \
+                                           const AttentionBlock&, T*);                         \
+  template void attention_fused_backward<T>(T*, T*, T*, double*, const T*, const T*, const T*, \
+                                            const T*, const T*, T, const AttentionBlock&, T*); \
+  template void attention_softmax_rows<T>(T*, int64_t, bool, bool);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 
 }  // namespace attn

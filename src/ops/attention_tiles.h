@@ -7,7 +7,8 @@
 // row stride ldb), in register tiles of 4 rows × 16/8/4/1 columns. Every entry of C is one
 // accumulator summed over its terms in order, so no tiling, vector width or ISA copy changes
 // a bit (the files that include this are compiled with -ffp-contract=off, no fast-math).
-// Span restricts a product to what a causal block needs. lane_sum / lane_dot: sums in one
+// Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
+// ISA copy in use. lane_sum / lane_dot: sums in one
 // fixed order (32-byte lane sums, the lanes added pairwise, then the tail); lane_max: a
 // maximum (order-free).
 #pragma once
@@ -24,22 +25,8 @@ namespace attention_tiles {
 // GCC vectors of T of 32 bytes (one AVX register; two SSE ones in the generic copy) and of
 // 16 bytes (one SSE register).
 template <class T, int Bytes>
-struct VecOf;
-template <>
-struct VecOf<float, 32> {
-  typedef float type __attribute__((vector_size(32)));
-};
-template <>
-struct VecOf<double, 32> {
-  typedef double type __attribute__((vector_size(32)));
-};
-template <>
-struct VecOf<float, 16> {
-  typedef float type __attribute__((vector_size(16)));
-};
-template <>
-struct VecOf<double, 16> {
-  typedef double type __attribute__((vector_size(16)));
+struct VecOf {
+  typedef T type __attribute__((vector_size(Bytes)));
 };
 template <class T>
 using Vec32 = VecOf<T, 32>;
@@ -215,6 +202,35 @@ ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t 
         tile_row<T, 1>(cr + r * ldc, ldc, ar + r * ars, ars, aks, b, ldb, j1, k0, k1, alpha, add);
     }
   }
+}
+
+// K::run(args …) in the ISA copy isa_active() picks (ops/isa.h): K::run is an ATTN_COPY_BODY
+// function that each copy below compiles for its own target.
+template <class K, class... A>
+void copy_generic(A... a) {
+  K::run(a...);
+}
+#if ATTN_HAVE_ISA_COPIES
+template <class K, class... A>
+[[gnu::target("avx2")]] void copy_avx2(A... a) {
+  K::run(a...);
+}
+template <class K, class... A>
+ATTN_TARGET_AVX512 void copy_avx512(A... a) {
+  K::run(a...);
+}
+#endif
+template <class K, class... A>
+void isa_run(A... a) {
+#if ATTN_HAVE_ISA_COPIES
+  switch (isa_active()) {
+    case IsaCopy::avx512: return copy_avx512<K>(a...);
+    case IsaCopy::avx2: return copy_avx2<K>(a...);
+    case IsaCopy::generic:
+    case IsaCopy::automatic: break;
+  }
+#endif
+  copy_generic<K>(a...);
 }
 
 }  // namespace attention_tiles

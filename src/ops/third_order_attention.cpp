@@ -360,8 +360,8 @@ void third_order_backward_fused(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale
 }
 
 template <class T>
-void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,
-                             const T* v1, const T* v2, T scale, const ThirdOrderShape& s) {
+void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                             const T* v2, T scale, const ThirdOrderShape& s) {
   third_order_check(s);
   ATTN_ASSERT(s.score_bits == 0, "third_order_forward_ref has no score rounding");
   const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
@@ -405,56 +405,26 @@ void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T*
       }
 }
 
-template void third_order_forward<float>(float*, float*, const float*, const float*,
-                                         const float*, const float*, const float*, float,
-                                         const ThirdOrderShape&);
-template void third_order_forward<double>(double*, double*, const double*, const double*,
-                                          const double*, const double*, const double*, double,
-                                          const ThirdOrderShape&);
-template void third_order_backward<float>(float*, float*, float*, float*, float*, float*,
-                                          const float*, const float*, const float*,
-                                          const float*, const float*, const float*,
-                                          const float*, float, const ThirdOrderShape&);
-template void third_order_backward<double>(double*, double*, double*, double*, double*,
-                                           double*, const double*, const double*,
-                                           const double*, const double*, const double*,
-                                           const double*, const double*, double,
-                                           const ThirdOrderShape&);
-template void third_order_forward_fused<float>(float*, float*, const float*, const float*,
-                                               const float*, const float*, const float*, float,
-                                               const ThirdOrderShape&);
-template void third_order_forward_blas<float>(float*, float*, const float*, const float*,
-                                              const float*, const float*, const float*, float,
-                                              const ThirdOrderShape&);
-template void third_order_backward_fused<float>(float*, float*, float*, float*, float*, float*,
-                                                const float*, const float*, const float*,
-                                                const float*, const float*, const float*,
-                                                const float*, float, const ThirdOrderShape&);
-template void third_order_backward_blas<float>(float*, float*, float*, float*, float*, float*,
-                                               const float*, const float*, const float*,
-                                               const float*, const float*, const float*,
-                                               const float*, float, const ThirdOrderShape&);
-template void third_order_forward_fused<double>(double*, double*, const double*, const double*,
-                                                const double*, const double*, const double*, double,
-                                                const ThirdOrderShape&);
-template void third_order_forward_blas<double>(double*, double*, const double*, const double*,
-                                               const double*, const double*, const double*, double,
-                                               const ThirdOrderShape&);
-template void third_order_backward_fused<double>(double*, double*, double*, double*, double*,
-                                                 double*, const double*, const double*,
-                                                 const double*, const double*, const double*,
-                                                 const double*, const double*, double,
-                                                 const ThirdOrderShape&);
-template void third_order_backward_blas<double>(double*, double*, double*, double*, double*,
-                                                double*, const double*, const double*,
-                                                const double*, const double*, const double*,
-                                                const double*, const double*, double,
-                                                const ThirdOrderShape&);
-template void third_order_forward_ref<float>(float*, float*, const float*, const float*,
-                                             const float*, const float*, const float*, float,
+#define ATTN_INSTANTIATE(T)                                                                        \
+  template void third_order_forward<T>(T*, T*, const T*, const T*, const T*, const T*, const T*,   \
+                                       T, const ThirdOrderShape&);                                 \
+  template void third_order_forward_fused<T>(T*, T*, const T*, const T*, const T*, const T*,       \
+                                             const T*, T, const ThirdOrderShape&);                 \
+  template void third_order_forward_blas<T>(T*, T*, const T*, const T*, const T*, const T*,        \
+                                            const T*, T, const ThirdOrderShape&);                  \
+  template void third_order_forward_ref<T>(T*, T*, const T*, const T*, const T*, const T*,         \
+                                           const T*, T, const ThirdOrderShape&);                   \
+  template void third_order_backward<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*,      \
+                                        const T*, const T*, const T*, const T*, T,                 \
+                                        const ThirdOrderShape&);                                   \
+  template void third_order_backward_fused<T>(T*, T*, T*, T*, T*, T*, const T*, const T*,          \
+                                              const T*, const T*, const T*, const T*, const T*, T, \
+                                              const ThirdOrderShape&);                             \
+  template void third_order_backward_blas<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*, \
+                                             const T*, const T*, const T*, const T*, T,            \
                                              const ThirdOrderShape&);
-template void third_order_forward_ref<double>(double*, double*, const double*, const double*,
-                                              const double*, const double*, const double*,
-                                              double, const ThirdOrderShape&);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 
 }  // namespace attn

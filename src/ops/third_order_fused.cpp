@@ -200,43 +200,18 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   }
 }
 
-void forward_generic(float* o, float* p, const float* q, const float* k1, const float* k2,
-                     const float* v1, const float* v2, float scale, const ThirdOrderBlock& a,
-                     float* s) {
-  forward_body(o, p, q, k1, k2, v1, v2, scale, a, s);
-}
-void backward_generic(float* dq, float* dk1, float* dk2, float* dv1, float* dv2, double* ds,
-                      const float* do_, const float* q, const float* k1, const float* k2,
-                      const float* v1, const float* v2, const float* p, float scale,
-                      const ThirdOrderBlock& a, float* s) {
-  backward_body(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-}
-#if ATTN_HAVE_ISA_COPIES
-[[gnu::target("avx2")]] void forward_avx2(float* o, float* p, const float* q, const float* k1,
-                                          const float* k2, const float* v1, const float* v2,
-                                          float scale, const ThirdOrderBlock& a, float* s) {
-  forward_body(o, p, q, k1, k2, v1, v2, scale, a, s);
-}
-[[gnu::target("avx2")]] void backward_avx2(float* dq, float* dk1, float* dk2, float* dv1,
-                                           float* dv2, double* ds, const float* do_, const float* q,
-                                           const float* k1, const float* k2, const float* v1,
-                                           const float* v2, const float* p, float scale,
-                                           const ThirdOrderBlock& a, float* s) {
-  backward_body(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-}
-ATTN_TARGET_AVX512 void forward_avx512(float* o, float* p, const float* q, const float* k1,
-                                       const float* k2, const float* v1, const float* v2,
-                                       float scale, const ThirdOrderBlock& a, float* s) {
-  forward_body(o, p, q, k1, k2, v1, v2, scale, a, s);
-}
-ATTN_TARGET_AVX512 void backward_avx512(float* dq, float* dk1, float* dk2, float* dv1, float* dv2,
-                                        double* ds, const float* do_, const float* q,
-                                        const float* k1, const float* k2, const float* v1,
-                                        const float* v2, const float* p, float scale,
-                                        const ThirdOrderBlock& a, float* s) {
-  backward_body(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-}
-#endif
+struct ForwardKernel {
+  template <class... A>
+  ATTN_COPY_BODY static void run(A... a) {
+    forward_body(a...);
+  }
+};
+struct BackwardKernel {
+  template <class... A>
+  ATTN_COPY_BODY static void run(A... a) {
+    backward_body(a...);
+  }
+};
 
 }  // namespace
 
@@ -244,54 +219,29 @@ int64_t third_order_fused_scratch(int64_t N, int64_t dk, int64_t dv) {
   return Scratch{N, dk, dv}.size();
 }
 
-template <>
-void third_order_fused_forward<float>(float* o, float* p, const float* q, const float* k1,
-                                      const float* k2, const float* v1, const float* v2,
-                                      float scale, const ThirdOrderBlock& a, float* s) {
-#if ATTN_HAVE_ISA_COPIES
-  switch (isa_active()) {
-    case IsaCopy::avx512: return forward_avx512(o, p, q, k1, k2, v1, v2, scale, a, s);
-    case IsaCopy::avx2: return forward_avx2(o, p, q, k1, k2, v1, v2, scale, a, s);
-    case IsaCopy::generic:
-    case IsaCopy::automatic: break;
-  }
-#endif
-  forward_generic(o, p, q, k1, k2, v1, v2, scale, a, s);
+template <class T>
+void third_order_fused_forward(T* o, T* p, const T* q, const T* k1, const T* k2, const T* v1,
+                               const T* v2, T scale, const ThirdOrderBlock& a, T* scratch) {
+  isa_run<ForwardKernel>(o, p, q, k1, k2, v1, v2, scale, a, scratch);
 }
 
-template <>
-void third_order_fused_backward<float>(float* dq, float* dk1, float* dk2, float* dv1, float* dv2,
-                                       double* ds, const float* do_, const float* q,
-                                       const float* k1, const float* k2, const float* v1,
-                                       const float* v2, const float* p, float scale,
-                                       const ThirdOrderBlock& a, float* s) {
-#if ATTN_HAVE_ISA_COPIES
-  switch (isa_active()) {
-    case IsaCopy::avx512:
-      return backward_avx512(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-    case IsaCopy::avx2:
-      return backward_avx2(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-    case IsaCopy::generic:
-    case IsaCopy::automatic: break;
-  }
-#endif
-  backward_generic(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
+template <class T>
+void third_order_fused_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double* dscale_acc,
+                                const T* do_, const T* q, const T* k1, const T* k2, const T* v1,
+                                const T* v2, const T* p, T scale, const ThirdOrderBlock& a,
+                                T* scratch) {
+  isa_run<BackwardKernel>(dq, dk1, dk2, dv1, dv2, dscale_acc, do_, q, k1, k2, v1, v2, p, scale, a,
+                          scratch);
 }
 
-template <>
-void third_order_fused_forward<double>(double* o, double* p, const double* q, const double* k1,
-                                       const double* k2, const double* v1, const double* v2,
-                                       double scale, const ThirdOrderBlock& a, double* s) {
-  forward_body(o, p, q, k1, k2, v1, v2, scale, a, s);
-}
-
-template <>
-void third_order_fused_backward<double>(double* dq, double* dk1, double* dk2, double* dv1,
-                                        double* dv2, double* ds, const double* do_, const double* q,
-                                        const double* k1, const double* k2, const double* v1,
-                                        const double* v2, const double* p, double scale,
-                                        const ThirdOrderBlock& a, double* s) {
-  backward_body(dq, dk1, dk2, dv1, dv2, ds, do_, q, k1, k2, v1, v2, p, scale, a, s);
-}
+#define ATTN_INSTANTIATE(T)                                                                        \
+  template void third_order_fused_forward<T>(T*, T*, const T*, const T*, const T*, const T*,       \
+                                             const T*, T, const ThirdOrderBlock&, T*);             \
+  template void third_order_fused_backward<T>(T*, T*, T*, T*, T*, double*, const T*, const T*,     \
+                                              const T*, const T*, const T*, const T*, const T*, T, \
+                                              const ThirdOrderBlock&, T*);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 
 }  // namespace attn
