@@ -154,11 +154,4 @@ int bench_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return bench_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return attn::bench::run_main(bench_main, argc, argv); }

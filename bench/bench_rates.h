@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
+#include <exception>
 #include <vector>
 
 #include "ops/blas.h"
@@ -35,6 +37,16 @@ inline double sgemm_gflops(int64_t n = 2048) {
     best = std::min(best, cpu_s() - c0);
   }
   return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
+}
+
+// main's body: fn(argc, argv), an exception printed and exit code 2 (user errors).
+inline int run_main(int (*fn)(int, char**), int argc, char** argv) {
+  try {
+    return fn(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
 }
 
 }  // namespace attn::bench

@@ -28,6 +28,7 @@
 #include "ops/attention_fused.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
+#include "ops/vmath.h"
 
 namespace attn {
 namespace {
@@ -61,6 +62,36 @@ std::vector<RowBlock> row_blocks(int64_t N, bool causal) {
   return blocks;
 }
 
+// In place: each of the n rows of p (row stride n) becomes its softmax; with exclude_self
+// entry (i, i) is masked (exactly 0); with causal row i is the softmax of its entries
+// 0 … i and its entries j > i (not read) are set to exactly 0.
+template <class T>
+void softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    T* row = p + i * n;
+    const int64_t len = causal ? i + 1 : n;
+    if (exclude_self) row[i] = neg_inf;
+    T mx = neg_inf;
+    for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+    for (int64_t j = 0; j < len; ++j) row[j] -= mx;
+    vmath_exp_nonpositive(row, row, len);  // the masked entry: exp(−inf) = 0 exactly
+    T sum = 0;
+    for (int64_t j = 0; j < len; ++j) sum += row[j];
+    const T inv = T(1) / sum;
+    for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+    std::fill(row + len, row + n, T(0));
+  }
+}
+
+// The fused kernel's view of one (b, h) block of shape s (checked).
+AttentionBlock attention_block_of(const AttentionShape& s) {
+  attention_check(s);
+  const int64_t H = s.H;
+  return {s.N,      s.dk,           s.dv,     H * s.dk,    s.shared_keys ? s.dk : H * s.dk,
+          H * s.dv, s.exclude_self, s.causal, s.score_bits};
+}
+
 }  // namespace
 
 int64_t causal_row_block(int64_t N) {
@@ -86,20 +117,16 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
 template <class T>
 void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                              const AttentionShape& s) {
-  attention_check(s);
+  const AttentionBlock blk = attention_block_of(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
-  const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
-  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(N * N));
-  {
-    const AttentionBlock blk{N, dk, dv, ldq, ldk, ldv, s.exclude_self, s.causal, s.score_bits};
-    std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dk, dv)));
-    for (int64_t b = 0; b < s.B; ++b)
-      for (int64_t h = 0; h < H; ++h)
-        attention_fused_forward<T>(
-            out + (b * N * H + h) * dv, probs ? probs + (b * H + h) * N * N : scratch.data(),
-            q + (b * N * H + h) * dk, k + (s.shared_keys ? b * N * dk : (b * N * H + h) * dk),
-            v + (b * N * H + h) * dv, scale, blk, work.data());
-  }
+  std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dk, dv)));
+  std::vector<T> own_probs(probs ? 0 : static_cast<size_t>(N * N));  // one block at a time
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      attention_fused_forward<T>(
+          out + (b * N * H + h) * dv, probs ? probs + (b * H + h) * N * N : own_probs.data(),
+          q + (b * N * H + h) * dk, k + (s.shared_keys ? b * N * dk : (b * N * H + h) * dk),
+          v + (b * N * H + h) * dv, scale, blk, work.data());
 }
 
 template <class T>
@@ -128,7 +155,7 @@ void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v
           for (int64_t i = 0; i < N; ++i) std::fill(p + i * N + i + 1, p + (i + 1) * N, T(0));
         quantize_fixed_point(p, N * N, s.score_bits);
       }
-      attention_softmax_rows(p, N, s.exclude_self, s.causal);
+      softmax_rows(p, N, s.exclude_self, s.causal);
       for (const RowBlock& r : blocks)
         gemm<T>(false, false, r.rows, dv, r.keys, T(1), p + r.r0 * N, N, vb, ldv, T(0),
                 ob + r.r0 * ldv, ldv);
@@ -139,25 +166,21 @@ void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v
 template <class T>
 void attention_backward_fused(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
                               const T* v, const T* probs, T scale, const AttentionShape& s) {
-  attention_check(s);
+  const AttentionBlock blk = attention_block_of(s);
   ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
-  const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
-  const int64_t ldk = H * dkk, ldv = H * dvv, ldks = s.shared_keys ? dkk : H * dkk;
+  const int64_t N = s.N, H = s.H;
+  std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, s.dk, s.dv)));
   double dscale_acc = 0;
-  {
-    const AttentionBlock blk{N, dkk, dvv, ldk, ldks, ldv, s.exclude_self, s.causal, s.score_bits};
-    std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dkk, dvv)));
-    for (int64_t b = 0; b < s.B; ++b)
-      for (int64_t h = 0; h < H; ++h) {
-        const int64_t ok = (b * N * H + h) * dkk, ov = (b * N * H + h) * dvv;
-        const int64_t oks = s.shared_keys ? b * N * dkk : ok;
-        attention_fused_backward<T>(dq ? dq + ok : nullptr, dk ? dk + oks : nullptr,
-                                    dv ? dv + ov : nullptr, dscale ? &dscale_acc : nullptr,
-                                    dout + ov, q + ok, k + oks, v + ov, probs + (b * H + h) * N * N,
-                                    scale, blk, work.data());
-      }
-    if (dscale) *dscale += static_cast<T>(dscale_acc);
-  }
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
+      const int64_t oks = s.shared_keys ? b * N * s.dk : ok;
+      attention_fused_backward<T>(dq ? dq + ok : nullptr, dk ? dk + oks : nullptr,
+                                  dv ? dv + ov : nullptr, dscale ? &dscale_acc : nullptr, dout + ov,
+                                  q + ok, k + oks, v + ov, probs + (b * H + h) * N * N, scale, blk,
+                                  work.data());
+    }
+  if (dscale) *dscale += static_cast<T>(dscale_acc);
 }
 
 template <class T>

@@ -123,18 +123,8 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   }
 }
 
-struct ForwardKernel {
-  template <class... A>
-  ATTN_COPY_BODY static void run(A... a) {
-    forward_body(a...);
-  }
-};
-struct BackwardKernel {
-  template <class... A>
-  ATTN_COPY_BODY static void run(A... a) {
-    backward_body(a...);
-  }
-};
+ATTN_TILES_KERNEL(ForwardKernel, forward_body)
+ATTN_TILES_KERNEL(BackwardKernel, backward_body)
 
 }  // namespace
 
@@ -144,25 +134,6 @@ bool attention_fused_applies(int64_t dk, int64_t dv) {
 
 int64_t attention_fused_scratch(int64_t N, int64_t dk, int64_t dv) {
   return std::max(dk * N, dv * N + N * N + N * dk);
-}
-
-template <class T>
-void attention_softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    T* row = p + i * n;
-    const int64_t len = causal ? i + 1 : n;
-    if (exclude_self) row[i] = neg_inf;
-    T mx = neg_inf;
-    for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-    for (int64_t j = 0; j < len; ++j) row[j] -= mx;
-    vmath_exp_nonpositive(row, row, len);  // the masked entry: exp(−inf) = 0 exactly
-    T sum = 0;
-    for (int64_t j = 0; j < len; ++j) sum += row[j];
-    const T inv = T(1) / sum;
-    for (int64_t j = 0; j < len; ++j) row[j] *= inv;
-    std::fill(row + len, row + n, T(0));
-  }
 }
 
 template <class T>
@@ -182,8 +153,7 @@ void attention_fused_backward(T* dq, T* dk, T* dv, double* dscale_acc, const T* 
   template void attention_fused_forward<T>(T*, T*, const T*, const T*, const T*, T,            \
                                            const AttentionBlock&, T*);                         \
   template void attention_fused_backward<T>(T*, T*, T*, double*, const T*, const T*, const T*, \
-                                            const T*, const T*, T, const AttentionBlock&, T*); \
-  template void attention_softmax_rows<T>(T*, int64_t, bool, bool);
+                                            const T*, const T*, T, const AttentionBlock&, T*);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)
 #undef ATTN_INSTANTIATE

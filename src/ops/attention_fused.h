@@ -43,9 +43,4 @@ void attention_fused_backward(T* dq, T* dk, T* dv, double* dscale_acc, const T* 
                               const T* k, const T* v, const T* p, T scale, const AttentionBlock& a,
                               T* scratch);
 
-// In place: each of the n rows of p (row stride n) becomes its softmax; exclude_self masks
-// (i, i) (exactly 0); causal row i is the softmax of entries 0 … i, entries j > i exactly 0.
-template <class T>
-void attention_softmax_rows(T* p, int64_t n, bool exclude_self, bool causal);
-
 }  // namespace attn

@@ -204,6 +204,15 @@ ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t 
   }
 }
 
+// A kernel type for isa_run whose run(args …) is body(args …) (body an ATTN_COPY_BODY template).
+#define ATTN_TILES_KERNEL(Name, body)        \
+  struct Name {                              \
+    template <class... A>                    \
+    ATTN_COPY_BODY static void run(A... a) { \
+      body(a...);                            \
+    }                                        \
+  };
+
 // K::run(args …) in the ISA copy isa_active() picks (ops/isa.h): K::run is an ATTN_COPY_BODY
 // function that each copy below compiles for its own target.
 template <class K, class... A>

@@ -140,6 +140,12 @@ void pair_keys(T* M, const T* q, const T* k1, int64_t i0, int64_t ni, int64_t N,
   }
 }
 
+// The fused kernel's view of one (b, h) block of shape s (checked).
+ThirdOrderBlock third_order_block_of(const ThirdOrderShape& s) {
+  third_order_check(s);
+  return {s.N, s.dk, s.dv, s.H * s.dk, s.H * s.dv, s.exclude_self, s.causal, s.score_bits};
+}
+
 }  // namespace
 
 bool third_order_fused_applies(int64_t dk, int64_t dv) {
@@ -323,15 +329,14 @@ void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, cons
 template <class T>
 void third_order_forward_fused(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
                                const T* v2, T scale, const ThirdOrderShape& s) {
-  third_order_check(s);
-  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, n3 = N * N * N;
-  const ThirdOrderBlock blk{N, dk, dv, H * dk, H * dv, s.exclude_self, s.causal, s.score_bits};
-  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, dk, dv)));
-  std::vector<T> scratch(probs ? 0 : static_cast<size_t>(n3));
+  const ThirdOrderBlock blk = third_order_block_of(s);
+  const int64_t N = s.N, H = s.H, n3 = N * N * N;
+  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, s.dk, s.dv)));
+  std::vector<T> own_probs(probs ? 0 : static_cast<size_t>(n3));  // one block at a time
   for (int64_t b = 0; b < s.B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t ok = (b * N * H + h) * dk, ov = (b * N * H + h) * dv;
-      third_order_fused_forward<T>(out + ov, probs ? probs + (b * H + h) * n3 : scratch.data(),
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
+      third_order_fused_forward<T>(out + ov, probs ? probs + (b * H + h) * n3 : own_probs.data(),
                                    q + ok, k1 + ok, k2 + ok, v1 + ov, v2 + ov, scale, blk,
                                    work.data());
     }
@@ -341,16 +346,15 @@ template <class T>
 void third_order_backward_fused(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
                                 const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
                                 const T* probs, T scale, const ThirdOrderShape& s) {
-  third_order_check(s);
+  const ThirdOrderBlock blk = third_order_block_of(s);
   ATTN_ASSERT(probs != nullptr, "third_order_backward needs the forward's probs");
-  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, n3 = N * N * N;
-  const ThirdOrderBlock blk{N, dk, dv, H * dk, H * dv, s.exclude_self, s.causal, s.score_bits};
-  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, dk, dv)));
+  const int64_t N = s.N, H = s.H, n3 = N * N * N;
+  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, s.dk, s.dv)));
   double dscale_acc = 0;
   auto at = [](T* x, int64_t o) { return x ? x + o : nullptr; };
   for (int64_t b = 0; b < s.B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t ok = (b * N * H + h) * dk, ov = (b * N * H + h) * dv;
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
       third_order_fused_backward<T>(at(dq, ok), at(dk1, ok), at(dk2, ok), at(dv1, ov), at(dv2, ov),
                                     dscale ? &dscale_acc : nullptr, dout + ov, q + ok, k1 + ok,
                                     k2 + ok, v1 + ov, v2 + ov, probs + (b * H + h) * n3, scale, blk,

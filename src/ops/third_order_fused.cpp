@@ -200,18 +200,8 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   }
 }
 
-struct ForwardKernel {
-  template <class... A>
-  ATTN_COPY_BODY static void run(A... a) {
-    forward_body(a...);
-  }
-};
-struct BackwardKernel {
-  template <class... A>
-  ATTN_COPY_BODY static void run(A... a) {
-    backward_body(a...);
-  }
-};
+ATTN_TILES_KERNEL(ForwardKernel, forward_body)
+ATTN_TILES_KERNEL(BackwardKernel, backward_body)
 
 }  // namespace
 
