@@ -26,18 +26,17 @@ namespace {
 
 using namespace attention_tiles;
 
-// In place: each of the n rows of p (row stride n) becomes its softmax (see attention_fused.h).
-// The maxima are exact in any order; every masked entry is set to −∞ before one exp over the
-// whole block, so it becomes exactly 0.
+// In place: each of the n rows of p (row stride n) becomes its softmax; exclude_self masks
+// entry (i, i), causal row i keeps its entries 0 … i; masked entries end exactly 0 (set to −∞
+// before one exp over the whole block). The maxima are exact in any order.
 template <class T>
 ATTN_COPY_BODY void softmax_body(T* p, int64_t n, bool exclude_self, bool causal) {
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    T* row = p + i * n;
-    const int64_t len = causal ? i + 1 : n;
-    if (exclude_self) row[i] = neg_inf;
-    T mx = neg_inf;
-    mx = lane_max(row, len, mx);
+  if (exclude_self)
+    for (int64_t i = 0; i < n; ++i) p[i * n + i] = neg_inf;
+  for (T *row = p, *end = p + n * n; row != end; row += n) {
+    const int64_t len = causal ? (row - p) / n + 1 : n;
+    const T mx = lane_max(row, len, neg_inf);
     for (int64_t j = 0; j < len; ++j) row[j] -= mx;
     std::fill(row + len, row + n, neg_inf);
   }
