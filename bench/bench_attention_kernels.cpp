@@ -1,6 +1,6 @@
 // The attention kernels alone (issue #32): the fused per-(sequence, head) kernel against the
-// OpenBLAS GEMM path (ops/attention.h: attention_forward_fused / _blas, backward likewise) and
-// the third-order kernels (ops/third_order_attention.h: _fused / _blas), forward + backward with
+// OpenBLAS GEMM path (ops/attention.h: AttentionPath::fused / ::blas in the shape) and the
+// third-order kernels likewise (ops/third_order_attention.h), forward + backward with
 // every gradient, float32, 1 thread, on the shapes of bench_nn_train's configurations:
 //   d  attention B 256, N 32, 1 head, dk 16, dv 4, shared keys (the `attention` model, m 16)
 //   e  attention B 256, N 32, 1 head, dk 32, dv 4, shared keys (m 32)
@@ -70,21 +70,20 @@ struct Runner {
   }
   void run(bool fused) {
     const float scale = 0.25f;
+    const AttentionPath path = fused ? AttentionPath::fused : AttentionPath::blas;
     if (s.third) {
-      const ThirdOrderShape t{s.B, s.N, s.H, s.dk, s.dv, false, 0, s.causal};
-      auto fwd = fused ? third_order_forward_fused<float> : third_order_forward_blas<float>;
-      auto bwd = fused ? third_order_backward_fused<float> : third_order_backward_blas<float>;
-      fwd(out.data(), probs.data(), q.data(), k.data(), k2.data(), v.data(), v2.data(), scale, t);
-      bwd(dq.data(), dk.data(), dk2.data(), dv.data(), dv2.data(), &dscale, dout.data(), q.data(),
-          k.data(), k2.data(), v.data(), v2.data(), probs.data(), scale, t);
+      const ThirdOrderShape t{s.B, s.N, s.H, s.dk, s.dv, false, 0, s.causal, path};
+      third_order_forward<float>(out.data(), probs.data(), q.data(), k.data(), k2.data(), v.data(),
+                                 v2.data(), scale, t);
+      third_order_backward<float>(dq.data(), dk.data(), dk2.data(), dv.data(), dv2.data(), &dscale,
+                                  dout.data(), q.data(), k.data(), k2.data(), v.data(), v2.data(),
+                                  probs.data(), scale, t);
       return;
     }
-    const AttentionShape a{s.B, s.N, s.H, s.dk, s.dv, false, 0, s.shared_keys, s.causal};
-    auto fwd = fused ? attention_forward_fused<float> : attention_forward_blas<float>;
-    auto bwd = fused ? attention_backward_fused<float> : attention_backward_blas<float>;
-    fwd(out.data(), probs.data(), q.data(), k.data(), v.data(), scale, a);
-    bwd(dq.data(), dk.data(), dv.data(), &dscale, dout.data(), q.data(), k.data(), v.data(),
-        probs.data(), scale, a);
+    const AttentionShape a{s.B, s.N, s.H, s.dk, s.dv, false, 0, s.shared_keys, s.causal, path};
+    attention_forward<float>(out.data(), probs.data(), q.data(), k.data(), v.data(), scale, a);
+    attention_backward<float>(dq.data(), dk.data(), dv.data(), &dscale, dout.data(), q.data(),
+                              k.data(), v.data(), probs.data(), scale, a);
   }
   double flops() const {
     const double B = double(s.B), H = double(s.H), N = double(s.N);

@@ -1,8 +1,9 @@
 // Tests of the fused attention kernels (ops/attention_fused.h, ops/third_order_fused.h): the
 // fused path against the GEMM path (forward, and every gradient of the backward with its +=
 // semantics) over shapes with ragged tiles, causal and exclude_self masks and shared keys; the
-// dispatch by head size (and the GEMM path, which the other tests no longer reach at their
-// small heads, against the naive reference); and the same bits from every ISA copy.
+// dispatch by head size (AttentionPath::automatic; and the GEMM path, which the other tests no
+// longer reach at their small heads, against the naive reference); and the same bits from every ISA
+// copy.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -62,13 +63,11 @@ AttnResult<T> attention_run(const AttentionShape& s, bool fused, uint64_t seed) 
   r.dv = random_vec<T>(nv, seed, "test.dv0");
   r.dscale = T(0.5);
   const T scale = T(0.7);
-  (fused ? attention_forward_fused<T> : attention_forward_blas<T>)(r.out.data(), r.probs.data(),
-                                                                   q.data(), k.data(), v.data(),
-                                                                   scale, s);
-  (fused ? attention_backward_fused<T>
-         : attention_backward_blas<T>)(r.dq.data(), r.dk.data(), r.dv.data(), &r.dscale,
-                                       dout.data(), q.data(), k.data(), v.data(), r.probs.data(),
-                                       scale, s);
+  AttentionShape sp = s;
+  sp.path = fused ? AttentionPath::fused : AttentionPath::blas;
+  attention_forward<T>(r.out.data(), r.probs.data(), q.data(), k.data(), v.data(), scale, sp);
+  attention_backward<T>(r.dq.data(), r.dk.data(), r.dv.data(), &r.dscale, dout.data(), q.data(),
+                        k.data(), v.data(), r.probs.data(), scale, sp);
   return r;
 }
 
@@ -115,10 +114,10 @@ TEST(AttentionFused, DispatchByHeadSize) {
       std::vector<double> out(nq), probs(s.B * s.H * s.N * s.N), out_p(nq), probs_p(probs.size());
       std::vector<double> out_r(nq), probs_r(probs.size());
       attention_forward<double>(out.data(), probs.data(), q.data(), k.data(), v.data(), 0.3, s);
-      (attention_fused_applies(d, d) ? attention_forward_fused<double>
-                                     : attention_forward_blas<double>)(out_p.data(), probs_p.data(),
-                                                                       q.data(), k.data(), v.data(),
-                                                                       0.3, s);
+      AttentionShape sp = s;
+      sp.path = d <= kAttentionFusedMaxDim ? AttentionPath::fused : AttentionPath::blas;
+      attention_forward<double>(out_p.data(), probs_p.data(), q.data(), k.data(), v.data(), 0.3,
+                                sp);
       attention_forward_ref<double>(out_r.data(), probs_r.data(), q.data(), k.data(), v.data(), 0.3,
                                     s);
       EXPECT_EQ(out, out_p) << "d=" << d;
@@ -154,13 +153,13 @@ TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed
   r.dv2 = random_vec<T>(nv, seed, "test.dv20");
   r.dscale = T(0.5);
   const T scale = T(0.6);
-  (fused ? third_order_forward_fused<T>
-         : third_order_forward_blas<T>)(r.out.data(), r.probs.data(), q.data(), k1.data(),
-                                        k2.data(), v1.data(), v2.data(), scale, s);
-  (fused ? third_order_backward_fused<T>
-         : third_order_backward_blas<T>)(r.dq.data(), r.dk1.data(), r.dk2.data(), r.dv1.data(),
-                                         r.dv2.data(), &r.dscale, dout.data(), q.data(), k1.data(),
-                                         k2.data(), v1.data(), v2.data(), r.probs.data(), scale, s);
+  ThirdOrderShape sp = s;
+  sp.path = fused ? AttentionPath::fused : AttentionPath::blas;
+  third_order_forward<T>(r.out.data(), r.probs.data(), q.data(), k1.data(), k2.data(), v1.data(),
+                         v2.data(), scale, sp);
+  third_order_backward<T>(r.dq.data(), r.dk1.data(), r.dk2.data(), r.dv1.data(), r.dv2.data(),
+                          &r.dscale, dout.data(), q.data(), k1.data(), k2.data(), v1.data(),
+                          v2.data(), r.probs.data(), scale, sp);
   return r;
 }
 
@@ -194,8 +193,10 @@ TEST(ThirdOrderFused, DispatchByHeadSize) {
   std::vector<double> out(nv), out_b(nv), out_r(nv), probs(s.N * s.N * s.N);
   third_order_forward<double>(out.data(), nullptr, q.data(), k1.data(), k2.data(), v1.data(),
                               v2.data(), 0.05, s);
-  third_order_forward_blas<double>(out_b.data(), nullptr, q.data(), k1.data(), k2.data(), v1.data(),
-                                   v2.data(), 0.05, s);
+  ThirdOrderShape sb = s;
+  sb.path = AttentionPath::blas;
+  third_order_forward<double>(out_b.data(), nullptr, q.data(), k1.data(), k2.data(), v1.data(),
+                              v2.data(), 0.05, sb);
   third_order_forward_ref<double>(out_r.data(), probs.data(), q.data(), k1.data(), k2.data(),
                                   v1.data(), v2.data(), 0.05, s);
   EXPECT_EQ(out, out_b);

@@ -98,21 +98,7 @@ int64_t causal_row_block(int64_t N) {
   return N <= 16 ? std::max<int64_t>(N, 1) : std::max<int64_t>(16, (N + 7) / 8);
 }
 
-template <class T>
-void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
-                       const AttentionShape& s) {
-  if (attention_fused_applies(s.dk, s.dv))
-    return attention_forward_fused(out, probs, q, k, v, scale, s);
-  attention_forward_blas(out, probs, q, k, v, scale, s);
-}
-
-template <class T>
-void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
-                        const T* v, const T* probs, T scale, const AttentionShape& s) {
-  if (attention_fused_applies(s.dk, s.dv))
-    return attention_backward_fused(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
-  attention_backward_blas(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
-}
+namespace {
 
 template <class T>
 void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
@@ -245,6 +231,33 @@ void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, cons
   if (dscale) *dscale += static_cast<T>(dscale_acc);
 }
 
+// Whether shape s runs the fused kernel (AttentionShape::path).
+bool fused_path(const AttentionShape& s) {
+  switch (s.path) {
+    case AttentionPath::automatic: return attention_fused_applies(s.dk, s.dv);
+    case AttentionPath::fused: return true;
+    case AttentionPath::blas: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+template <class T>
+void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                       const AttentionShape& s) {
+  if (fused_path(s)) return attention_forward_fused(out, probs, q, k, v, scale, s);
+  attention_forward_blas(out, probs, q, k, v, scale, s);
+}
+
+template <class T>
+void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+  if (fused_path(s))
+    return attention_backward_fused(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+  attention_backward_blas(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+}
+
 template <class T>
 void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                            const AttentionShape& s) {
@@ -313,22 +326,14 @@ void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int6
   }
 }
 
-#define ATTN_INSTANTIATE(T)                                                                        \
-  template void attention_forward<T>(T*, T*, const T*, const T*, const T*, T,                      \
-                                     const AttentionShape&);                                       \
-  template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,      \
-                                      const T*, T, const AttentionShape&);                         \
-  template void attention_forward_fused<T>(T*, T*, const T*, const T*, const T*, T,                \
-                                           const AttentionShape&);                                 \
-  template void attention_forward_blas<T>(T*, T*, const T*, const T*, const T*, T,                 \
-                                          const AttentionShape&);                                  \
-  template void attention_backward_fused<T>(T*, T*, T*, T*, const T*, const T*, const T*,          \
-                                            const T*, const T*, T, const AttentionShape&);         \
-  template void attention_backward_blas<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, \
-                                           const T*, T, const AttentionShape&);                    \
-  template void attention_forward_ref<T>(T*, T*, const T*, const T*, const T*, T,                  \
-                                         const AttentionShape&);                                   \
-  template void head_sum_forward<T>(T*, const T*, int64_t, int64_t, int64_t);                      \
+#define ATTN_INSTANTIATE(T)                                                                   \
+  template void attention_forward<T>(T*, T*, const T*, const T*, const T*, T,                 \
+                                     const AttentionShape&);                                  \
+  template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, \
+                                      const T*, T, const AttentionShape&);                    \
+  template void attention_forward_ref<T>(T*, T*, const T*, const T*, const T*, T,             \
+                                         const AttentionShape&);                              \
+  template void head_sum_forward<T>(T*, const T*, int64_t, int64_t, int64_t);                 \
   template void head_sum_backward<T>(T*, const T*, int64_t, int64_t, int64_t);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)

@@ -28,12 +28,19 @@
 
 namespace attn {
 
+// Which implementation attention_forward / attention_backward run: automatic picks by the head
+// sizes (attention_fused_applies, ops/attention_fused.h: the fused per-(b, h) kernel for small
+// dk, dv; OpenBLAS GEMMs per (b, h) above); fused and blas force one (tests, benchmarks). Both
+// compute the same products and agree to rounding.
+enum class AttentionPath { automatic, fused, blas };
+
 struct AttentionShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
   bool shared_keys = false;  // k is (B, N, dk), the same for every head
   bool causal = false;       // score (i, j) = −∞ for j > i
+  AttentionPath path = AttentionPath::automatic;
 };
 
 // The query rows per block of the causal fast kernel: block r0 … r0 + rows − 1 computes its
@@ -47,23 +54,6 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
 template <class T>
 void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
                         const T* v, const T* probs, T scale, const AttentionShape& s);
-
-// The two implementations attention_forward / attention_backward choose between by the head
-// sizes (attention_fused_applies, ops/attention_fused.h: the fused per-(b, h) kernel for small
-// dk, dv; OpenBLAS GEMMs per (b, h) above). Both compute the same products and agree to
-// rounding; the benchmarks and tests call them directly.
-template <class T>
-void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
-                             const AttentionShape& s);
-template <class T>
-void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
-                            const AttentionShape& s);
-template <class T>
-void attention_backward_fused(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
-                              const T* v, const T* probs, T scale, const AttentionShape& s);
-template <class T>
-void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
-                             const T* v, const T* probs, T scale, const AttentionShape& s);
 
 template <class T>
 void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,

@@ -152,6 +152,8 @@ bool third_order_fused_applies(int64_t dk, int64_t dv) {
   return dk <= kThirdOrderFusedMaxDim && dv <= kThirdOrderFusedMaxDim;
 }
 
+namespace {
+
 template <class T>
 void third_order_forward_blas(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
                               const T* v2, T scale, const ThirdOrderShape& s) {
@@ -308,25 +310,6 @@ void third_order_backward_blas(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale,
 }
 
 template <class T>
-void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
-                         const T* v2, T scale, const ThirdOrderShape& s) {
-  if (third_order_fused_applies(s.dk, s.dv))
-    return third_order_forward_fused(out, probs, q, k1, k2, v1, v2, scale, s);
-  third_order_forward_blas(out, probs, q, k1, k2, v1, v2, scale, s);
-}
-
-template <class T>
-void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
-                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
-                          const T* probs, T scale, const ThirdOrderShape& s) {
-  if (third_order_fused_applies(s.dk, s.dv))
-    return third_order_backward_fused(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2,
-                                      probs, scale, s);
-  third_order_backward_blas(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2, probs, scale,
-                            s);
-}
-
-template <class T>
 void third_order_forward_fused(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
                                const T* v2, T scale, const ThirdOrderShape& s) {
   const ThirdOrderBlock blk = third_order_block_of(s);
@@ -361,6 +344,36 @@ void third_order_backward_fused(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale
                                     work.data());
     }
   if (dscale) *dscale += static_cast<T>(dscale_acc);
+}
+
+// Whether shape s runs the fused kernel (ThirdOrderShape::path).
+bool fused_path(const ThirdOrderShape& s) {
+  switch (s.path) {
+    case AttentionPath::automatic: return third_order_fused_applies(s.dk, s.dv);
+    case AttentionPath::fused: return true;
+    case AttentionPath::blas: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+template <class T>
+void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                         const T* v2, T scale, const ThirdOrderShape& s) {
+  if (fused_path(s)) return third_order_forward_fused(out, probs, q, k1, k2, v1, v2, scale, s);
+  third_order_forward_blas(out, probs, q, k1, k2, v1, v2, scale, s);
+}
+
+template <class T>
+void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                          const T* probs, T scale, const ThirdOrderShape& s) {
+  if (fused_path(s))
+    return third_order_backward_fused(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2,
+                                      probs, scale, s);
+  third_order_backward_blas(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2, probs, scale,
+                            s);
 }
 
 template <class T>
@@ -409,24 +422,14 @@ void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T*
       }
 }
 
-#define ATTN_INSTANTIATE(T)                                                                        \
-  template void third_order_forward<T>(T*, T*, const T*, const T*, const T*, const T*, const T*,   \
-                                       T, const ThirdOrderShape&);                                 \
-  template void third_order_forward_fused<T>(T*, T*, const T*, const T*, const T*, const T*,       \
-                                             const T*, T, const ThirdOrderShape&);                 \
-  template void third_order_forward_blas<T>(T*, T*, const T*, const T*, const T*, const T*,        \
-                                            const T*, T, const ThirdOrderShape&);                  \
-  template void third_order_forward_ref<T>(T*, T*, const T*, const T*, const T*, const T*,         \
-                                           const T*, T, const ThirdOrderShape&);                   \
-  template void third_order_backward<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*,      \
-                                        const T*, const T*, const T*, const T*, T,                 \
-                                        const ThirdOrderShape&);                                   \
-  template void third_order_backward_fused<T>(T*, T*, T*, T*, T*, T*, const T*, const T*,          \
-                                              const T*, const T*, const T*, const T*, const T*, T, \
-                                              const ThirdOrderShape&);                             \
-  template void third_order_backward_blas<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*, \
-                                             const T*, const T*, const T*, const T*, T,            \
-                                             const ThirdOrderShape&);
+#define ATTN_INSTANTIATE(T)                                                                      \
+  template void third_order_forward<T>(T*, T*, const T*, const T*, const T*, const T*, const T*, \
+                                       T, const ThirdOrderShape&);                               \
+  template void third_order_forward_ref<T>(T*, T*, const T*, const T*, const T*, const T*,       \
+                                           const T*, T, const ThirdOrderShape&);                 \
+  template void third_order_backward<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*,    \
+                                        const T*, const T*, const T*, const T*, T,               \
+                                        const ThirdOrderShape&);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)
 #undef ATTN_INSTANTIATE
