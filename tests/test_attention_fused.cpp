@@ -146,11 +146,11 @@ TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed
   TriResult<T> r;
   r.out.assign(nv, T(0));
   r.probs.assign(s.B * s.H * s.N * s.N * s.N, T(0));
-  r.dq = random_vec<T>(nk, seed, "test.dq0");
-  r.dk1 = random_vec<T>(nk, seed, "test.dk10");
-  r.dk2 = random_vec<T>(nk, seed, "test.dk20");
-  r.dv1 = random_vec<T>(nv, seed, "test.dv10");
-  r.dv2 = random_vec<T>(nv, seed, "test.dv20");
+  // The gradients start nonzero (the backward adds to them): dq, dk1, dk2, dv1, dv2.
+  const int64_t sizes[] = {nk, nk, nk, nv, nv};
+  const char* streams[] = {"test.dq0", "test.dk10", "test.dk20", "test.dv10", "test.dv20"};
+  std::vector<T>* grads[] = {&r.dq, &r.dk1, &r.dk2, &r.dv1, &r.dv2};
+  for (int g = 0; g < 5; ++g) *grads[g] = random_vec<T>(sizes[g], seed, streams[g]);
   r.dscale = T(0.5);
   const T scale = T(0.6);
   ThirdOrderShape sp = s;

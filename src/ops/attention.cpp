@@ -231,29 +231,20 @@ void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, cons
   if (dscale) *dscale += static_cast<T>(dscale_acc);
 }
 
-// Whether shape s runs the fused kernel (AttentionShape::path).
-bool fused_path(const AttentionShape& s) {
-  switch (s.path) {
-    case AttentionPath::automatic: return attention_fused_applies(s.dk, s.dv);
-    case AttentionPath::fused: return true;
-    case AttentionPath::blas: return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 template <class T>
 void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                        const AttentionShape& s) {
-  if (fused_path(s)) return attention_forward_fused(out, probs, q, k, v, scale, s);
+  if (attention_path_fused(s.path, attention_fused_applies(s.dk, s.dv)))
+    return attention_forward_fused(out, probs, q, k, v, scale, s);
   attention_forward_blas(out, probs, q, k, v, scale, s);
 }
 
 template <class T>
 void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
                         const T* v, const T* probs, T scale, const AttentionShape& s) {
-  if (fused_path(s))
+  if (attention_path_fused(s.path, attention_fused_applies(s.dk, s.dv)))
     return attention_backward_fused(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
   attention_backward_blas(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
 }

@@ -131,6 +131,15 @@ bool attention_fused_applies(int64_t dk, int64_t dv) {
   return dk <= kAttentionFusedMaxDim && dv <= kAttentionFusedMaxDim;
 }
 
+bool attention_path_fused(AttentionPath path, bool applies) {
+  switch (path) {
+    case AttentionPath::automatic: return applies;
+    case AttentionPath::fused: return true;
+    case AttentionPath::blas: return false;
+  }
+  return applies;
+}
+
 int64_t attention_fused_scratch(int64_t N, int64_t dk, int64_t dv) {
   return std::max(dk * N, dv * N + N * N + N * dk);
 }

@@ -15,12 +15,18 @@
 
 #include <cstdint>
 
+#include "ops/attention.h"
+
 namespace attn {
 
 // Whether attention_forward / attention_backward take the fused kernel for these sizes
 // (dk and dv at most kAttentionFusedMaxDim; above it OpenBLAS's GEMMs are faster).
 constexpr int64_t kAttentionFusedMaxDim = 64;
 bool attention_fused_applies(int64_t dk, int64_t dv);
+
+// Whether a kernel runs its fused path under `path`, given whether it applies to the heads
+// (automatic: applies; fused: always; blas: never).
+bool attention_path_fused(AttentionPath path, bool applies);
 
 // Values of scratch one block needs.
 int64_t attention_fused_scratch(int64_t N, int64_t dk, int64_t dv);

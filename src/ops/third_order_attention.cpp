@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/attention_fused.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
 #include "ops/third_order_fused.h"
@@ -346,22 +347,13 @@ void third_order_backward_fused(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale
   if (dscale) *dscale += static_cast<T>(dscale_acc);
 }
 
-// Whether shape s runs the fused kernel (ThirdOrderShape::path).
-bool fused_path(const ThirdOrderShape& s) {
-  switch (s.path) {
-    case AttentionPath::automatic: return third_order_fused_applies(s.dk, s.dv);
-    case AttentionPath::fused: return true;
-    case AttentionPath::blas: return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 template <class T>
 void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
                          const T* v2, T scale, const ThirdOrderShape& s) {
-  if (fused_path(s)) return third_order_forward_fused(out, probs, q, k1, k2, v1, v2, scale, s);
+  if (attention_path_fused(s.path, third_order_fused_applies(s.dk, s.dv)))
+    return third_order_forward_fused(out, probs, q, k1, k2, v1, v2, scale, s);
   third_order_forward_blas(out, probs, q, k1, k2, v1, v2, scale, s);
 }
 
@@ -369,7 +361,7 @@ template <class T>
 void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
                           const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
                           const T* probs, T scale, const ThirdOrderShape& s) {
-  if (fused_path(s))
+  if (attention_path_fused(s.path, third_order_fused_applies(s.dk, s.dv)))
     return third_order_backward_fused(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2,
                                       probs, scale, s);
   third_order_backward_blas(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2, probs, scale,
