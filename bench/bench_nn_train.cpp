@@ -6,9 +6,24 @@
 //   a  `attention`, N = 32, d' = 4, m = 16, 1 head, batch 64 (the paper-scale unit)
 //   b  `attention`, N = 32, d' = 4, m = 64, 4 heads, batch 256
 //   c  `lstm`, N = 32 (sequence length), d' = 4, hidden 128, 1 layer, batch 256
+//   d  `attention`, N = 32, d' = 4, m = 16, 1 head, batch 256 (issue #32)
+//   e  `attention`, N = 32, d' = 4, m = 32, 1 head, batch 256 (issue #32)
+//   f  `third_order`, N = 16, d' = 4, m = 16, 1 head, batch 256 (issue #32)
+// and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
+// input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
+//   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32
 // Every other [model] key at its default (neural_schemas.cpp): attention φ = MLP
 // d_in → 128 → m (relu), Q, K (m, H·m), V (m, H·d'), heads summed, learned temperature,
-// ψ linear on [φ(x_i); a_i]; lstm: readout "final" (head on [h_T; x_i]), linear head.
+// ψ linear on [φ(x_i); a_i]; third_order the same with K1, K2, V1, V2; lstm: readout "final"
+// (head on [h_T; x_i]), linear head; transformer: φ, ψ linear, pre-layernorm, V (m, H·m)
+// heads summed, MLP m → 4m → m (relu), learned temperature.
+//
+// Share of the sgemm rate: before the configs (and so in every round of the run script) the
+// 1-thread sgemm rate is measured on a 2048³ product (best of 3, the same gemm<float> the
+// models call); each result line gives the model's flops per step (model_flops below: the
+// matrix products of the model as written, forward counted once and backward twice, causal
+// attention counting the unmasked pairs only), the GFLOP/s they make at the median CPU time
+// per step and the share of the sgemm rate.
 //
 // A step is what trainer_run (src/train/trainer.cpp) does per step, minus drawing the
 // batch: forward, MSE loss and its gradient, zero_grad, backward, Adam (lr 1e-3, β =
@@ -49,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_rates.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "core/version.h"
@@ -72,12 +88,16 @@ using namespace attn;
 struct Config {
   std::string id, model;
   int64_t N, d_out, m, heads, hidden, batch;
+  int64_t layers = 0;  // transformer only (hop task, causal, learned positions)
 };
 const Config kConfigs[] = {
-    {"a", "attention", 32, 4, 16, 1, 0, 64},
-    {"b", "attention", 32, 4, 64, 4, 0, 256},
-    {"c", "lstm", 32, 4, 0, 0, 128, 256},
+    {"a", "attention", 32, 4, 16, 1, 0, 64},        {"b", "attention", 32, 4, 64, 4, 0, 256},
+    {"c", "lstm", 32, 4, 0, 0, 128, 256},           {"d", "attention", 32, 4, 16, 1, 0, 256},
+    {"e", "attention", 32, 4, 32, 1, 0, 256},       {"f", "third_order", 16, 4, 16, 1, 0, 256},
+    {"t2", "transformer", 64, 6, 128, 4, 0, 32, 2}, {"t3", "transformer", 64, 6, 128, 4, 0, 32, 3},
+    {"t4", "transformer", 64, 6, 128, 4, 0, 32, 4}, {"t5", "transformer", 64, 6, 128, 4, 0, 32, 5},
 };
+constexpr int64_t kHopA = 4, kHopKMax = 8;  // the k-hop experiments' alphabet and k_max
 constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check
 
 struct Options {
@@ -93,22 +113,16 @@ struct Options {
 double wall_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::cpu_s;
+using bench::median;
+using bench::sgemm_gflops;
 
 // One training step; `phase` (forward, loss, backward, optimiser) gets the seconds of each
 // phase when non-null.
 struct Stepper {
   Net<float>& net;
   Optimizer<float> opt;
+  LossSpec loss_spec;
   int64_t count;
   std::vector<float> pred, dpred;
   double step(const float* x, const float* y, int64_t B, double* phase) {
@@ -116,9 +130,9 @@ struct Stepper {
     const double t0 = phase ? wall_s() : 0;
     net.forward(x, B, pred.data());
     const double t1 = phase ? wall_s() : 0;
-    const double loss = loss_forward(Loss::mse, pred.data(), y, count);
+    const double loss = loss_forward(loss_spec, pred.data(), y, count);
     std::fill(dpred.begin(), dpred.end(), 0.0f);
-    loss_backward(Loss::mse, dpred.data(), pred.data(), y, count, 1.0f);
+    loss_backward(loss_spec, dpred.data(), pred.data(), y, count, 1.0f);
     const double t2 = phase ? wall_s() : 0;
     ps.zero_grad();
     net.backward(dpred.data());
@@ -168,19 +182,71 @@ void isa_ab(const Config& c, const Options& o, Step step, int64_t steps) {
   std::fflush(stdout);
 }
 
-void run_config(const Config& c, const Options& o) {
-  Params tp = task_default_params("qsa");
+// The task, the [model] parameters and the loss of config c.
+struct Setup {
+  std::unique_ptr<Task> task;
+  Params mp;
+  LossSpec loss;
+};
+Setup setup_make(const Config& c) {
+  const bool hop = c.model == "transformer";
+  Params tp = task_default_params(hop ? "hop" : "qsa");
   tp.set_text("N", std::to_string(c.N));
-  tp.set_text("d_out", std::to_string(c.d_out));
-  const auto task = task_make("qsa", tp);
-  const TaskShape& shape = task->shape();
-  Params mp = neural_default_params(c.model);
-  if (c.model == "attention") {
-    mp.set_text("m", std::to_string(c.m));
-    mp.set_text("heads", std::to_string(c.heads));
+  if (hop) {
+    tp.set_text("A", std::to_string(kHopA));
+    tp.set_text("k_max", std::to_string(kHopKMax));
   } else {
-    mp.set_text("hidden", std::to_string(c.hidden));
+    tp.set_text("d_out", std::to_string(c.d_out));
   }
+  Setup st{task_make(hop ? "hop" : "qsa", tp), neural_default_params(c.model),
+           hop ? LossSpec(Loss::cross_entropy, c.d_out) : LossSpec(Loss::mse)};
+  ATTN_CHECK(st.task->shape().d_out == c.d_out, "bench_nn_train: config " + c.id + " d_out");
+  if (c.model == "lstm") {
+    st.mp.set_text("hidden", std::to_string(c.hidden));
+  } else {
+    st.mp.set_text("m", std::to_string(c.m));
+    st.mp.set_text("heads", std::to_string(c.heads));
+  }
+  if (hop) {
+    st.mp.set_text("layers", std::to_string(c.layers));
+    st.mp.set_text("causal", "true");
+    st.mp.set_text("positions", "learned");
+  }
+  return st;
+}
+
+// Flops of one training step of config c at batch B: the model's matrix products as written
+// (Q and K projected separately, no shared-key shortcut), 2 flops a multiply-add, forward
+// once and backward twice; causal attention counts the N(N+1)/2 unmasked pairs only.
+double model_flops(const Config& c, const TaskShape& shape, int64_t B) {
+  const double rows = double(B) * double(c.N), N = double(c.N), m = double(c.m);
+  const double H = double(c.heads), din = double(shape.d_in), dout = double(c.d_out);
+  double f = 0;  // forward multiply-adds
+  if (c.model == "lstm") {
+    const double h = double(c.hidden);
+    f = rows * (din + h) * 4 * h + double(B) * N * (h + din) * dout;
+  } else if (c.model == "transformer") {
+    const double pairs = N * (N + 1) / 2;  // causal
+    f = rows * din * m + rows * m * dout;
+    f += double(c.layers) *
+         (rows * 3 * m * H * m + double(B) * H * pairs * 2 * m + rows * 2 * m * 4 * m);
+  } else {
+    const double dk = m, dv = dout;
+    f = rows * (din * 128 + 128 * m) + rows * (m + dv) * dout;  // φ (width 128) and ψ
+    if (c.model == "third_order") {
+      f += rows * m * H * (3 * dk + 2 * dv) + double(B) * H * N * N * N * (dk + dv);
+    } else {
+      f += rows * m * H * (2 * dk + dv) + double(B) * H * N * N * (dk + dv);
+    }
+  }
+  return 2 * 3 * f;
+}
+
+void run_config(const Config& c, const Options& o, double sgemm_rate) {
+  const Setup setup = setup_make(c);
+  const auto& task = setup.task;
+  const TaskShape& shape = task->shape();
+  const Params& mp = setup.mp;
   auto net = neural_net_make<float>(c.model, mp, shape);
   net->init(o.seed);
   ParamSet<float>& ps = net->params();
@@ -192,8 +258,12 @@ void run_config(const Config& c, const Options& o) {
   const std::vector<float> X(data.X.begin(), data.X.end()), Y(data.Y.begin(), data.Y.end());
 
   const int64_t count = B * ys;
-  Stepper st{*net, Optimizer<float>(OptimizerConfig{}, ps.size()), count,
-             std::vector<float>(count), std::vector<float>(count)};
+  Stepper st{*net,
+             Optimizer<float>(OptimizerConfig{}, ps.size()),
+             setup.loss,
+             count,
+             std::vector<float>(count),
+             std::vector<float>(count)};
   int64_t k = 0;  // steps so far; step k uses batch k mod batches
   auto one = [&](double* phase) {
     const int64_t b = k++ % o.batches;
@@ -232,6 +302,11 @@ void run_config(const Config& c, const Options& o) {
               (long long)shape.d_in, (long long)c.d_out, o.reps, (long long)steps, median(rate),
               *std::min_element(rate.begin(), rate.end()),
               *std::max_element(rate.begin(), rate.end()), median(cpu_rate), losses[0], last_loss);
+  const double flops = model_flops(c, shape, B), gflops = flops * median(cpu_rate) * 1e-9;
+  std::printf(
+      "rate config=%s cpu_ms_per_step=%.4f flops_per_step=%.6g gflops=%.2f "
+      "sgemm_gflops=%.2f share_of_sgemm=%.3f\n",
+      c.id.c_str(), 1e3 / median(cpu_rate), flops, gflops, sgemm_rate, gflops / sgemm_rate);
   const double ms = 1e3 / double(steps);
   std::printf("phases config=%s forward_ms=%.4f loss_ms=%.4f backward_ms=%.4f optimizer_ms=%.4f "
               "total_ms=%.4f\n",
@@ -249,6 +324,7 @@ void run_config(const Config& c, const Options& o) {
       views.push_back({names[i], DType::F32, e.shape, init.data() + e.offset});
     }
     views.push_back({"x", DType::F32, {o.batches, B, c.N, shape.d_in}, X.data()});
+    views.push_back({"flops_per_step", DType::F64, {1}, &flops});
     views.push_back({"y", DType::F32, {o.batches, B, c.N, c.d_out}, Y.data()});
     views.push_back({"losses", DType::F64, {int64_t(kCheckSteps)}, losses.data()});
     npz_write(o.dump + "/" + c.id + ".npz", views);
@@ -258,18 +334,10 @@ void run_config(const Config& c, const Options& o) {
 // Steps/s of trainer_run on config c at `threads` compute threads (the same batches as
 // run_config, cycled; the same initial parameters for every thread count).
 void run_trainer_config(const Config& c, const Options& o, int threads) {
-  Params tp = task_default_params("qsa");
-  tp.set_text("N", std::to_string(c.N));
-  tp.set_text("d_out", std::to_string(c.d_out));
-  const auto task = task_make("qsa", tp);
+  const Setup setup = setup_make(c);
+  const auto& task = setup.task;
   const TaskShape& shape = task->shape();
-  Params mp = neural_default_params(c.model);
-  if (c.model == "attention") {
-    mp.set_text("m", std::to_string(c.m));
-    mp.set_text("heads", std::to_string(c.heads));
-  } else {
-    mp.set_text("hidden", std::to_string(c.hidden));
-  }
+  const Params& mp = setup.mp;
   auto net = neural_net_make<float>(c.model, mp, shape);
   net->init(o.seed);
   const NetFactory<float> replica = [&] { return neural_net_make<float>(c.model, mp, shape); };
@@ -289,6 +357,8 @@ void run_trainer_config(const Config& c, const Options& o, int threads) {
   };
   TrainerConfig tc;
   tc.batch = B;
+  tc.loss = setup.loss.loss;
+  tc.loss_classes = setup.loss.classes;
   tc.restore_best = false;
   threads_configure(threads);
   FitLog log;
@@ -370,6 +440,8 @@ int bench_main(int argc, char** argv) {
     }
   }
   threads_configure(1);
+  const double sgemm_rate = sgemm_gflops();
+  std::printf("sgemm n=2048 threads=1 gflops=%.2f\n", sgemm_rate);
   std::printf("bench_nn_train: attnlab %s (%s) float32 threads=1 openblas_threads=%d "
               "openblas_core=%s isa=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
               kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(),
@@ -378,8 +450,9 @@ int bench_main(int argc, char** argv) {
     const Config* c = nullptr;
     for (const Config& k : kConfigs)
       if (k.id == id) c = &k;
-    ATTN_CHECK(c != nullptr, "bench_nn_train: unknown config '" + id + "' (a, b or c)");
-    if (o.trainer_threads.empty()) run_config(*c, o);
+    ATTN_CHECK(c != nullptr,
+               "bench_nn_train: unknown config '" + id + "' (a, b, c, d, e, f, t2, t3, t4, t5)");
+    if (o.trainer_threads.empty()) run_config(*c, o, sgemm_rate);
     for (int t : o.trainer_threads) run_trainer_config(*c, o, t);
   }
   return 0;
@@ -387,11 +460,4 @@ int bench_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return bench_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return attn::bench::run_main(bench_main, argc, argv); }

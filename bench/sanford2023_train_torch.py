@@ -2,16 +2,25 @@
 """Training-step throughput of the sanford2023 networks in PyTorch: the baseline of
 bench_nn_train (bench/run_sanford2023_train.sh runs both and prints the ratios).
 
-The same three configurations as bench_nn_train.cpp (qsa shapes, multi-hot encoding
+The same configurations as bench_nn_train.cpp (qsa shapes, multi-hot encoding
 d_in = d' + 2N, one output per position):
   a  attention unit, N = 32, d' = 4, m = 16, 1 head, batch 64 (the paper-scale unit)
   b  attention unit, N = 32, d' = 4, m = 64, 4 heads, batch 256
   c  LSTM, length 32, d' = 4, hidden 128, 1 layer, batch 256
+  d, e  attention unit, N = 32, d' = 4, m = 16 / 32, 1 head, batch 256
+  f  third-order unit, N = 16, d' = 4, m = 16, 1 head, batch 256
+  t2 … t5  the k-hop experiments' causal transformer (hop task: N = 64, one-hot input width 9,
+     6 classes, cross-entropy), m = 128, 4 heads, 2 … 5 layers, learned positions, batch 32
 with attnlab's defaults: φ = Linear(d_in, 128) → ReLU → Linear(128, m); per head
 Q, K ∈ R^{m×m}, V ∈ R^{m×d'} (no bias), scores exp(τ)·q kᵀ with τ learned, heads summed;
 ψ = Linear(m + d', d') on [φ(x_i); a_i]. LSTM: nn.LSTM with b_hh frozen at 0 (attnlab folds
 PyTorch's two biases into one, so the trainable parameter counts match), head
-Linear(hidden + d_in, d') on [h_T; x_i]. Written as a researcher would: nn.Module,
+Linear(hidden + d_in, d') on [h_T; x_i]. Third order: Q, K1, K2 ∈ R^{m×m}, V1, V2 ∈ R^{m×d'}
+per head, scores exp(τ)·Σ_l q_il k1_jl k2_kl softmaxed over the N² pairs (j, k), output
+Σ p_ijk v1_j ∘ v2_k, computed as attnlab does (the pair keys q_i ∘ k1_j against k2 in one
+batched matmul). Transformer: φ = Linear(13, m) + learned positions (N, m); per layer pre-LayerNorm
+(eps 1e-5), per head Q, K, V ∈ R^{m×m} (no bias), causal softmax(exp(τ)·q kᵀ) v, heads summed,
+residual; pre-LayerNorm MLP m → 4m → m (ReLU), residual; ψ = Linear(m, 6). Written as a researcher would: nn.Module,
 F.mse_loss, torch.optim.Adam(lr=1e-3) with its defaults, zero_grad / backward / step,
 float32, torch.set_num_threads(1).
 
@@ -55,7 +64,15 @@ except ImportError as e:
 # id: (model, N, d_out, m, heads, hidden, batch)
 CONFIGS = {"a": ("attention", 32, 4, 16, 1, 0, 64),
            "b": ("attention", 32, 4, 64, 4, 0, 256),
-           "c": ("lstm", 32, 4, 0, 0, 128, 256)}
+           "c": ("lstm", 32, 4, 0, 0, 128, 256),
+           "d": ("attention", 32, 4, 16, 1, 0, 256),
+           "e": ("attention", 32, 4, 32, 1, 0, 256),
+           "f": ("third_order", 16, 4, 16, 1, 0, 256)}
+HOP_D_IN = 13  # A + k_max + 1 with A = 4, k_max = 8
+LAYERS = {}
+for _l in (2, 3, 4, 5):
+    CONFIGS[f"t{_l}"] = ("transformer", 64, 6, 128, 4, 0, 32)
+    LAYERS[f"t{_l}"] = _l
 CHECK_STEPS = 5
 
 
@@ -84,6 +101,85 @@ class AttentionUnit(nn.Module):
                 "q": (self.q.weight, True), "k": (self.k.weight, True), "v": (self.v.weight, True),
                 "log_temperature": (self.log_temperature, False),
                 "psi.w0": (self.psi.weight, True), "psi.b0": (self.psi.bias, False)}
+
+
+class ThirdOrderUnit(nn.Module):
+    def __init__(self, d_in, d_out, m, heads, phi_width=128):
+        super().__init__()
+        self.heads = heads
+        self.phi = nn.Sequential(nn.Linear(d_in, phi_width), nn.ReLU(), nn.Linear(phi_width, m))
+        for name in ("q", "k1", "k2"):
+            setattr(self, name, nn.Linear(m, heads * m, bias=False))
+        for name in ("v1", "v2"):
+            setattr(self, name, nn.Linear(m, heads * d_out, bias=False))
+        self.log_temperature = nn.Parameter(torch.zeros(1))
+        self.psi = nn.Linear(m + d_out, d_out)
+
+    def forward(self, x):  # x (B, N, d_in) -> (B, N, d_out)
+        B, N, _ = x.shape
+        f = self.phi(x)
+        q, k1, k2, v1, v2 = (getattr(self, n)(f).view(B, N, self.heads, -1).transpose(1, 2)
+                             for n in ("q", "k1", "k2", "v1", "v2"))
+        pair = (q.unsqueeze(3) * k1.unsqueeze(2)).flatten(2, 3)  # (B, H, N·N, dk): q_i ∘ k1_j
+        s = self.log_temperature.exp() * (pair @ k2.transpose(-2, -1))  # (B, H, N·N, N)
+        p = s.view(B, self.heads, N, N * N).softmax(dim=-1).view(B, self.heads, N * N, N)
+        w = (p @ v2).view(B, self.heads, N, N, -1)  # Σ_k p_ijk v2_k
+        a = (w * v1.unsqueeze(2)).sum(dim=3).sum(dim=1)  # Σ_j v1_j ∘ w_ij, heads summed
+        return self.psi(torch.cat([f, a], dim=-1))
+
+    def attnlab_names(self):
+        names = {"phi.w0": (self.phi[0].weight, True), "phi.b0": (self.phi[0].bias, False),
+                 "phi.w1": (self.phi[2].weight, True), "phi.b1": (self.phi[2].bias, False),
+                 "log_temperature": (self.log_temperature, False),
+                 "psi.w0": (self.psi.weight, True), "psi.b0": (self.psi.bias, False)}
+        for n in ("q", "k1", "k2", "v1", "v2"):
+            names[n] = (getattr(self, n).weight, True)
+        return names
+
+
+class CausalTransformer(nn.Module):
+    def __init__(self, d_in, d_out, N, m, heads, layers):
+        super().__init__()
+        self.heads = heads
+        self.phi = nn.Linear(d_in, m)
+        self.pos = nn.Parameter(torch.zeros(N, m))
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            blk = nn.Module()
+            blk.q, blk.k, blk.v = (nn.Linear(m, heads * m, bias=False) for _ in range(3))
+            blk.log_temperature = nn.Parameter(torch.zeros(1))
+            blk.ln1, blk.ln2 = nn.LayerNorm(m, eps=1e-5), nn.LayerNorm(m, eps=1e-5)
+            blk.mlp = nn.Sequential(nn.Linear(m, 4 * m), nn.ReLU(), nn.Linear(4 * m, m))
+            self.blocks.append(blk)
+        self.psi = nn.Linear(m, d_out)
+        self.register_buffer("mask", torch.ones(N, N, dtype=torch.bool).triu(1))
+
+    def forward(self, x):  # x (B, N, d_in) -> (B, N, d_out) logits
+        B, N, _ = x.shape
+        h = self.phi(x) + self.pos
+        for blk in self.blocks:
+            u = blk.ln1(h)
+            q, k, v = (p(u).view(B, N, self.heads, -1).transpose(1, 2) for p in (blk.q, blk.k, blk.v))
+            s = blk.log_temperature.exp() * (q @ k.transpose(-2, -1))
+            s = s.masked_fill(self.mask, float("-inf"))
+            h = h + (s.softmax(dim=-1) @ v).sum(dim=1)
+            h = h + blk.mlp(blk.ln2(h))
+        return self.psi(h)
+
+    def attnlab_names(self):
+        names = {"phi.w0": (self.phi.weight, True), "phi.b0": (self.phi.bias, False),
+                 "pos": (self.pos, False),
+                 "psi.w0": (self.psi.weight, True), "psi.b0": (self.psi.bias, False)}
+        for i, blk in enumerate(self.blocks):
+            p = f"layer{i}."
+            names.update({p + "q": (blk.q.weight, True), p + "k": (blk.k.weight, True),
+                          p + "v": (blk.v.weight, True),
+                          p + "log_temperature": (blk.log_temperature, False),
+                          p + "ln1.gamma": (blk.ln1.weight, False), p + "ln1.beta": (blk.ln1.bias, False),
+                          p + "ln2.gamma": (blk.ln2.weight, False), p + "ln2.beta": (blk.ln2.bias, False),
+                          p + "mlp.w0": (blk.mlp[0].weight, True), p + "mlp.b0": (blk.mlp[0].bias, False),
+                          p + "mlp.w1": (blk.mlp[2].weight, True), p + "mlp.b1": (blk.mlp[2].bias, False)})
+        return names
 
 
 class LstmReadout(nn.Module):
@@ -117,10 +213,42 @@ def qsa_batches(rng, n_batches, B, N, d, q=2):
     return x.astype(np.float32), (hot @ z / q).astype(np.float32)
 
 
-def make_model(cfg):
+def d_in_of(cfg):
+    return HOP_D_IN if cfg[0] == "transformer" else cfg[2] + 2 * cfg[1]
+
+
+def hop_like_batches(rng, n_batches, B, N, classes):
+    """Random one-hot inputs and targets of the hop shapes (only without --data)."""
+    x = np.eye(HOP_D_IN, dtype=np.float32)[rng.integers(0, HOP_D_IN, (n_batches, B, N))]
+    y = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, (n_batches, B, N))]
+    return x, y
+
+
+def make_model(cid, cfg):
     kind, N, d, m, heads, hidden, _ = cfg
-    d_in = d + 2 * N
+    d_in = d_in_of(cfg)
+    if kind == "transformer":
+        return CausalTransformer(d_in, d, N, m, heads, LAYERS[cid])
+    if kind == "third_order":
+        return ThirdOrderUnit(d_in, d, m, heads)
     return AttentionUnit(d_in, d, m, heads) if kind == "attention" else LstmReadout(d_in, d, hidden)
+
+
+def loss_of(cfg, pred, y):
+    if cfg[0] == "transformer":  # attnlab's cross_entropy: mean over positions, one-hot targets
+        return F.cross_entropy(pred.reshape(-1, cfg[2]), y.reshape(-1, cfg[2]).argmax(dim=-1))
+    return F.mse_loss(pred, y)
+
+
+def sgemm_gflops(n=2048):
+    """torch.mm's 1-thread float32 rate on n × n matrices (best of 3, CPU time)."""
+    a, b = torch.full((n, n), 0.5), torch.full((n, n), 0.25)
+    best = 1e30
+    for _ in range(3):
+        c0 = time.process_time()
+        torch.mm(a, b)
+        best = min(best, time.process_time() - c0)
+    return 2.0 * n ** 3 / best * 1e-9
 
 
 def load_init(model, arrays):
@@ -136,11 +264,13 @@ def load_init(model, arrays):
 def run(cid, args, rng):
     cfg = CONFIGS[cid]
     B = cfg[6]
-    model = make_model(cfg)
+    model = make_model(cid, cfg)
     arrays = dict(np.load(os.path.join(args.data, cid + ".npz"))) if args.data else None
     if arrays:
         load_init(model, arrays)
         xs, ys = arrays["x"], arrays["y"]
+    elif cfg[0] == "transformer":
+        xs, ys = hop_like_batches(rng, args.batches, B, cfg[1], cfg[2])
     else:
         xs, ys = qsa_batches(rng, args.batches, B, cfg[1], cfg[2])
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys)]
@@ -156,7 +286,7 @@ def run(cid, args, rng):
         t0 = time.perf_counter()
         pred = model(x)
         t1 = time.perf_counter()
-        loss = F.mse_loss(pred, y)
+        loss = loss_of(cfg, pred, y)
         t2 = time.perf_counter()
         opt.zero_grad()
         loss.backward()
@@ -202,12 +332,17 @@ def run(cid, args, rng):
     for _ in range(steps):
         step(opt, *batches[k % len(batches)], phase)
         k += 1
-    d_in = cfg[2] + 2 * cfg[1]
+    d_in = d_in_of(cfg)
     print(f"result config={cid} model={cfg[0]} params={n_params} batch={B} N={cfg[1]} d_in={d_in} "
           f"d_out={cfg[2]} reps={args.reps} steps_per_rep={steps} "
           f"steps_per_s={statistics.median(rate):.2f} steps_per_s_min={min(rate):.2f} "
           f"steps_per_s_max={max(rate):.2f} cpu_steps_per_s={statistics.median(cpu_rate):.2f} "
           f"loss_first={losses[0]:.6g} loss_last={last:.6g}")
+    if arrays and "flops_per_step" in arrays:  # attnlab's count of the same model's flops
+        flops = float(arrays["flops_per_step"][0])
+        cpu_med = statistics.median(cpu_rate)
+        print(f"rate config={cid} cpu_ms_per_step={1e3 / cpu_med:.4f} flops_per_step={flops:.6g} "
+              f"gflops={flops * cpu_med * 1e-9:.2f}", flush=True)
     ms = [1e3 * p / steps for p in phase]
     print(f"phases config={cid} forward_ms={ms[0]:.4f} loss_ms={ms[1]:.4f} backward_ms={ms[2]:.4f} "
           f"optimizer_ms={ms[3]:.4f} total_ms={sum(ms):.4f}", flush=True)
@@ -236,10 +371,11 @@ def main():
           f"mkldnn={torch.backends.mkldnn.is_available()} blas={core} numpy {np.__version__} "
           f"reps={args.reps} warmup={args.warmup} rep_seconds={args.rep_seconds} "
           f"data={'attnlab ' + args.data if args.data else 'drawn here'}", flush=True)
+    print(f"sgemm n=2048 threads=1 gflops={sgemm_gflops():.2f} (torch.mm)", flush=True)
     rng = np.random.default_rng(args.seed)
     for cid in args.configs.split(","):
         if cid not in CONFIGS:
-            sys.exit(f"sanford2023_train_torch.py: unknown config '{cid}' (a, b or c)")
+            sys.exit(f"sanford2023_train_torch.py: unknown config '{cid}' (one of {', '.join(CONFIGS)})")
         run(cid, args, rng)
 
 

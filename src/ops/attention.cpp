@@ -13,6 +13,9 @@
 // causal: the products run per block of query rows r0 … r1 − 1 (causal_row_block) against
 // keys 0 … r1 − 1 only; entries j > i of P and dS are exactly 0. Without causal there is one
 // block of all N rows and all N keys (the same products as before causal existed).
+// Small heads (dk, dv ≤ kAttentionFusedMaxDim) take the fused per-(b, h) kernel of
+// ops/attention_fused.h instead of the GEMM calls: the same products in loops that keep the
+// block's N × N scores in cache, without OpenBLAS's per-call overhead and packing.
 #include "ops/attention.h"
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/attention_fused.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
 #include "ops/vmath.h"
@@ -80,15 +84,40 @@ void softmax_rows(T* p, int64_t n, bool exclude_self, bool causal) {
   }
 }
 
+// The fused kernel's view of one (b, h) block of shape s (checked).
+AttentionBlock attention_block_of(const AttentionShape& s) {
+  attention_check(s);
+  const int64_t H = s.H;
+  return {s.N,      s.dk,           s.dv,     H * s.dk,    s.shared_keys ? s.dk : H * s.dk,
+          H * s.dv, s.exclude_self, s.causal, s.score_bits};
+}
+
 }  // namespace
 
 int64_t causal_row_block(int64_t N) {
   return N <= 16 ? std::max<int64_t>(N, 1) : std::max<int64_t>(16, (N + 7) / 8);
 }
 
+namespace {
+
 template <class T>
-void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
-                       const AttentionShape& s) {
+void attention_forward_fused(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                             const AttentionShape& s) {
+  const AttentionBlock blk = attention_block_of(s);
+  const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
+  std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, dk, dv)));
+  std::vector<T> own_probs(probs ? 0 : static_cast<size_t>(N * N));  // one block at a time
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      attention_fused_forward<T>(
+          out + (b * N * H + h) * dv, probs ? probs + (b * H + h) * N * N : own_probs.data(),
+          q + (b * N * H + h) * dk, k + (s.shared_keys ? b * N * dk : (b * N * H + h) * dk),
+          v + (b * N * H + h) * dv, scale, blk, work.data());
+}
+
+template <class T>
+void attention_forward_blas(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                            const AttentionShape& s) {
   attention_check(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv;
   const int64_t ldq = H * dk, ldk = s.shared_keys ? dk : H * dk, ldv = H * dv;
@@ -121,16 +150,36 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T s
 }
 
 template <class T>
-void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
-                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+void attention_backward_fused(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                              const T* v, const T* probs, T scale, const AttentionShape& s) {
+  const AttentionBlock blk = attention_block_of(s);
+  ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
+  const int64_t N = s.N, H = s.H;
+  std::vector<T> work(static_cast<size_t>(attention_fused_scratch(N, s.dk, s.dv)));
+  double dscale_acc = 0;
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
+      const int64_t oks = s.shared_keys ? b * N * s.dk : ok;
+      attention_fused_backward<T>(dq ? dq + ok : nullptr, dk ? dk + oks : nullptr,
+                                  dv ? dv + ov : nullptr, dscale ? &dscale_acc : nullptr, dout + ov,
+                                  q + ok, k + oks, v + ov, probs + (b * H + h) * N * N, scale, blk,
+                                  work.data());
+    }
+  if (dscale) *dscale += static_cast<T>(dscale_acc);
+}
+
+template <class T>
+void attention_backward_blas(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                             const T* v, const T* probs, T scale, const AttentionShape& s) {
   attention_check(s);
   ATTN_ASSERT(probs != nullptr, "attention_backward needs the forward's probs");
   const int64_t N = s.N, H = s.H, dkk = s.dk, dvv = s.dv;
   const int64_t ldk = H * dkk, ldv = H * dvv, ldks = s.shared_keys ? dkk : H * dkk;
   const bool need_scores = dq || dk || dscale;
+  double dscale_acc = 0;
   std::vector<T> dS(need_scores ? static_cast<size_t>(N * N) : 0);
   std::vector<T> G((dq || dscale) ? static_cast<size_t>(N * dkk) : 0);
-  double dscale_acc = 0;
   const std::vector<RowBlock> blocks = row_blocks(N, s.causal);
   for (int64_t b = 0; b < s.B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
@@ -182,6 +231,24 @@ void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* 
   if (dscale) *dscale += static_cast<T>(dscale_acc);
 }
 
+}  // namespace
+
+template <class T>
+void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
+                       const AttentionShape& s) {
+  if (attention_path_fused(s.path, attention_fused_applies(s.dk, s.dv)))
+    return attention_forward_fused(out, probs, q, k, v, scale, s);
+  attention_forward_blas(out, probs, q, k, v, scale, s);
+}
+
+template <class T>
+void attention_backward(T* dq, T* dk, T* dv, T* dscale, const T* dout, const T* q, const T* k,
+                        const T* v, const T* probs, T scale, const AttentionShape& s) {
+  if (attention_path_fused(s.path, attention_fused_applies(s.dk, s.dv)))
+    return attention_backward_fused(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+  attention_backward_blas(dq, dk, dv, dscale, dout, q, k, v, probs, scale, s);
+}
+
 template <class T>
 void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v, T scale,
                            const AttentionShape& s) {
@@ -224,10 +291,9 @@ void attention_forward_ref(T* out, T* probs, const T* q, const T* k, const T* v,
 
 template <class T>
 void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t dv) {
-  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
-                                                 std::to_string(rows) + ", H=" +
-                                                 std::to_string(H) + ", dv=" +
-                                                 std::to_string(dv) + ")");
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1,
+             "head_sum: sizes must be positive (got rows=" + std::to_string(rows) +
+                 ", H=" + std::to_string(H) + ", dv=" + std::to_string(dv) + ")");
   for (int64_t r = 0; r < rows; ++r) {
     T* o = out_sum + r * dv;
     const T* x = inp + r * H * dv;
@@ -239,10 +305,9 @@ void head_sum_forward(T* out_sum, const T* inp, int64_t rows, int64_t H, int64_t
 
 template <class T>
 void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int64_t dv) {
-  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1, "head_sum: sizes must be positive (got rows=" +
-                                                 std::to_string(rows) + ", H=" +
-                                                 std::to_string(H) + ", dv=" +
-                                                 std::to_string(dv) + ")");
+  ATTN_CHECK(rows >= 0 && H >= 1 && dv >= 1,
+             "head_sum: sizes must be positive (got rows=" + std::to_string(rows) +
+                 ", H=" + std::to_string(H) + ", dv=" + std::to_string(dv) + ")");
   for (int64_t r = 0; r < rows; ++r) {
     const T* g = dout_sum + r * dv;
     for (int64_t h = 0; h < H; ++h) {
@@ -252,27 +317,21 @@ void head_sum_backward(T* dinp, const T* dout_sum, int64_t rows, int64_t H, int6
   }
 }
 
-template void attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                       float, const AttentionShape&);
-template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
-                                        const float*, const float*, const float*, float,
-                                        const AttentionShape&);
-template void attention_forward_ref<float>(float*, float*, const float*, const float*, const float*,
-                                           float, const AttentionShape&);
-template void head_sum_forward<float>(float*, const float*, int64_t, int64_t, int64_t);
-template void head_sum_backward<float>(float*, const float*, int64_t, int64_t, int64_t);
-template void attention_forward<double>(double*, double*, const double*, const double*,
-                                        const double*, double, const AttentionShape&);
-template void attention_backward<double>(double*, double*, double*, double*, const double*,
-                                         const double*, const double*, const double*, const double*,
-                                         double, const AttentionShape&);
-template void attention_forward_ref<double>(double*, double*, const double*, const double*,
-                                            const double*, double, const AttentionShape&);
+#define ATTN_INSTANTIATE(T)                                                                   \
+  template void attention_forward<T>(T*, T*, const T*, const T*, const T*, T,                 \
+                                     const AttentionShape&);                                  \
+  template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, \
+                                      const T*, T, const AttentionShape&);                    \
+  template void attention_forward_ref<T>(T*, T*, const T*, const T*, const T*, T,             \
+                                         const AttentionShape&);                              \
+  template void head_sum_forward<T>(T*, const T*, int64_t, int64_t, int64_t);                 \
+  template void head_sum_backward<T>(T*, const T*, int64_t, int64_t, int64_t);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 // Long double: the exact (bits = 0) evaluation of constructions (constructions/attend.h).
 template void attention_forward_ref<long double>(long double*, long double*, const long double*,
-                                                const long double*, const long double*,
-                                                long double, const AttentionShape&);
-template void head_sum_forward<double>(double*, const double*, int64_t, int64_t, int64_t);
-template void head_sum_backward<double>(double*, const double*, int64_t, int64_t, int64_t);
+                                                 const long double*, const long double*,
+                                                 long double, const AttentionShape&);
 
 }  // namespace attn

@@ -28,12 +28,19 @@
 
 namespace attn {
 
+// Which implementation attention_forward / attention_backward run: automatic picks by the head
+// sizes (attention_fused_applies, ops/attention_fused.h: the fused per-(b, h) kernel for small
+// dk, dv; OpenBLAS GEMMs per (b, h) above); fused and blas force one (tests, benchmarks). Both
+// compute the same products and agree to rounding.
+enum class AttentionPath { automatic, fused, blas };
+
 struct AttentionShape {
   int64_t B = 1, N = 1, H = 1, dk = 1, dv = 1;
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
   bool shared_keys = false;  // k is (B, N, dk), the same for every head
   bool causal = false;       // score (i, j) = −∞ for j > i
+  AttentionPath path = AttentionPath::automatic;
 };
 
 // The query rows per block of the causal fast kernel: block r0 … r0 + rows − 1 computes its

@@ -25,8 +25,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/attention_fused.h"
 #include "ops/blas.h"
 #include "ops/quantize.h"
+#include "ops/third_order_fused.h"
 #include "ops/vmath.h"
 
 namespace attn {
@@ -139,11 +141,23 @@ void pair_keys(T* M, const T* q, const T* k1, int64_t i0, int64_t ni, int64_t N,
   }
 }
 
+// The fused kernel's view of one (b, h) block of shape s (checked).
+ThirdOrderBlock third_order_block_of(const ThirdOrderShape& s) {
+  third_order_check(s);
+  return {s.N, s.dk, s.dv, s.H * s.dk, s.H * s.dv, s.exclude_self, s.causal, s.score_bits};
+}
+
 }  // namespace
 
+bool third_order_fused_applies(int64_t dk, int64_t dv) {
+  return dk <= kThirdOrderFusedMaxDim && dv <= kThirdOrderFusedMaxDim;
+}
+
+namespace {
+
 template <class T>
-void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
-                         const T* v2, T scale, const ThirdOrderShape& s) {
+void third_order_forward_blas(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                              const T* v2, T scale, const ThirdOrderShape& s) {
   third_order_check(s);
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, nn = N * N;
   const int64_t ldk = H * dk, ldv = H * dv, ib = query_block(N, s.causal);
@@ -199,9 +213,9 @@ void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2,
 }
 
 template <class T>
-void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
-                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
-                          const T* probs, T scale, const ThirdOrderShape& s) {
+void third_order_backward_blas(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                               const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                               const T* probs, T scale, const ThirdOrderShape& s) {
   third_order_check(s);
   ATTN_ASSERT(probs != nullptr, "third_order_backward needs the forward's probs");
   const int64_t N = s.N, H = s.H, dk = s.dk, dv = s.dv, nn = N * N;
@@ -297,8 +311,66 @@ void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, cons
 }
 
 template <class T>
-void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,
-                             const T* v1, const T* v2, T scale, const ThirdOrderShape& s) {
+void third_order_forward_fused(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                               const T* v2, T scale, const ThirdOrderShape& s) {
+  const ThirdOrderBlock blk = third_order_block_of(s);
+  const int64_t N = s.N, H = s.H, n3 = N * N * N;
+  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, s.dk, s.dv)));
+  std::vector<T> own_probs(probs ? 0 : static_cast<size_t>(n3));  // one block at a time
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
+      third_order_fused_forward<T>(out + ov, probs ? probs + (b * H + h) * n3 : own_probs.data(),
+                                   q + ok, k1 + ok, k2 + ok, v1 + ov, v2 + ov, scale, blk,
+                                   work.data());
+    }
+}
+
+template <class T>
+void third_order_backward_fused(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                                const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                                const T* probs, T scale, const ThirdOrderShape& s) {
+  const ThirdOrderBlock blk = third_order_block_of(s);
+  ATTN_ASSERT(probs != nullptr, "third_order_backward needs the forward's probs");
+  const int64_t N = s.N, H = s.H, n3 = N * N * N;
+  std::vector<T> work(static_cast<size_t>(third_order_fused_scratch(N, s.dk, s.dv)));
+  double dscale_acc = 0;
+  auto at = [](T* x, int64_t o) { return x ? x + o : nullptr; };
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t ok = (b * N * H + h) * s.dk, ov = (b * N * H + h) * s.dv;
+      third_order_fused_backward<T>(at(dq, ok), at(dk1, ok), at(dk2, ok), at(dv1, ov), at(dv2, ov),
+                                    dscale ? &dscale_acc : nullptr, dout + ov, q + ok, k1 + ok,
+                                    k2 + ok, v1 + ov, v2 + ov, probs + (b * H + h) * n3, scale, blk,
+                                    work.data());
+    }
+  if (dscale) *dscale += static_cast<T>(dscale_acc);
+}
+
+}  // namespace
+
+template <class T>
+void third_order_forward(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                         const T* v2, T scale, const ThirdOrderShape& s) {
+  if (attention_path_fused(s.path, third_order_fused_applies(s.dk, s.dv)))
+    return third_order_forward_fused(out, probs, q, k1, k2, v1, v2, scale, s);
+  third_order_forward_blas(out, probs, q, k1, k2, v1, v2, scale, s);
+}
+
+template <class T>
+void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
+                          const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
+                          const T* probs, T scale, const ThirdOrderShape& s) {
+  if (attention_path_fused(s.path, third_order_fused_applies(s.dk, s.dv)))
+    return third_order_backward_fused(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2,
+                                      probs, scale, s);
+  third_order_backward_blas(dq, dk1, dk2, dv1, dv2, dscale, dout, q, k1, k2, v1, v2, probs, scale,
+                            s);
+}
+
+template <class T>
+void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2, const T* v1,
+                             const T* v2, T scale, const ThirdOrderShape& s) {
   third_order_check(s);
   ATTN_ASSERT(s.score_bits == 0, "third_order_forward_ref has no score rounding");
   const int64_t B = s.B, N = s.N, H = s.H, dk = s.dk, dv = s.dv;
@@ -342,26 +414,16 @@ void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T*
       }
 }
 
-template void third_order_forward<float>(float*, float*, const float*, const float*,
-                                         const float*, const float*, const float*, float,
-                                         const ThirdOrderShape&);
-template void third_order_forward<double>(double*, double*, const double*, const double*,
-                                          const double*, const double*, const double*, double,
-                                          const ThirdOrderShape&);
-template void third_order_backward<float>(float*, float*, float*, float*, float*, float*,
-                                          const float*, const float*, const float*,
-                                          const float*, const float*, const float*,
-                                          const float*, float, const ThirdOrderShape&);
-template void third_order_backward<double>(double*, double*, double*, double*, double*,
-                                           double*, const double*, const double*,
-                                           const double*, const double*, const double*,
-                                           const double*, const double*, double,
-                                           const ThirdOrderShape&);
-template void third_order_forward_ref<float>(float*, float*, const float*, const float*,
-                                             const float*, const float*, const float*, float,
-                                             const ThirdOrderShape&);
-template void third_order_forward_ref<double>(double*, double*, const double*, const double*,
-                                              const double*, const double*, const double*,
-                                              double, const ThirdOrderShape&);
+#define ATTN_INSTANTIATE(T)                                                                      \
+  template void third_order_forward<T>(T*, T*, const T*, const T*, const T*, const T*, const T*, \
+                                       T, const ThirdOrderShape&);                               \
+  template void third_order_forward_ref<T>(T*, T*, const T*, const T*, const T*, const T*,       \
+                                           const T*, T, const ThirdOrderShape&);                 \
+  template void third_order_backward<T>(T*, T*, T*, T*, T*, T*, const T*, const T*, const T*,    \
+                                        const T*, const T*, const T*, const T*, T,               \
+                                        const ThirdOrderShape&);
+ATTN_INSTANTIATE(float)
+ATTN_INSTANTIATE(double)
+#undef ATTN_INSTANTIATE
 
 }  // namespace attn

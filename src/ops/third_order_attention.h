@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "ops/attention.h"
+
 namespace attn {
 
 struct ThirdOrderShape {
@@ -29,6 +31,7 @@ struct ThirdOrderShape {
   bool exclude_self = false;
   int64_t score_bits = 0;  // 0: exact scores; else 2..53 (ops/quantize.h)
   bool causal = false;     // pairs (j, k) with j > i or k > i masked
+  AttentionPath path = AttentionPath::automatic;  // as for AttentionShape (ops/attention.h)
 };
 
 template <class T>
@@ -38,6 +41,12 @@ template <class T>
 void third_order_backward(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, T* dscale, const T* dout,
                           const T* q, const T* k1, const T* k2, const T* v1, const T* v2,
                           const T* probs, T scale, const ThirdOrderShape& s);
+
+// The head size up to which third_order_forward / _backward take the fused per-(b, h) kernel
+// of ops/third_order_fused.h (AttentionPath::automatic; ops/attention.h); OpenBLAS GEMMs over
+// blocks of queries above.
+constexpr int64_t kThirdOrderFusedMaxDim = 64;
+bool third_order_fused_applies(int64_t dk, int64_t dv);
 
 template <class T>
 void third_order_forward_ref(T* out, T* probs, const T* q, const T* k1, const T* k2,

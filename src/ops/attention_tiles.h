@@ -1,0 +1,246 @@
+// Register-tiled small matrix products and fixed-order reductions for the fused attention
+// kernels (ops/attention_fused.cpp, ops/third_order_fused.cpp): header-only templates that
+// each ISA copy (ops/isa.h) inlines and compiles for its own target.
+//
+// product: C (M × n, row stride ldc) = (or +=) alpha · A · B with A (M × K) read through
+// strides (rows ars, terms aks: a transposed operand is just swapped strides) and B (K × n,
+// row stride ldb), in register tiles of 4 rows × 16/8/4/1 columns. Every entry of C is one
+// accumulator summed over its terms in order, so no tiling, vector width or ISA copy changes
+// a bit (the files that include this are compiled with -ffp-contract=off, no fast-math).
+// Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
+// ISA copy in use. lane_sum / lane_dot: sums in one
+// fixed order (32-byte lane sums, the lanes added pairwise, then the tail); lane_max: a
+// maximum (order-free).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "ops/isa.h"
+
+namespace attn {
+namespace attention_tiles {
+
+// GCC vectors of T of 32 bytes (one AVX register; two SSE ones in the generic copy) and of
+// 16 bytes (one SSE register).
+template <class T, int Bytes>
+struct VecOf {
+  typedef T type __attribute__((vector_size(Bytes)));
+};
+template <class T>
+using Vec32 = VecOf<T, 32>;
+
+// Σ x[0 … n−1] in a fixed order: L lane sums over the 32-byte chunks, the lanes added
+// pairwise, then the tail in order (the same bits in every ISA copy).
+template <class T>
+ATTN_COPY_BODY T lane_sum(const T* x, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc = V{};
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    V v;
+    std::memcpy(&v, x + j, sizeof(V));
+    acc += v;
+  }
+  T lanes[L];
+  std::memcpy(lanes, &acc, sizeof(V));
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
+  T sum = lanes[0];
+  for (; j < n; ++j) sum += x[j];
+  return sum;
+}
+
+// max(init, x[0 … n−1]) (order-free: the same value however the lanes split the row; a NaN
+// makes the softmax row NaN whatever the maximum).
+template <class T>
+ATTN_COPY_BODY T lane_max(const T* x, int64_t n, T init) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc = V{} + init;
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    V v;
+    std::memcpy(&v, x + j, sizeof(V));
+    acc = v > acc ? v : acc;
+  }
+  T lanes[L];
+  std::memcpy(lanes, &acc, sizeof(V));
+  T mx = init;
+  for (int u = 0; u < L; ++u) mx = lanes[u] > mx ? lanes[u] : mx;
+  for (; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  return mx;
+}
+
+// Σ x[j] · y[j] over j < n, in the order of lane_sum.
+template <class T>
+ATTN_COPY_BODY T lane_dot(const T* x, const T* y, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc = V{};
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    V a, b;
+    std::memcpy(&a, x + j, sizeof(V));
+    std::memcpy(&b, y + j, sizeof(V));
+    acc += a * b;
+  }
+  T lanes[L];
+  std::memcpy(lanes, &acc, sizeof(V));
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
+  T sum = lanes[0];
+  for (; j < n; ++j) sum += x[j] * y[j];
+  return sum;
+}
+
+// Which part of a product C (M × n) = A (M × K) · B (K × n) a causal block needs, by row
+// tiles [r0, r1): all of it; the columns j < r1 (scores, dP); the terms k < r1 (P·V, dS·K:
+// row i of A is 0 beyond i); the terms k ≥ r0 (Pᵀ·dO, dSᵀ·Q: row j of Aᵀ is 0 before j).
+enum class Span { all, cols_below, k_below, k_from };
+
+// One register tile: C[r][w] = (or +=) alpha · Σ_{k = k0}^{k1 − 1} A[r][k] · B[k][w] for
+// r < R, w < W, with A[r][k] = a[r·ars + k·aks] and B[k][w] = b[k·ldb + w]. Every entry is
+// one accumulator summed over k in order, so its value never depends on the tiling. W a
+// multiple of a 32- or 16-byte vector's lanes: GCC vector types (the same element-wise
+// arithmetic whatever registers a copy maps them to); else scalar.
+
+// The tile with W / (Bytes / sizeof(T)) vectors of Bytes bytes per row.
+template <class T, int R, int W, int Bytes>
+ATTN_COPY_BODY void tile_vec(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
+                             int64_t ldb, int64_t k0, int64_t k1, T alpha, bool add) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int L = static_cast<int>(Bytes / sizeof(T)), NV = W / L;
+  V acc[R][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int u = 0; u < NV; ++u) acc[r][u] = V{};
+  for (int64_t k = k0; k < k1; ++k) {
+    V bv[NV];
+#pragma GCC unroll 16
+    for (int u = 0; u < NV; ++u) std::memcpy(&bv[u], b + k * ldb + u * L, sizeof(V));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const V av = V{} + a[r * ars + k * aks];
+#pragma GCC unroll 16
+      for (int u = 0; u < NV; ++u) acc[r][u] += av * bv[u];
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int u = 0; u < NV; ++u) {
+      V val = alpha == T(1) ? acc[r][u] : alpha * acc[r][u];
+      T* cp = c + r * ldc + u * L;
+      if (add) {
+        V old;
+        std::memcpy(&old, cp, sizeof(V));
+        val = old + val;
+      }
+      std::memcpy(cp, &val, sizeof(V));
+    }
+}
+
+template <class T, int R, int W>
+ATTN_COPY_BODY void tile(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
+                         int64_t ldb, int64_t k0, int64_t k1, T alpha, bool add) {
+  if constexpr (W % (32 / sizeof(T)) == 0) {
+    tile_vec<T, R, W, 32>(c, ldc, a, ars, aks, b, ldb, k0, k1, alpha, add);
+  } else if constexpr (W % (16 / sizeof(T)) == 0) {
+    tile_vec<T, R, W, 16>(c, ldc, a, ars, aks, b, ldb, k0, k1, alpha, add);
+  } else {
+    T acc[R][W] = {};
+    for (int64_t k = k0; k < k1; ++k)
+      for (int r = 0; r < R; ++r) {
+        const T ar = a[r * ars + k * aks];
+        for (int w = 0; w < W; ++w) acc[r][w] += ar * b[k * ldb + w];
+      }
+    for (int r = 0; r < R; ++r)
+      for (int w = 0; w < W; ++w) {
+        const T v = alpha == T(1) ? acc[r][w] : alpha * acc[r][w];
+        c[r * ldc + w] = add ? c[r * ldc + w] + v : v;
+      }
+  }
+}
+
+// The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 16, 8, 4
+// columns and then single columns.
+template <class T, int R>
+ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
+                             int64_t ldb, int64_t j1, int64_t k0, int64_t k1, T alpha, bool add) {
+  int64_t j = 0;
+  for (; j + 16 <= j1; j += 16)
+    tile<T, R, 16>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+  for (; j + 8 <= j1; j += 8)
+    tile<T, R, 8>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+  for (; j + 4 <= j1; j += 4)
+    tile<T, R, 4>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+  for (; j < j1; ++j) tile<T, R, 1>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+}
+
+// C (M × n, ldc) = (or +=) alpha · A · B over the span a causal block needs (Span::all
+// otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb).
+template <class T>
+ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
+                            int64_t ldb, int64_t M, int64_t n, int64_t K, T alpha, bool add,
+                            Span span) {
+  constexpr int64_t R = 4;
+  for (int64_t r0 = 0; r0 < M; r0 += R) {
+    const int64_t rows = std::min(R, M - r0), r1 = r0 + rows;
+    const int64_t j1 = span == Span::cols_below ? std::min(n, r1) : n;
+    const int64_t k0 = span == Span::k_from ? r0 : 0;
+    const int64_t k1 = span == Span::k_below ? std::min(K, r1) : K;
+    T* cr = c + r0 * ldc;
+    const T* ar = a + r0 * ars;
+    if (rows == R) {
+      tile_row<T, 4>(cr, ldc, ar, ars, aks, b, ldb, j1, k0, k1, alpha, add);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        tile_row<T, 1>(cr + r * ldc, ldc, ar + r * ars, ars, aks, b, ldb, j1, k0, k1, alpha, add);
+    }
+  }
+}
+
+// A kernel type for isa_run whose run(args …) is body(args …) (body an ATTN_COPY_BODY template).
+#define ATTN_TILES_KERNEL(Name, body)        \
+  struct Name {                              \
+    template <class... A>                    \
+    ATTN_COPY_BODY static void run(A... a) { \
+      body(a...);                            \
+    }                                        \
+  };
+
+// K::run(args …) in the ISA copy isa_active() picks (ops/isa.h): K::run is an ATTN_COPY_BODY
+// function that each copy below compiles for its own target.
+template <class K, class... A>
+void copy_generic(A... a) {
+  K::run(a...);
+}
+#if ATTN_HAVE_ISA_COPIES
+template <class K, class... A>
+[[gnu::target("avx2")]] void copy_avx2(A... a) {
+  K::run(a...);
+}
+template <class K, class... A>
+ATTN_TARGET_AVX512 void copy_avx512(A... a) {
+  K::run(a...);
+}
+#endif
+template <class K, class... A>
+void isa_run(A... a) {
+#if ATTN_HAVE_ISA_COPIES
+  switch (isa_active()) {
+    case IsaCopy::avx512: return copy_avx512<K>(a...);
+    case IsaCopy::avx2: return copy_avx2<K>(a...);
+    case IsaCopy::generic:
+    case IsaCopy::automatic: break;
+  }
+#endif
+  copy_generic<K>(a...);
+}
+
+}  // namespace attention_tiles
+}  // namespace attn
