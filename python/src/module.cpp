@@ -66,7 +66,6 @@ PYBIND11_MODULE(_attnlab, m) {
   const std::string limit_problem = attn::memory_address_limit_problem(
       attn::memory_address_limit(), attn::blas_threads_configured());
   if (!limit_problem.empty()) throw py::import_error(limit_problem);
-  attn::blas_threads_release();  // no OpenBLAS worker thread for fork() to wait on
   attn::front_option_spellings_set(kPythonSpellings);
   attn::front_command_spellings_set(kPythonCommands);
   m.doc() = "attnlab's C++ core (use the attnlab package, not this module)";
@@ -107,7 +106,7 @@ PYBIND11_MODULE(_attnlab, m) {
     }
   });
   attnpy::interrupt_install();
-  attn::threads_configure(0);
+  attn::threads_configure(0);  // also ends OpenBLAS's worker threads (core/blas_threads.h)
   attnpy::register_tasks(m);
   attnpy::register_models(m);
   attnpy::register_run(m);

@@ -4,15 +4,16 @@
 // maps a buffer of about 128 MiB as it starts. Under an address-space limit (ulimit -v,
 // RLIMIT_AS, SGE's h_vmem) too small for them, a worker retries that mapping forever; its
 // fork handler and its exit handler then join it, so fork() and exit() hang (measured: a
-// 2-thread OpenBLAS hangs anywhere up to about 290 MiB, a 1-thread one up to 160 MiB; a
-// 64-core node would need about 8 GiB). attnlab computes with 1 BLAS thread by default
-// (core/threads.h), so it keeps no worker threads at all:
+// 2-thread OpenBLAS hangs anywhere up to about 290 MiB, a 1-thread one up to 160 MiB; by that
+// count a 64-core node would need about 8 GiB, not measured). attnlab computes with 1 BLAS
+// thread by default (core/threads.h), so it keeps no worker threads at all:
 // - the command line re-executes itself once with OPENBLAS_NUM_THREADS=1 when that is not
 //   already the setting, so no worker thread ever starts, whatever the core count; the
 //   variable is restored in the new image, so programs it starts see the user's setting;
-// - blas_threads_release() ends the worker threads of a library loaded as it was (Python)
-//   and after a section that handed OpenBLAS more threads (BlasThreadsScope), and the fork
-//   server calls it before it forks, so fork() never waits on an OpenBLAS thread.
+// - blas_threads_release() ends the worker threads of a library loaded as it was (Python),
+//   and those a section that handed OpenBLAS more threads (BlasThreadsScope) started; every
+//   fork() attnlab makes (process_fork, core/process.h) calls it first, so fork() never waits
+//   on an OpenBLAS thread.
 #pragma once
 
 #include <cstdint>

@@ -15,11 +15,11 @@
 #include <new>
 #include <optional>
 
-#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/memory.h"
+#include "core/process.h"
 
 namespace attn {
 namespace {
@@ -99,9 +99,7 @@ ChildPipe child_pipe_make() {
 
 Child child_fork(const std::string& what, const std::function<void(int fd)>& body) {
   const ChildPipe pipe = child_pipe_make();
-  std::fflush(nullptr);  // the child must not inherit unflushed output
-  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
-  const pid_t pid = fork();
+  const pid_t pid = process_fork();
   if (pid < 0) {
     const int error = errno;
     ::close(pipe.read_fd);

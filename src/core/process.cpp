@@ -1,4 +1,4 @@
-// fork + execvp + waitpid.
+// fork (flushed, without OpenBLAS threads) + execvp + waitpid.
 #include "core/process.h"
 
 #include <sys/wait.h>
@@ -11,14 +11,18 @@
 
 namespace attn {
 
+pid_t process_fork() {
+  std::fflush(nullptr);
+  blas_threads_release();
+  return fork();
+}
+
 int process_run(const std::vector<std::string>& argv) {
   if (argv.empty()) return 127;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  std::fflush(nullptr);
-  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
-  const pid_t pid = fork();
+  const pid_t pid = process_fork();
   if (pid < 0) return 127;
   if (pid == 0) {
     execvp(args[0], args.data());

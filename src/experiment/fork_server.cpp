@@ -19,10 +19,10 @@
 #include <memory>
 #include <set>
 
-#include "core/blas_threads.h"
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/front_option.h"
+#include "core/process.h"
 
 namespace attn {
 namespace {
@@ -140,9 +140,7 @@ ForkServer::ForkServer(ForkServerEntry entry) {
   setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   const pid_t runner = getpid();
-  std::fflush(nullptr);  // the server and its workers must not inherit unflushed output
-  blas_threads_release();  // fork() then never waits on an OpenBLAS thread
-  const pid_t pid = fork();
+  const pid_t pid = process_fork();  // flushed, with no OpenBLAS thread
   if (pid < 0) {
     ::close(sv[0]);
     ::close(sv[1]);
