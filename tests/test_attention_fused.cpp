@@ -203,8 +203,8 @@ TEST(ThirdOrderFused, DispatchByHeadSize) {
   EXPECT_LE(rel_diff(out, out_r), 1e-12);
 }
 
-// Every ISA copy this CPU and build can run gives the generic copy's bits (float: the copies
-// exist for float only).
+// Every ISA copy this CPU and build can run gives the generic copy's bits (checked in float,
+// the type the models train in; the copies are built for double too).
 template <class Result, class Run>
 void check_copies_alike(Run run, const char* what) {
   isa_force(IsaCopy::generic);

@@ -13,7 +13,7 @@
 namespace attn {
 template <class T>
 void construction_attend(int64_t N, int64_t dk, int64_t dv, std::vector<T> q, std::vector<T> k,
-                         std::vector<T> v, const Precision& p, T* out, T* probs) {
+                         std::vector<T> v, const Precision& p, T* out, T* probs, bool causal) {
   if constexpr (!std::is_same_v<T, double>) {
     // Rounded to at most 53 bits, the values are doubles: evaluate in double, where the
     // attention op can round the scores too. Long double is for exact (bits = 0) evaluation.
@@ -22,7 +22,7 @@ void construction_attend(int64_t N, int64_t dk, int64_t dv, std::vector<T> q, st
       std::vector<double> od(static_cast<size_t>(N * dv)),
           pd(probs ? static_cast<size_t>(N * N) : 0);
       construction_attend<double>(N, dk, dv, std::move(qd), std::move(kd), std::move(vd), p,
-                                  od.data(), probs ? pd.data() : nullptr);
+                                  od.data(), probs ? pd.data() : nullptr, causal);
       std::copy(od.begin(), od.end(), out);
       if (probs) std::copy(pd.begin(), pd.end(), probs);
       return;
@@ -32,6 +32,7 @@ void construction_attend(int64_t N, int64_t dk, int64_t dv, std::vector<T> q, st
   quantize_fixed_point(k.data(), N * dk, p.bits);
   quantize_fixed_point(v.data(), N * dv, p.bits);
   AttentionShape shape{1, N, 1, dk, dv, false};
+  shape.causal = causal;
   if (p.bits > 0 && p.bits_scores) shape.score_bits = p.bits;
   std::vector<T> local;
   if (!probs) {
@@ -63,10 +64,10 @@ void construction_attend_third_order(int64_t N, int64_t dk, int64_t dv, std::vec
 
 template void construction_attend<double>(int64_t, int64_t, int64_t, std::vector<double>,
                                           std::vector<double>, std::vector<double>,
-                                          const Precision&, double*, double*);
+                                          const Precision&, double*, double*, bool);
 template void construction_attend<long double>(int64_t, int64_t, int64_t,
                                                std::vector<long double>, std::vector<long double>,
                                                std::vector<long double>, const Precision&,
-                                               long double*, long double*);
+                                               long double*, long double*, bool);
 
 }  // namespace attn

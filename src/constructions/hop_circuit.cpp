@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "constructions/attend.h"
 #include "core/error.h"
-#include "ops/attention.h"
-#include "ops/quantize.h"
 
 namespace attn {
 namespace {
@@ -38,15 +37,10 @@ struct Circuit {
   std::vector<double> head(int64_t dk, int64_t dv, std::vector<double> q, std::vector<double> k,
                            std::vector<double> v, double g, double b) const {
     const int64_t n = N();
-    quantize_fixed_point(q.data(), n * dk, p.bits);
-    quantize_fixed_point(k.data(), n * dk, p.bits);
-    quantize_fixed_point(v.data(), n * dv, p.bits);
-    AttentionShape shape{1, n, 1, dk, dv, false};
-    shape.causal = true;
-    if (p.bits > 0 && p.bits_scores) shape.score_bits = p.bits;
     std::vector<double> out(static_cast<size_t>(n * dv));
     LayerProbs map(static_cast<size_t>(n * n));
-    attention_forward<double>(out.data(), map.data(), q.data(), k.data(), v.data(), 1.0, shape);
+    construction_attend<double>(n, dk, dv, std::move(q), std::move(k), std::move(v), p, out.data(),
+                                map.data(), /*causal=*/true);
     if (probs) probs->push_back(std::move(map));
     if (stats)
       for (int64_t i = 0; i < n; ++i) stats->row(g, b);

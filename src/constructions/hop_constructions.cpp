@@ -69,9 +69,7 @@ class HopConstruction final : public Construction {
     const bool deep = options_.layers >= 3;
     const int64_t m = (A_ + k_max_ + 1) + 2 + A_ + (options_.use_k ? options_.k_bits : 0) +
                       2 * (A_ + 2) + (deep ? 2 + 2 * A_ : 0);
-    const int64_t heads = options_.layers == 1 ? (options_.use_k ? 2 : 1)
-                          : deep               ? 3 + A_
-                                               : (options_.use_k ? 2 : 1);
+    const int64_t heads = deep ? 3 + A_ : (options_.use_k ? 2 : 1);
     return {{"m", static_cast<double>(m)},
             {"heads", static_cast<double>(heads)},
             {"layers", static_cast<double>(options_.layers)}};

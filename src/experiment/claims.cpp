@@ -313,4 +313,11 @@ ClaimResult claim_evaluate(const ClaimSpec& c, const std::vector<StoredRun>& run
   return claim_kinds().row(c.type).evaluate(c, runs, cells);
 }
 
+std::vector<ClaimResult> claims_evaluate(const std::vector<ClaimSpec>& claims,
+                                         const std::vector<StoredRun>& runs) {
+  std::vector<ClaimResult> out;
+  for (const ClaimSpec& claim : claims) out.push_back(claim_evaluate(claim, runs));
+  return out;
+}
+
 }  // namespace attn

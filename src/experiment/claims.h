@@ -82,5 +82,8 @@ bool run_matches(const StoredRun& run, const RunFilter& filter);
 // The verdict; with `cells`, also the numbers it compared.
 ClaimResult claim_evaluate(const ClaimSpec& claim, const std::vector<StoredRun>& runs,
                            std::vector<ClaimCell>* cells = nullptr);
+// Every claim's verdict on the same runs, in the claims' order.
+std::vector<ClaimResult> claims_evaluate(const std::vector<ClaimSpec>& claims,
+                                         const std::vector<StoredRun>& runs);
 
 }  // namespace attn

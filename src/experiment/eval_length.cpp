@@ -6,17 +6,12 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 #include "models/model_registry.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string out = "(";
-  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
 
 std::unique_ptr<Model> model_at(const RunConfig& c, const TaskShape& shape, uint64_t seed) {
   return model_find(c.model).make(ModelContext{c.model_params, c.train_params, shape, seed});
@@ -44,16 +39,11 @@ std::string tensors_differ(const ModelTensors& a, const ModelTensors& b, int64_t
 
 int64_t eval_length(const RunConfig& c) { return c.eval_params.get_int("N"); }
 
-void eval_length_check(const RunConfig& c) {
+void eval_length_check(const RunConfig& c, const TaskShape& a, const TaskShape& b) {
   const int64_t N_eval = eval_length(c);
   if (N_eval == 0) return;
   const std::string key = "eval.N = " + std::to_string(N_eval) + ": ";
-  const Params test_params = eval_task_params(c);  // UserError when the task has no N
   const int64_t N = c.task_params.get_int("N");
-  const auto train_task = task_make(c.task, c.task_params);
-  const auto test_task = task_make(c.task, test_params);
-  const TaskShape& a = train_task->shape();
-  const TaskShape& b = test_task->shape();
   const std::string lengths =
       " (task.N = " + std::to_string(N) + ", eval.N = " + std::to_string(N_eval) + ")";
   auto widths = [](const TaskShape& s) {
@@ -64,14 +54,13 @@ void eval_length_check(const RunConfig& c) {
                     " at task.N = " + std::to_string(N) + ", " + widths(b) +
                     " at eval.N = " + std::to_string(N_eval) +
                     "), so no model trained at one length reads the other; remove eval.N");
-  if (a.T == b.T && a.T_out == b.T_out) return;
+  if (eval_same_length(a, b)) return;
   const std::string refused = key + "model " + c.model +
                               " cannot be evaluated at another length than training" + lengths +
                               ": ";
   const std::string fix =
       "; remove eval.N, or use a model whose parameters do not depend on N "
-      "(attention, third_order, transformer, lstm; model.positions not "
-      "learned)";
+      "(e.g. model.positions not learned)";
   ModelTensors at_train, at_test;
   at_train.model = at_test.model = c.model;
   at_train.shape = a;
@@ -110,7 +99,7 @@ void eval_length_check(const RunConfig& c) {
 std::unique_ptr<Model> eval_length_model(const Model& trained, const RunConfig& c,
                                          const TaskShape& train_shape, const TaskShape& test_shape,
                                          uint64_t seed) {
-  if (test_shape.T == train_shape.T && test_shape.T_out == train_shape.T_out) return nullptr;
+  if (eval_same_length(train_shape, test_shape)) return nullptr;
   ModelTensors tensors;
   tensors.model = c.model;
   tensors.shape = train_shape;

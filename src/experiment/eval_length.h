@@ -27,10 +27,16 @@ namespace attn {
 // eval.N, or 0 when the test set has the task's own length.
 int64_t eval_length(const RunConfig& config);
 
+// True when a test set of shape `test` is read by the model trained at `train` itself.
+inline bool eval_same_length(const TaskShape& train, const TaskShape& test) {
+  return train.T == test.T && train.T_out == test.T_out;
+}
+
 // UserError, one line naming eval.N, the task or the model and the reason, when the run cannot
-// be evaluated at eval.N; nothing when it can or eval.N is not set. Builds the tasks and, when
-// the shapes differ, the model twice (at the task's N and at eval.N, seed 0, untrained).
-void eval_length_check(const RunConfig& config);
+// be evaluated at eval.N; nothing when it can or eval.N is not set. `train` and `test` are the
+// shapes of the task and of the test set's task (eval_task_params). When they differ, builds
+// the model twice (at the task's N and at eval.N, seed 0, untrained).
+void eval_length_check(const RunConfig& config, const TaskShape& train, const TaskShape& test);
 
 // The trained model's copy at the test set's shapes (test_shape, drawn at eval.N): made by the
 // registry for test_shape with the run's seed, holding `trained`'s parameters. Null when the test

@@ -2,7 +2,6 @@
 #include "experiment/experiment_claims.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -15,28 +14,25 @@ namespace attn {
 
 std::vector<ClaimResult> experiment_claims(const std::string& dir) {
   namespace fs = std::filesystem;
-  const std::string spec_path = (fs::path(dir) / "spec.json").string();
-  std::ifstream in(spec_path);
-  if (!in) throw IoError(spec_path + ": cannot be read; run the spec into " + dir + " first");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw IoError(spec_path + ": not a JSON object; rerun `attnlab export` to rewrite it");
+  const std::string path = (fs::path(dir) / "results.sqlite").string();
+  if (!fs::exists(path)) throw IoError(path + ": no results; run the spec into " + dir + " first");
+  // The spec and swept keys the store was last run with (its metadata, as export writes them).
+  const ResultsStore store(path, StoreAccess::kRead);
+  const std::string text = store.meta("spec_json");
+  const nlohmann::json spec = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
   std::vector<ClaimSpec> claims;
-  if (j.contains("claims"))
-    for (const auto& c : j.at("claims")) claims.push_back(claim_from_json(c));
+  if (spec.is_object() && spec.contains("claims"))
+    for (const auto& c : spec.at("claims")) claims.push_back(claim_from_json(c));
   if (claims.empty()) return {};
-  const SelectSpec select = j.contains("select") ? select_from_json(j.at("select")) : SelectSpec{};
-  const std::vector<std::string> swept = j.contains("swept")
-                                             ? j.at("swept").get<std::vector<std::string>>()
-                                             : std::vector<std::string>{};
-  const std::string store = (fs::path(dir) / "results.sqlite").string();
-  if (!fs::exists(store))
-    throw IoError(store + ": no results; run the spec into " + dir + " first");
-  const auto runs = experiment_plan_runs(ResultsStore(store, StoreAccess::kRead));
+  const SelectSpec select =
+      spec.contains("select") ? select_from_json(spec.at("select")) : SelectSpec{};
+  const std::string swept_text = store.meta("swept");
+  const std::vector<std::string> swept =
+      swept_text.empty() ? std::vector<std::string>{}
+                         : nlohmann::json::parse(swept_text).get<std::vector<std::string>>();
+  const auto runs = experiment_plan_runs(store);
   const auto claim_runs = select.active() ? selection_apply(select, swept, runs) : runs;
-  std::vector<ClaimResult> out;
-  for (const auto& claim : claims) out.push_back(claim_evaluate(claim, claim_runs));
-  return out;
+  return claims_evaluate(claims, claim_runs);
 }
 
 }  // namespace attn

@@ -218,8 +218,9 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
       throw UserError(spec.path + ": " + e.what() + at);
     }
   }
+  std::unique_ptr<Task> train_task;
   try {
-    task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
+    train_task = task_make(c.task, c.task_params);  // cross-parameter checks (e.g. q < N)
   } catch (const UserError& e) {
     throw UserError(spec.path + ": " + e.what() + at);
   }
@@ -235,13 +236,14 @@ RunConfig config_resolve(const Spec& spec, const std::map<std::string, ParamValu
     }
     std::string keys = instances.empty() ? "" : "eval.instances = " + instances + ": ";
     if (eval_length(c) != 0) keys += "eval.N = " + std::to_string(eval_length(c)) + ": ";
+    std::unique_ptr<Task> test_task;
     try {
-      task_make(c.task, test_params);
+      test_task = task_make(c.task, test_params);
     } catch (const UserError& e) {
       throw UserError(spec.path + ": " + keys + e.what() + at);
     }
     try {
-      eval_length_check(c);
+      eval_length_check(c, train_task->shape(), test_task->shape());
     } catch (const UserError& e) {
       throw UserError(spec.path + ": " + e.what() + at);
     }

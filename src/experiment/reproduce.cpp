@@ -137,16 +137,14 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
   }
   if (!figures_note.empty()) section.note += (section.note.empty() ? "" : "; ") + figures_note;
   const auto claim_runs = selection_apply(s.spec, runs);  // [select]: the chosen runs
-  for (const auto& claim : s.spec.claims) {
-    section.claims.push_back(claim_evaluate(claim, claim_runs));
-    if (partial) {  // a verdict on part of the runs: say so on its line
-      ClaimResult& c = section.claims.back();
+  section.claims = claims_evaluate(s.spec.claims, claim_runs);
+  if (partial)  // a verdict on part of the runs: say so on its line
+    for (ClaimResult& c : section.claims) {
       // Runs that are planned but not stored yet may hold the evidence: undecided, not absent.
       if (c.verdict == Verdict::NotEvaluated) c.verdict = Verdict::Inconclusive;
       c.detail += " [partial: " + std::to_string(s.skipped) + " of " + std::to_string(s.planned) +
                   " runs stored]";
     }
-  }
   return section;
 }
 

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/params.h"
+#include "core/shape_text.h"
 #include "tasks/batch.h"
 
 namespace attn {
@@ -67,14 +68,10 @@ struct ModelTensors {
     const ModelTensor* t = find(name);
     ATTN_CHECK(t != nullptr, "model " + model + ": the saved model has no tensor '" + name +
                                  "'; save it again with `attnlab fit`");
-    auto text = [](const std::vector<int64_t>& s) {
-      std::string out = "(";
-      for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
-      return out + (s.size() == 1 ? ",)" : ")");
-    };
-    ATTN_CHECK(t->shape == expected, "model " + model + ": saved tensor '" + name + "' has shape " +
-                                         text(t->shape) + ", expected " + text(expected) +
-                                         " for these parameters and data shapes");
+    ATTN_CHECK(t->shape == expected,
+               "model " + model + ": saved tensor '" + name + "' has shape " +
+                   shape_text(t->shape) + ", expected " + shape_text(expected) +
+                   " for these parameters and data shapes");
     return t->data;
   }
 };

@@ -11,7 +11,9 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "models/neural_models.h"
 #include "models/neural_train_config.h"
+#include "nn/gpt2_net.h"
 #include "ops/loss.h"
 
 namespace attn {
@@ -219,16 +221,16 @@ void gpt2_export(const std::string& path, const ModelRecord& r, const Model& mod
   ATTN_CHECK(r.model == "gpt2", "model " + r.model +
                                     " has no GPT-2 layout; only a gpt2 model "
                                     "exports as a GPT-2 checkpoint");
-  const Params& p = r.model_params;
-  ATTN_CHECK(p.get_string("positions") == "learned",
-             "model.positions = \"" + p.get_string("positions") +
+  const Gpt2NetConfig c = neural_gpt2_config(r.model_params, r.shape);
+  ATTN_CHECK(c.positions == Positions::learned,
+             "model.positions = \"" + std::string(choice_name(c.positions, kPositions)) +
                  "\" has no GPT-2 tensor (GPT-2 learns wpe); only positions = \"learned\" exports");
-  ATTN_CHECK(p.get_bool("causal"),
+  ATTN_CHECK(c.causal,
              "model.causal = false has no GPT-2 counterpart (GPT-2 is "
              "causal); only causal models export");
-  ATTN_CHECK(p.get_int("bits") == 0, "model.bits = " + std::to_string(p.get_int("bits")) +
-                                         " (finite precision) has no GPT-2 counterpart; only "
-                                         "bits = 0 exports");
+  ATTN_CHECK(c.precision.bits == 0, "model.bits = " + std::to_string(c.precision.bits) +
+                                        " (finite precision) has no GPT-2 counterpart; only "
+                                        "bits = 0 exports");
   const bool f64 = net_dtype_from_params(r.train_params) == NetDtype::float64;
   if (dtype == SafetensorsDType::Other) dtype = f64 ? SafetensorsDType::F64 : SafetensorsDType::F32;
   ATTN_CHECK(
@@ -247,9 +249,9 @@ void gpt2_export(const std::string& path, const ModelRecord& r, const Model& mod
   }
   std::map<std::string, std::string> md;
   md["format"] = "pt";
-  md["n_head"] = std::to_string(p.get_int("heads"));
-  md["n_layer"] = std::to_string(p.get_int("layers"));
-  md["n_embd"] = std::to_string(p.get_int("m"));
+  md["n_head"] = std::to_string(c.heads);
+  md["n_layer"] = std::to_string(c.layers);
+  md["n_embd"] = std::to_string(c.m);
   md["n_positions"] = std::to_string(r.shape.T);
   md["vocab_size"] = std::to_string(r.shape.d_in);
   md["attnlab.T"] = std::to_string(r.shape.T);

@@ -128,7 +128,8 @@ template <class T>
 void Gpt2Net<T>::attention_layer_forward(Layer& L, int64_t B, int64_t bits) {
   auto& ps = this->params_;
   const int64_t N = c_.T, H = c_.heads, m = c_.m, rows = B * N, dh = m / H;
-  std::vector<T> qkv(rows * 3 * m);
+  std::vector<T>& qkv = qkv_;  // scratch kept between calls
+  qkv.resize(rows * 3 * m);
   linear_forward(qkv.data(), L.u.data(), ps.value(L.attn_w), ps.value(L.attn_b), rows, m, 3 * m);
   L.q.resize(rows * m);
   L.k.resize(rows * m);
@@ -189,7 +190,7 @@ void Gpt2Net<T>::forward(const T* x, int64_t B, T* y) {
   layernorm_forward(z_.data(), mean_f_.data(), rstd_f_.data(), h_out_.data(), ps.value(gf_),
                     ps.value(bf_), rows, m, eps);
   // logits (rows, d_out) = z · Eᵀ, E (d_out, m).
-  logits_.assign(rows * c_.d_out, T(0));
+  logits_.resize(rows * c_.d_out);  // the gemm below writes every entry (beta 0)
   const T* E = ps.value(tied_ ? wte_ : head_);
   if (rows > 0)
     gemm(false, true, rows, c_.d_out, m, T(1), z_.data(), m, E, m, T(0), logits_.data(), c_.d_out);

@@ -85,6 +85,7 @@ class Gpt2Net : public Net<T> {
   const T* x_ = nullptr;  // the last forward's input
   int64_t B_ = 0, score_bits_ = 0;
   std::vector<T> h_out_, z_, mean_f_, rstd_f_, logits_;
+  std::vector<T> qkv_;  // attention_layer_forward's fused projection (scratch)
 };
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 // A row that leaves out a field (slice_label) does not compile.
 #pragma GCC diagnostic error "-Wmissing-field-initializers"
@@ -50,12 +51,6 @@ const NamedArrayInfo& named_array_info(NamedArray a) {
 }
 
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string out = "(";
-  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
 
 // Empty when `spec` (found among the raw arrays when per_sample) keeps the contract, else why not.
 std::string contract_breach(const NamedArrayInfo& info, const RawArraySpec& spec, bool per_sample,
