@@ -11,6 +11,7 @@
 #include "core/threads.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/runner.h"
+#include "experiment/sweep_interrupt.h"
 #include "experiment/sweep_mpi.h"
 #include "mpi/mpi_session.h"
 
@@ -46,6 +47,7 @@ RunSummary run_under_mpi(RunOptions& o, const Comm& world) {
 
 void run_command(RunOptions& o) {
   threads_configure(o.threads);
+  sweep_interrupt_install();  // Ctrl-C, SIGTERM: "S of P runs stored; run the same command..."
   if (!o.shard.empty()) shard_parse(o.shard, &o.request.shard_index, &o.request.shard_count);
   o.request.progress = !o.quiet;
   std::unique_ptr<MpiSession> session;

@@ -25,6 +25,10 @@ void predict_command_register(CLI::App& app);
 void gpt2_command_register(CLI::App& app);
 // Sets *exit_code to 1 when a claim fails.
 void reproduce_command_register(CLI::App& app, int* exit_code);
+// `attnlab check SPEC --out DIR` (apps/cmd_reproduce.cpp): exit codes as reproduce's.
+void check_command_register(CLI::App& app, int* exit_code);
+// `attnlab status DIR...`: sets *exit_code to 3 when a directory misses or failed runs.
+void status_command_register(CLI::App& app, int* exit_code);
 // Sets *exit_code to 1 when a gradient check fails.
 void gradcheck_command_register(CLI::App& app, int* exit_code);
 

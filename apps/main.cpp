@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
       "  attnlab run experiments/demo/baselines.toml --out runs/demo --quick\n"
       "  attnlab plot runs/demo\n"
       "  attnlab reproduce demo --quick\n"
+      "  attnlab check my_spec.toml --out runs/mine   claims and figures of any spec\n"
+      "  attnlab status runs/demo                      planned, stored, missing runs\n"
       "Exit codes: 0 success, 2 bad input (one line says what to fix), 1 internal error.");
   int exit_code = 0;
   attn::data_command_register(app);
@@ -102,6 +104,8 @@ int main(int argc, char** argv) {
   attn::predict_command_register(app);
   attn::gpt2_command_register(app);
   attn::reproduce_command_register(app, &exit_code);
+  attn::check_command_register(app, &exit_code);
+  attn::status_command_register(app, &exit_code);
   attn::gradcheck_command_register(app, &exit_code);
   attn::atomic_file_install_signal_cleanup();
 

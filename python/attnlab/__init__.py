@@ -30,6 +30,7 @@ if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ
 
 from . import _attnlab  # noqa: E402
 from ._analysis import list_probes, qk_stats  # noqa: E402
+from ._check import check  # noqa: E402
 from ._checks import integer  # noqa: E402
 from ._experiments import Reproduction, Results, reproduce, results, run  # noqa: E402
 from ._feedback import AttnlabWarning  # noqa: E402

@@ -8,9 +8,10 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.h"
 #include "core/front_option.h"
@@ -19,14 +20,17 @@
 #include "core/process.h"
 #include "core/version.h"
 #include "experiment/dir_lock.h"
+#include "experiment/experiment_status.h"
 #include "experiment/figure_data.h"
 #include "experiment/plan.h"
 #include "experiment/run_distributed.h"
 #include "experiment/runner.h"
 #include "experiment/selection.h"
+#include "experiment/spec_change.h"
 #include "experiment/spec_fields.h"
 #include "experiment/store.h"
 #include "experiment/store_csv.h"
+#include "experiment/sweep_interrupt.h"
 #include "experiment/sweep_mpi.h"
 #include "io/atomic_file.h"
 
@@ -77,16 +81,19 @@ void move_aside(const std::string& dir) {
   log_warn("attnlab: moved the earlier results to %s\n", old.c_str());
 }
 
-// Why DIR (holding results whose fingerprint is `previous`) cannot take this run: this spec
-// at the other size (quick vs full), or another spec.
-std::string different_spec_message(const RunRequest& rq, const ResultsStore& existing,
-                                   const std::string& previous) {
-  bool other_size = false;
+// Whether the store's fingerprint `previous` is this spec's at the other size (quick vs full).
+bool is_other_size(const RunRequest& rq, const std::string& previous) {
   try {
-    other_size =
-        hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
+    return hash_hex(spec_runs_json(spec_load(rq.spec_path, rq.overrides, !rq.quick))) == previous;
   } catch (const UserError&) {
+    return false;
   }
+}
+
+// Why DIR cannot take this run: it holds this spec's results at the other size (quick vs
+// full), or another spec's, whose first differing key (spec_change.h) is `key`.
+std::string different_spec_message(const RunRequest& rq, const ResultsStore& existing,
+                                   bool other_size, const std::string& key) {
   const std::string aside = std::string("; use another output directory (") +
                             front_option(FrontOption::kOut) + "), or add " +
                             front_option(FrontOption::kForceNew) +
@@ -98,7 +105,8 @@ std::string different_spec_message(const RunRequest& rq, const ResultsStore& exi
            existing.meta("experiment") + " (" + existing.meta("spec_path") + ") and this run is " +
            (rq.quick ? quick_size : "full-size") + aside;
   return rq.out_dir + " holds results of a different spec (" + existing.meta("experiment") + ", " +
-         existing.meta("spec_path") + ")" + aside;
+         existing.meta("spec_path") + "): " + key +
+         " (not a swept key's values: it changes what the stored runs mean)" + aside;
 }
 
 // The files a run writes into DIR.
@@ -136,6 +144,14 @@ std::vector<std::string> json_string_list(const std::string& text) {
     for (const auto& v : j)
       if (v.is_string()) out.push_back(v.get<std::string>());
   return out;
+}
+
+// What `run` was given besides the spec and DIR (meta run_args; experiment_status names the
+// command that finishes DIR from it): {"quick", "set": [...], "shard": [i, k]}.
+std::string run_args_json(const RunRequest& rq) {
+  return nlohmann::json{
+      {"quick", rq.quick}, {"set", rq.overrides}, {"shard", {rq.shard_index, rq.shard_count}}}
+      .dump();
 }
 
 }  // namespace
@@ -206,23 +222,40 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
   e->read_only = rq.run_nothing && fs::exists(store_path(rq.out_dir)) &&
                  ::access(rq.out_dir.c_str(), W_OK | X_OK) != 0;
   const StoreAccess access = e->read_only ? StoreAccess::kRead : StoreAccess::kWrite;
+  // A spec whose grid changed (axis values, seeds; spec_change.h) takes the directory over:
+  // its stored runs keep their ids and are reused, runs no longer in the grid are left out.
+  // force_new still moves the old results aside for any change.
+  bool grid_changed = false;
   if (fs::exists(store_path(rq.out_dir))) {
     auto existing = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
     const std::string previous = existing->meta("spec_hash");
     if (!previous.empty() && previous != fingerprint) {
-      if (!rq.force_new) throw UserError(different_spec_message(rq, *existing, previous));
-      existing.reset();
-      move_aside(rq.out_dir);
+      const bool other_size = is_other_size(rq, previous);
+      const SpecChange change = spec_change(existing->meta("spec_runs"), runs_json);
+      grid_changed = !other_size && change.key.empty() && !rq.force_new;
+      if (grid_changed) {
+        log_warn(
+            "attnlab: %s: the spec's grid changed since its runs were stored (%s): stored "
+            "runs of the new grid are reused%s\n",
+            rq.out_dir.c_str(), change.grid.c_str(),
+            rq.run_nothing ? "" : ", only its new points run");
+      } else if (!rq.force_new) {
+        throw UserError(different_spec_message(rq, *existing, other_size, change.key));
+      } else {
+        existing.reset();
+        move_aside(rq.out_dir);
+      }
     }
   }
   e->store = std::make_unique<ResultsStore>(store_path(rq.out_dir), access);
   ResultsStore& store = *e->store;
   if (!e->read_only) {
-    if (store.meta("spec_hash").empty()) {
+    if (store.meta("spec_hash").empty() || grid_changed) {
       store.set_meta("spec_hash", fingerprint);
       store.set_meta("spec_runs", runs_json);
-      store.set_meta("attnlab_version", kVersion);
+      if (store.meta("attnlab_version").empty()) store.set_meta("attnlab_version", kVersion);
     }
+    if (!rq.run_nothing) store.set_meta("run_args", run_args_json(rq));
     store.set_meta("experiment", spec.name);
     store.set_meta("spec_path", spec.path);
     store.set_meta("spec_json", spec_to_json(spec));
@@ -244,6 +277,7 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
       e->pending.push_back(&p);
   }
   if (rq.run_nothing) e->pending.clear();
+  sweep_interrupt_plan(summary.planned, summary.skipped);
   const bool mpi = rq.comm != nullptr && rq.comm->size() > 1;
   for (const RunPoint* p : e->pending)
     if (!mpi && run_point_is_distributed(*p)) {
@@ -292,15 +326,26 @@ RunSummary experiment_run(const RunRequest& rq) {
 }
 
 std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale) {
+  return experiment_plan_runs(store, json_string_list(store.meta("plan_ids")), stale);
+}
+
+std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store,
+                                            const std::vector<std::string>& plan_ids,
+                                            int64_t* stale) {
   std::vector<StoredRun> runs = store.load_runs();
-  const std::vector<std::string> ids = json_string_list(store.meta("plan_ids"));
   int64_t left_out = 0;
-  if (!ids.empty()) {
-    const std::set<std::string> plan(ids.begin(), ids.end());
-    const auto end = std::remove_if(runs.begin(), runs.end(),
-                                    [&](const StoredRun& r) { return plan.count(r.run_id) == 0; });
+  if (!plan_ids.empty()) {
+    // In plan order: after the grid grew, a stored run's point index is the old grid's.
+    std::map<std::string, int64_t> position;
+    for (const auto& id : plan_ids) position.emplace(id, static_cast<int64_t>(position.size()));
+    const auto end = std::remove_if(runs.begin(), runs.end(), [&](const StoredRun& r) {
+      return position.count(r.run_id) == 0;
+    });
     left_out = static_cast<int64_t>(runs.end() - end);
     runs.erase(end, runs.end());
+    for (StoredRun& r : runs) r.point = position.at(r.run_id);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const StoredRun& a, const StoredRun& b) { return a.point < b.point; });
   }
   if (stale != nullptr) *stale = left_out;
   return runs;
@@ -338,9 +383,9 @@ void output_dir_make(const std::string& dir, const std::string& option) {
 
 std::string experiment_stale_note(int64_t stale) {
   return std::to_string(stale) +
-         " stored runs are not in the current plan (their settings differ from what the spec "
-         "resolves to now, e.g. a changed default); left out of results.csv, the figures and "
-         "the claims";
+         " stored runs are not in the current plan (points no longer in the grid, or settings "
+         "that differ from what the spec resolves to now, e.g. a changed default); left out of "
+         "results.csv, the figures and the claims";
 }
 
 std::string experiment_interrupted_note(int64_t interrupted) {
@@ -380,18 +425,28 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   // Check every shard before writing anything.
   std::string fingerprint, first_dir;
   std::vector<std::unique_ptr<ResultsStore>> shards;
+  int shard_count = 0;  // the shards' k when all say the same (meta run_args), else 0
   for (const auto& dir : shard_dirs) {
     if (!fs::exists(store_path(dir)))
       throw IoError(dir + ": no results.sqlite here; is this a shard's output directory?");
     shards.push_back(std::make_unique<ResultsStore>(store_path(dir), StoreAccess::kRead));
     const std::string h = shards.back()->meta("spec_hash");
+    const auto args = nlohmann::json::parse(shards.back()->meta("run_args"), nullptr, false);
+    const int k = args.is_object() ? args.value("shard", std::vector<int>{0, 0}).at(1) : 0;
+    shard_count = fingerprint.empty() || k == shard_count ? k : 0;
     if (fingerprint.empty()) {
       fingerprint = h;
       first_dir = dir;
     } else if (h != fingerprint) {
-      throw UserError(dir + " holds results of a different spec than " + first_dir +
-                      " (or with a different " + front_option(FrontOption::kQuick) + "/" +
-                      front_option(FrontOption::kSet) + "); merge only shards of one spec");
+      const SpecChange change =
+          spec_change(shards.front()->meta("spec_runs"), shards.back()->meta("spec_runs"));
+      if (!change.key.empty())
+        throw UserError(dir + " holds results of a different spec than " + first_dir + " (" +
+                        change.key + "); merge only shards of one spec");
+      throw UserError(dir + " holds another grid of the spec of " + first_dir + " (" + change.grid +
+                      "); run every shard with one grid (the same " +
+                      front_option(FrontOption::kQuick) + " and " +
+                      front_option(FrontOption::kSet) + "), then merge");
     }
   }
   for (const auto& dir : shard_dirs) {
@@ -404,12 +459,26 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
   remove_leftovers(out_dir);
   ResultsStore out(store_path(out_dir));
   const std::string existing = out.meta("spec_hash");
-  if (!existing.empty() && existing != fingerprint)
-    throw UserError(out_dir +
-                    " already holds results of a different spec; merge into a new directory");
+  // OUT may hold an earlier grid of the shards' spec (spec_change.h): it takes the new one.
+  bool grid_changed = false;
+  if (!existing.empty() && existing != fingerprint) {
+    const SpecChange change = spec_change(out.meta("spec_runs"), shards.front()->meta("spec_runs"));
+    if (!change.key.empty())
+      throw UserError(out_dir + " already holds results of a different spec (" + change.key +
+                      "); merge into a new directory");
+    grid_changed = true;
+  }
   for (const char* key : {"spec_hash", "spec_runs", "experiment", "attnlab_version", "spec_path",
                           "spec_json", "swept"})
-    if (out.meta(key).empty()) out.set_meta(key, shards.front()->meta(key));
+    if (out.meta(key).empty() || (grid_changed && std::string(key) != "attnlab_version"))
+      out.set_meta(key, shards.front()->meta(key));
+  // How the shards were run (experiment_status names the shards with missing runs).
+  if (shard_count > 1) {
+    auto args = nlohmann::json::parse(shards.front()->meta("run_args"), nullptr, false);
+    args["shard"] = {0, 1};
+    out.set_meta("run_args", args.dump());
+    out.set_meta("merged_shards", std::to_string(shard_count));
+  }
   // The plan is the shards' (the newest run of the spec), not what OUT held before: after a
   // parameter was added, re-run shards have new run ids and OUT's old ones are stale.
   const std::string plan_ids = shards.front()->meta("plan_ids");
@@ -423,7 +492,12 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
     }
   export_plan_csv(out, out_dir);
   atomic_file_write((fs::path(out_dir) / "spec.json").string(), out.meta("spec_json"));
-  return static_cast<int64_t>(out.load_runs().size());
+  const int64_t runs = static_cast<int64_t>(out.load_runs().size());
+  const std::string missing = experiment_missing_text(experiment_status(out_dir));
+  if (!missing.empty())
+    log_warn("attnlab: merge: %s: %s; run those shards to the end and merge again\n",
+             out_dir.c_str(), missing.c_str());
+  return runs;
 }
 
 }  // namespace attn

@@ -86,7 +86,13 @@ void experiment_close(OpenExperiment& experiment);
 // *stale (if given) counts the others: runs whose resolved settings differ from what the spec
 // resolves to now (e.g. a model parameter added since, with its default). results.csv, the
 // figures and the claims use only the plan's runs.
+// The runs come in plan order, each with its point index in the plan (runs stored before the
+// grid grew keep the old grid's index in the store).
 std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store, int64_t* stale = nullptr);
+// The same with the plan given as run ids in plan order (empty: every stored run).
+std::vector<StoredRun> experiment_plan_runs(const ResultsStore& store,
+                                            const std::vector<std::string>& plan_ids,
+                                            int64_t* stale = nullptr);
 
 // "N stored runs are not in the current plan (...); left out of ...": one wording for run,
 // export, plot, merge and reproduce.

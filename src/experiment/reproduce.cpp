@@ -34,6 +34,7 @@ void say(const ReproduceOptions& o, const std::string& line) {
 }
 
 std::vector<fs::path> group_specs(const std::string& name) {
+  if (reproduce_is_spec(name)) return {fs::path(name)};
   const fs::path group = fs::path(attnlab_home()) / "experiments" / name;
   // A group is named, not given as a path: "", "." or "../experiments/demo" are not groups.
   const std::vector<std::string> groups = reproduce_groups();
@@ -62,19 +63,23 @@ SectionRun section_open(const ReproduceOptions& o, const fs::path& spec_path,
                         const std::string& out) {
   SectionRun run;
   RunRequest& rq = run.rq;
+  const bool one_spec = reproduce_is_spec(o.name);
   rq.spec_path = spec_path.string();
-  rq.out_dir = (fs::path(out) / spec_path.stem()).string();
+  rq.out_dir = one_spec ? out : (fs::path(out) / spec_path.stem()).string();
+  rq.overrides = o.overrides;
   rq.quick = o.quick;
   rq.jobs = o.jobs;
   rq.groups = o.groups;
   rq.progress = o.progress;
   rq.force_new = o.force_new;
   rq.run_nothing = o.report_only;
+  // Reading one spec's runs (attnlab check), a directory holding another spec's is bad input
+  // (a group's report notes it instead).
   try {
     run.open = experiment_open(rq);
   } catch (const UserError& e) {
-    if (!o.report_only) throw;
-    run.summary.spec = spec_load(rq.spec_path, {}, o.quick);
+    if (!o.report_only || one_spec) throw;
+    run.summary.spec = spec_load(rq.spec_path, o.overrides, o.quick);
     run.unreadable = e.what();
   }
   return run;
@@ -150,6 +155,10 @@ ReportSection section_report(const ReproduceOptions& o, const SectionRun& run) {
 
 }  // namespace
 
+bool reproduce_is_spec(const std::string& name) {
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".toml") == 0;
+}
+
 std::vector<std::string> reproduce_groups() {
   std::vector<std::string> names;
   const fs::path root = fs::path(attnlab_home()) / "experiments";
@@ -164,7 +173,13 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   const std::vector<fs::path> specs = group_specs(o.name);
   ReproduceResult result;
   result.name = o.name;
-  result.out = o.out.empty() ? "results/reproduce/" + o.name + (o.quick ? "-quick" : "") : o.out;
+  const std::string stem = reproduce_is_spec(o.name) ? fs::path(o.name).stem().string() : o.name;
+  result.out = o.out.empty() ? "results/reproduce/" + stem + (o.quick ? "-quick" : "") : o.out;
+  // Reading one spec's runs (attnlab check) needs them stored (nothing is created otherwise).
+  if (reproduce_is_spec(o.name) && o.report_only &&
+      !fs::exists(fs::path(result.out) / "results.sqlite"))
+    throw IoError(result.out + ": no results.sqlite here; run `" +
+                  front_command(FrontCommand::kRunInto, result.out) + "` first");
   output_dir_make(result.out, front_option(FrontOption::kOut));
   // One group's report to an output directory: another group's is not replaced.
   if (std::ifstream earlier{(fs::path(result.out) / "reproduce.json").string()}) {
@@ -172,9 +187,11 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
     const std::string other = j.is_object() && j.contains("name") && j["name"].is_string()
                                   ? j["name"].get<std::string>()
                                   : std::string();
-    ATTN_CHECK(other.empty() || other == o.name,
-               result.out + " holds the report of group " + other + "; reproduce " + o.name +
-                   " into another output directory (" + front_option(FrontOption::kOut) + ")");
+    // (A spec's run directory is the store's: another file of that spec may check it.)
+    ATTN_CHECK(
+        other.empty() || other == o.name || (reproduce_is_spec(other) && reproduce_is_spec(o.name)),
+        result.out + " holds the report of group " + other + "; reproduce " + o.name +
+            " into another output directory (" + front_option(FrontOption::kOut) + ")");
   }
   // The workers' fork server, started while this process is small (before any plan).
   const std::unique_ptr<ForkServer> server = o.report_only ? nullptr : sweep_server_start(o.jobs);
@@ -207,10 +224,12 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
     };
   }
   sweep_execute_parts(parts, SweepOptions{o.jobs, o.progress, server.get(), o.groups});
-  report_write(
-      result.out,
-      front_command(o.quick ? FrontCommand::kReproduceQuick : FrontCommand::kReproduce, o.name),
-      result.sections);
+  report_write(result.out,
+               !o.command.empty() ? o.command
+                                  : front_command(o.quick ? FrontCommand::kReproduceQuick
+                                                          : FrontCommand::kReproduce,
+                                                  o.name),
+               result.sections);
   result.counts = report_counts(result.sections);
   result.exit_code = report_exit_code(result.counts);
   atomic_file_write((fs::path(result.out) / "reproduce.json").string(),

@@ -1,4 +1,5 @@
-// Reproducing a group of shipped experiments (`attnlab reproduce NAME`, attnlab.reproduce):
+// Reproducing a group of shipped experiments (`attnlab reproduce NAME`, attnlab.reproduce), or
+// one spec file (`attnlab reproduce SPEC.toml`; `attnlab check SPEC --out DIR`, attnlab.check):
 // run every spec of experiments/NAME/ into OUT/<spec>/, draw its figures, check its claims,
 // write OUT/report.md, OUT/report.html and OUT/reproduce.json, and (with the default OUT,
 // results/reproduce/NAME[-quick]) refresh results/reproduce/index.html, the index of every
@@ -7,8 +8,8 @@
 // Front ends parse options and show results: the status lines reproduce_run produces
 // ("== spec (path)", notes) go to ReproduceOptions::say; warnings go through core/log.h.
 // Errors: UserError (nothing run) for an unknown group or a group without specs, and
-// whatever experiment_run throws (except with report_only, where a section whose directory
-// cannot be read as its spec's gets a note and inconclusive claims).
+// whatever experiment_run throws (except with report_only on a group, where a section whose
+// directory cannot be read as its spec's gets a note and inconclusive claims).
 #pragma once
 
 #include <functional>
@@ -20,8 +21,13 @@
 namespace attn {
 
 struct ReproduceOptions {
-  std::string name;             // a folder of experiments/
-  std::string out;              // default results/reproduce/NAME, or NAME-quick
+  // A folder of experiments/, or a spec file (NAME ending in .toml, anywhere): then OUT itself
+  // is the spec's run directory (`attnlab check SPEC --out DIR` is that with report_only;
+  // there a DIR without a store, or holding another spec's runs, is an error, not a note).
+  std::string name;
+  std::string out;  // default results/reproduce/NAME (a spec: its stem), or -quick
+  std::vector<std::string> overrides;  // --set, applied to every spec
+  std::string command;                 // the report's title line ("": the reproduce command)
   bool quick = false;           // each spec's [quick] overrides
   bool progress = true;         // progress bar on a terminal
   bool force_new = false;       // move another spec's results aside and rerun
@@ -40,6 +46,9 @@ struct ReproduceResult {
 };
 
 ReproduceResult reproduce_run(const ReproduceOptions& options);
+
+// Whether NAME names a spec file (ends in .toml) rather than a group.
+bool reproduce_is_spec(const std::string& name);
 
 // The folders of experiments/ under attnlab_home(), sorted.
 std::vector<std::string> reproduce_groups();

@@ -23,6 +23,7 @@
 #include "experiment/fork_server.h"
 #include "experiment/run_groups.h"
 #include "experiment/run_worker.h"
+#include "experiment/sweep_interrupt.h"
 
 namespace attn {
 namespace {
@@ -58,6 +59,7 @@ void sweep_record(ResultsStore& store, SweepSummary& summary, Progress& progress
     return;
   }
   store.insert(point, outcome);
+  sweep_interrupt_stored();
   if (outcome.ok) {
     ++summary.ok;
   } else {

@@ -73,7 +73,7 @@ def test_run_errors_equal_cli(run_cli, tmp_path):
         attnlab.run(tmp_path / "missing.toml", out=tmp_path / "m")
     attnlab.run(DEMO, out=tmp_path / "one", set=SMALL)
     with pytest.raises(ValueError, match="holds results of a different spec") as e:
-        attnlab.run(DEMO, out=tmp_path / "one", set=["experiment.seeds=1"])
+        attnlab.run(DEMO, out=tmp_path / "one", set=SMALL + ["eval.n=100"])  # (a grid change is taken)
     # The advice names Python's keywords, not the command line's flags (core/front_option.h).
     assert "(out=), or add force_new=True" in str(e.value) and "--" not in str(e.value)
     (tmp_path / "file").write_text("x")
