@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   attn::gpt2_command_register(app);
   attn::reproduce_command_register(app, &exit_code);
   attn::gradcheck_command_register(app, &exit_code);
+  attn::job_command_register(app);
   attn::atomic_file_install_signal_cleanup();
 
   try {

@@ -1,0 +1,158 @@
+// attnlab _job run|reproduce: the job of Python's attnlab.run()/reproduce() in a fresh process.
+//
+// The Python module never forks its interpreter to run a sweep (a forked copy of a
+// multi-threaded Jupyter kernel can block for ever on a lock another thread held, e.g. inside
+// SQLite): python/src/bind_run.cpp starts this binary with posix_spawn (core/child_process.h,
+// child_job_spawn) and reads frames on fd 3 (kChildJobFd): warnings, progress, reproduce's
+// status lines, and the end frame with the result (run: planned skipped ok failed; reproduce:
+// reproduce_result_json) or the error by class. The caller passes its version (a binary of
+// another build is refused), its option and command spellings (so messages name Python's
+// keywords), and the same settings its keywords set. Hidden from --help: not a user command.
+#include <fcntl.h>
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+#include "core/child_process.h"
+#include "core/error.h"
+#include "core/front_option.h"
+#include "core/threads.h"
+#include "core/version.h"
+#include "experiment/experiment_dir.h"
+#include "experiment/reproduce.h"
+
+namespace attn {
+namespace {
+
+// Separates the spellings in one argument.
+constexpr char kSpellingSeparator = '\x1f';
+
+struct JobOptions {
+  std::string caller_version, option_spellings, command_spellings;
+  std::string target, out;  // run: the spec; reproduce: the group
+  std::vector<std::string> overrides;
+  int jobs = 1, threads = 0;
+  bool quick = false, force_new = false, retry_failed = false, report_only = false;
+  bool groups = true;
+};
+
+std::vector<std::string> spellings_split(const std::string& text) {
+  std::vector<std::string> out(1);
+  for (const char c : text)
+    if (c == kSpellingSeparator)
+      out.emplace_back();
+    else
+      out.back() += c;
+  return out;
+}
+
+// Installs the caller's spellings for the whole process (they must outlive it: kept here).
+void spellings_install(const JobOptions& o) {
+  static const std::vector<std::string> options = spellings_split(o.option_spellings);
+  static const std::vector<std::string> commands = spellings_split(o.command_spellings);
+  FrontOptionSpellings option_table{};
+  FrontCommandSpellings command_table{};
+  const bool fits =
+      options.size() == option_table.size() && commands.size() == command_table.size();
+  ATTN_CHECK(fits,
+             "the attnlab binary and the Python module were built from different "
+             "sources; rebuild both (cmake --build build) or reinstall the package");
+  for (size_t k = 0; k < options.size(); ++k) option_table[k] = options[k].c_str();
+  for (size_t k = 0; k < commands.size(); ++k) command_table[k] = commands[k].c_str();
+  ATTN_CHECK(front_option_spellings_complete(option_table) &&
+                 front_command_spellings_complete(command_table),
+             "the caller of attnlab _job sent incomplete option spellings");
+  front_option_spellings_set(option_table);
+  front_command_spellings_set(command_table);
+}
+
+// The job's first checks, inside the job so that the caller gets them as its error.
+void job_prepare(const JobOptions& o) {
+  const std::string mine = std::string(kVersion) + " " + kGitCommit;
+  ATTN_CHECK(o.caller_version == mine,
+             "the attnlab binary (" + mine + ") is not the build of the Python module (" +
+                 o.caller_version +
+                 "); rebuild both (cmake --build build), reinstall the package, or point "
+                 "ATTNLAB_CLI at the matching binary");
+  spellings_install(o);
+  threads_configure(o.threads);
+}
+
+void job_options_add(CLI::App* cmd, JobOptions& o) {
+  cmd->add_option("--out", o.out)->required();
+  cmd->add_option("--caller", o.caller_version)->required();
+  cmd->add_option("--option-spellings", o.option_spellings)->required();
+  cmd->add_option("--command-spellings", o.command_spellings)->required();
+  cmd->add_option("--jobs", o.jobs)->required();
+  cmd->add_option("--threads", o.threads)->required();
+  cmd->add_flag("--quick", o.quick);
+  cmd->add_flag("--force-new", o.force_new);
+  cmd->add_flag("--no-groups{false}", o.groups);
+}
+
+void job_run(const JobOptions& o) {
+  child_job_serve(kChildJobFd, [&o](int) {
+    job_prepare(o);
+    RunRequest rq;
+    rq.spec_path = o.target;
+    rq.out_dir = o.out;
+    rq.overrides = o.overrides;
+    rq.quick = o.quick;
+    rq.jobs = o.jobs;
+    rq.force_new = o.force_new;
+    rq.retry_failed = o.retry_failed;
+    rq.progress = false;  // the caller draws progress from the frames
+    rq.groups = o.groups;
+    const RunSummary s = experiment_run(rq);
+    return child_numbers_encode({s.planned, s.skipped, s.ok, s.failed});
+  });
+}
+
+void job_reproduce(const JobOptions& o) {
+  child_job_serve(kChildJobFd, [&o](int fd) {
+    job_prepare(o);
+    ReproduceOptions r;
+    r.name = o.target;
+    r.out = o.out;
+    r.quick = o.quick;
+    r.jobs = o.jobs;
+    r.force_new = o.force_new;
+    r.report_only = o.report_only;
+    r.progress = false;
+    r.groups = o.groups;
+    r.say = [fd](const std::string& line) { child_frame_write(fd, kFrameJobStatus, line); };
+    return reproduce_result_json(reproduce_run(r));
+  });
+}
+
+}  // namespace
+
+void job_command_register(CLI::App& app) {
+  auto o = std::make_shared<JobOptions>();
+  auto* job = app.add_subcommand("_job", "")->group("");  // hidden
+  job->require_subcommand(1);
+  auto* run = job->add_subcommand("run", "");
+  run->add_option("spec", o->target)->required();
+  run->add_option("--set", o->overrides);
+  run->add_flag("--retry-failed", o->retry_failed);
+  job_options_add(run, *o);
+  auto* reproduce = job->add_subcommand("reproduce", "");
+  reproduce->add_option("name", o->target)->required();
+  reproduce->add_flag("--report-only", o->report_only);
+  job_options_add(reproduce, *o);
+  // Frames go to fd 3 only: programs the job starts (the plot script) do not inherit it.
+  const auto close_on_exec = [] { fcntl(kChildJobFd, F_SETFD, FD_CLOEXEC); };
+  run->callback([o, close_on_exec] {
+    close_on_exec();
+    job_run(*o);
+  });
+  reproduce->callback([o, close_on_exec] {
+    close_on_exec();
+    job_reproduce(*o);
+  });
+}
+
+}  // namespace attn
