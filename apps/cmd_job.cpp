@@ -96,16 +96,15 @@ void job_options_add(CLI::App* cmd, JobOptions& o) {
 void job_run(const JobOptions& o) {
   child_job_serve(kChildJobFd, [&o](int) {
     job_prepare(o);
-    RunRequest rq;
-    rq.spec_path = o.target;
-    rq.out_dir = o.out;
-    rq.overrides = o.overrides;
-    rq.quick = o.quick;
-    rq.jobs = o.jobs;
-    rq.force_new = o.force_new;
-    rq.retry_failed = o.retry_failed;
-    rq.progress = false;  // the caller draws progress from the frames
-    rq.groups = o.groups;
+    const RunRequest rq{.spec_path = o.target,
+                        .out_dir = o.out,
+                        .overrides = o.overrides,
+                        .quick = o.quick,
+                        .jobs = o.jobs,
+                        .force_new = o.force_new,
+                        .retry_failed = o.retry_failed,
+                        .groups = o.groups,
+                        .progress = false};  // the caller draws progress from the frames
     const RunSummary s = experiment_run(rq);
     return child_numbers_encode({s.planned, s.skipped, s.ok, s.failed});
   });
@@ -114,16 +113,16 @@ void job_run(const JobOptions& o) {
 void job_reproduce(const JobOptions& o) {
   child_job_serve(kChildJobFd, [&o](int fd) {
     job_prepare(o);
-    ReproduceOptions r;
-    r.name = o.target;
-    r.out = o.out;
-    r.quick = o.quick;
-    r.jobs = o.jobs;
-    r.force_new = o.force_new;
-    r.report_only = o.report_only;
-    r.progress = false;
-    r.groups = o.groups;
-    r.say = [fd](const std::string& line) { child_frame_write(fd, kFrameJobStatus, line); };
+    const ReproduceOptions r{
+        .name = o.target,
+        .out = o.out,
+        .quick = o.quick,
+        .progress = false,
+        .force_new = o.force_new,
+        .report_only = o.report_only,
+        .jobs = o.jobs,
+        .groups = o.groups,
+        .say = [fd](const std::string& line) { child_frame_write(fd, kFrameJobStatus, line); }};
     return reproduce_result_json(reproduce_run(r));
   });
 }

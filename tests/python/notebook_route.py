@@ -32,20 +32,16 @@ SMALLER = [("steps=1500", "steps=60"), ("heads=64", "heads=8"), ("m=64", "m=8")]
 
 
 def route_commands(doc):
+    """The commands of the sh block after `<!-- notebook-route -->`, as the docs test splits
+    them (tests/docs/run_doc_commands.py)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "docs"))
+    from run_doc_commands import sh_commands
     lines = open(doc, encoding="utf-8").read().split("\n")
     start = next(i for i, line in enumerate(lines) if line.strip() == "<!-- notebook-route -->")
     assert lines[start + 1].startswith("```sh"), "the notebook route is not a sh block"
     end = next(i for i in range(start + 2, len(lines)) if lines[i].startswith("```"))
-    out, current = [], ""
-    for line in lines[start + 2:end]:
-        if line.rstrip().endswith("\\"):
-            current += line.rstrip()[:-1] + " "
-            continue
-        current += line
-        if current.strip() and not current.strip().startswith("#"):
-            out.append(current.strip())
-        current = ""
-    return out
+    return sh_commands(lines[start + 2:end])
 
 
 def main():

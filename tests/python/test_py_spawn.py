@@ -23,8 +23,8 @@ TINY = """
 seeds = 1
 [task]
 name = "qsa"
-N = 4
 q = 1
+N = 5
 d_out = 2
 [model]
 name = "linear"
@@ -90,7 +90,7 @@ def test_a_spec_may_be_toml_text_or_a_dict(tmp_path, monkeypatch):
     by_path.write_text(TINY)
     a = attnlab.run(by_path, out=tmp_path / "a")
     b = attnlab.run(TINY, out=tmp_path / "tiny")
-    spec = {"experiment": {"seeds": 1}, "task": {"name": "qsa", "N": 4, "q": 1, "d_out": 2},
+    spec = {"experiment": {"seeds": 1}, "task": {"name": "qsa", "q": 1, "N": 5, "d_out": 2},
             "model": {"name": "linear"}, "train": {"n": 32}, "eval": {"n": 32}}
     c = attnlab.run(spec, out=tmp_path / "c")
     assert a["run_id"].tolist() == b["run_id"].tolist() == c["run_id"].tolist()
@@ -193,3 +193,29 @@ def test_runs_and_reproductions_beside_threads_that_hammer_sqlite_and_malloc(tmp
         out, err = p.communicate()
         pytest.fail(f"hung after {STRESS_TIMEOUT} s: {out!r}")
     assert p.returncode == 0 and "stress: ok" in out, (p.returncode, out, err[-3000:])
+
+
+CTRL_C = textwrap.dedent("""
+    import os, signal, sys, threading
+    import attnlab
+    spec, out = sys.argv[1], sys.argv[2]
+    # A terminal's Ctrl-C: SIGINT to the whole foreground process group, the job included.
+    threading.Timer(1.0, lambda: os.killpg(os.getpgrp(), signal.SIGINT)).start()
+    try:
+        attnlab.run(spec, out=out, progress=False)
+        print("not interrupted")
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt")
+""")
+
+
+def test_a_terminals_ctrl_c_is_a_keyboard_interrupt(tmp_path):
+    """The job dies of the group's SIGINT at the same moment this process sees it: run() raises
+    KeyboardInterrupt, not 'the run process was killed by signal 2'."""
+    spec = tmp_path / "slow.toml"
+    spec.write_text(SLOW.replace("seeds = 1", "seeds = 4"))
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C)
+    p = subprocess.run([sys.executable, str(script), str(spec), str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert p.stdout.strip() == "KeyboardInterrupt", (p.stdout, p.stderr[-2000:])
