@@ -5,12 +5,15 @@
 // SQLite): python/src/bind_run.cpp starts this binary with posix_spawn (core/child_process.h,
 // child_job_spawn) and reads frames on fd 3 (kChildJobFd): warnings, progress, reproduce's
 // status lines, and the end frame with the result (run: planned skipped ok failed; reproduce:
-// reproduce_result_json) or the error by class. The caller passes its version (a binary of
-// another build is refused), its option and command spellings (so messages name Python's
-// keywords), and the same settings its keywords set. Hidden from --help: not a user command.
+// reproduce_result_json) or the error by class. The caller passes, as arguments KEY=VALUE
+// (job_settings_read), its version (a binary of another build is refused), its option and
+// command spellings (so messages name Python's keywords), and the settings its keywords set.
+// Hidden from --help: not a user command.
 #include <fcntl.h>
 #include <CLI/CLI.hpp>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +34,7 @@ namespace {
 constexpr char kSpellingSeparator = '\x1f';
 
 struct JobOptions {
+  std::vector<std::string> settings;  // KEY=VALUE, as given
   std::string caller_version, option_spellings, command_spellings;
   std::string target, out;  // run: the spec; reproduce: the group
   std::vector<std::string> overrides;
@@ -69,8 +73,41 @@ void spellings_install(const JobOptions& o) {
   front_command_spellings_set(command_table);
 }
 
-// The job's first checks, inside the job so that the caller gets them as its error.
-void job_prepare(const JobOptions& o) {
+// The settings KEY=VALUE into o's fields: target, out, caller, option_spellings,
+// command_spellings, jobs, threads, quick, force_new, groups, retry_failed, report_only (flags
+// 0 or 1) and set (repeatable).
+void job_settings_read(JobOptions& o) {
+  const std::map<std::string, std::function<void(const std::string&)>> fields = {
+      {"target", [&o](const std::string& v) { o.target = v; }},
+      {"out", [&o](const std::string& v) { o.out = v; }},
+      {"caller", [&o](const std::string& v) { o.caller_version = v; }},
+      {"option_spellings", [&o](const std::string& v) { o.option_spellings = v; }},
+      {"command_spellings", [&o](const std::string& v) { o.command_spellings = v; }},
+      {"jobs", [&o](const std::string& v) { o.jobs = std::stoi(v); }},
+      {"threads", [&o](const std::string& v) { o.threads = std::stoi(v); }},
+      {"quick", [&o](const std::string& v) { o.quick = v == "1"; }},
+      {"force_new", [&o](const std::string& v) { o.force_new = v == "1"; }},
+      {"groups", [&o](const std::string& v) { o.groups = v == "1"; }},
+      {"retry_failed", [&o](const std::string& v) { o.retry_failed = v == "1"; }},
+      {"report_only", [&o](const std::string& v) { o.report_only = v == "1"; }},
+      {"set", [&o](const std::string& v) { o.overrides.push_back(v); }},
+  };
+  for (const std::string& s : o.settings) {
+    const size_t eq = s.find('=');
+    const auto field = fields.find(s.substr(0, eq));
+    ATTN_CHECK(eq != std::string::npos && field != fields.end(),
+               "attnlab _job: unknown setting '" + s +
+                   "'; the binary and the Python module "
+                   "differ: rebuild both (cmake --build build)");
+    field->second(s.substr(eq + 1));
+  }
+}
+
+// The job's first steps, inside the job so that the caller gets their errors: the settings
+// read, the caller's build checked, its spellings installed.
+JobOptions job_prepare(const JobOptions& given) {
+  JobOptions o = given;
+  job_settings_read(o);
   const std::string mine = std::string(kVersion) + " " + kGitCommit;
   ATTN_CHECK(o.caller_version == mine,
              "the attnlab binary (" + mine + ") is not the build of the Python module (" +
@@ -79,23 +116,12 @@ void job_prepare(const JobOptions& o) {
                  "ATTNLAB_CLI at the matching binary");
   spellings_install(o);
   threads_configure(o.threads);
+  return o;
 }
 
-void job_options_add(CLI::App* cmd, JobOptions& o) {
-  cmd->add_option("--out", o.out)->required();
-  cmd->add_option("--caller", o.caller_version)->required();
-  cmd->add_option("--option-spellings", o.option_spellings)->required();
-  cmd->add_option("--command-spellings", o.command_spellings)->required();
-  cmd->add_option("--jobs", o.jobs)->required();
-  cmd->add_option("--threads", o.threads)->required();
-  cmd->add_flag("--quick", o.quick);
-  cmd->add_flag("--force-new", o.force_new);
-  cmd->add_flag("--no-groups{false}", o.groups);
-}
-
-void job_run(const JobOptions& o) {
-  child_job_serve(kChildJobFd, [&o](int) {
-    job_prepare(o);
+void job_run(const JobOptions& given) {
+  child_job_serve(kChildJobFd, [&given](int) {
+    const JobOptions o = job_prepare(given);
     const RunRequest rq{.spec_path = o.target,
                         .out_dir = o.out,
                         .overrides = o.overrides,
@@ -110,9 +136,9 @@ void job_run(const JobOptions& o) {
   });
 }
 
-void job_reproduce(const JobOptions& o) {
-  child_job_serve(kChildJobFd, [&o](int fd) {
-    job_prepare(o);
+void job_reproduce(const JobOptions& given) {
+  child_job_serve(kChildJobFd, [&given](int fd) {
+    const JobOptions o = job_prepare(given);
     const ReproduceOptions r{
         .name = o.target,
         .out = o.out,
@@ -134,14 +160,9 @@ void job_command_register(CLI::App& app) {
   auto* job = app.add_subcommand("_job", "")->group("");  // hidden
   job->require_subcommand(1);
   auto* run = job->add_subcommand("run", "");
-  run->add_option("spec", o->target)->required();
-  run->add_option("--set", o->overrides);
-  run->add_flag("--retry-failed", o->retry_failed);
-  job_options_add(run, *o);
+  run->add_option("settings", o->settings, "KEY=VALUE")->required();
   auto* reproduce = job->add_subcommand("reproduce", "");
-  reproduce->add_option("name", o->target)->required();
-  reproduce->add_flag("--report-only", o->report_only);
-  job_options_add(reproduce, *o);
+  reproduce->add_option("settings", o->settings, "KEY=VALUE")->required();
   // Frames go to fd 3 only: programs the job starts (the plot script) do not inherit it.
   const auto close_on_exec = [] { fcntl(kChildJobFd, F_SETFD, FD_CLOEXEC); };
   run->callback([o, close_on_exec] {

@@ -43,25 +43,19 @@ std::string joined(bool commands) {
   return out;
 }
 
-// argv of `attnlab _job run SPEC --out OUT` with this build's version and the library's names.
+// argv of `attnlab _job run` of SPEC into OUT with this build's version and the library's names.
 std::vector<std::string> job_run_argv(const std::string& spec, const std::string& out,
                                       const std::string& caller) {
   return {test_cli_path(),
           "_job",
           "run",
-          spec,
-          "--out",
-          out,
-          "--caller",
-          caller,
-          "--option-spellings",
-          joined(false),
-          "--command-spellings",
-          joined(true),
-          "--jobs",
-          "1",
-          "--threads",
-          "1"};
+          "target=" + spec,
+          "out=" + out,
+          "caller=" + caller,
+          "option_spellings=" + joined(false),
+          "command_spellings=" + joined(true),
+          "jobs=1",
+          "threads=1"};
 }
 
 std::string this_build() { return std::string(kVersion) + " " + kGitCommit; }

@@ -67,31 +67,24 @@ struct JobSettings {
   bool quick = false, force_new = false, groups = true;
 };
 
-// `CLI _job KIND TARGET ...`: the argv of a job.
+// `CLI _job KIND KEY=VALUE...`: the argv of a job (apps/cmd_job.cpp reads the settings).
 std::vector<std::string> job_argv(const std::string& cli, const std::string& kind,
                                   const std::string& target, const JobSettings& s) {
   ATTN_CHECK(s.jobs >= 1, "jobs = " + std::to_string(s.jobs) + " must be at least 1");
   ATTN_CHECK(s.threads >= 0, "threads = " + std::to_string(s.threads) + " must be >= 0");
-  std::vector<std::string> argv = {cli,
-                                   "_job",
-                                   kind,
-                                   target,
-                                   "--out",
-                                   s.out,
-                                   "--caller",
-                                   std::string(attn::kVersion) + " " + attn::kGitCommit,
-                                   "--option-spellings",
-                                   spellings_joined(false),
-                                   "--command-spellings",
-                                   spellings_joined(true),
-                                   "--jobs",
-                                   std::to_string(s.jobs),
-                                   "--threads",
-                                   std::to_string(s.threads)};
-  if (s.quick) argv.push_back("--quick");
-  if (s.force_new) argv.push_back("--force-new");
-  if (!s.groups) argv.push_back("--no-groups");
-  return argv;
+  return {cli,
+          "_job",
+          kind,
+          "target=" + target,
+          "out=" + s.out,
+          "caller=" + std::string(attn::kVersion) + " " + attn::kGitCommit,
+          "option_spellings=" + spellings_joined(false),
+          "command_spellings=" + spellings_joined(true),
+          "jobs=" + std::to_string(s.jobs),
+          "threads=" + std::to_string(s.threads),
+          std::string("quick=") + (s.quick ? "1" : "0"),
+          std::string("force_new=") + (s.force_new ? "1" : "0"),
+          std::string("groups=") + (s.groups ? "1" : "0")};
 }
 
 // Runs the job argv names in a fresh process (attn::child_job_spawn) while this process waits
@@ -120,8 +113,8 @@ py::dict run(const std::string& cli, const std::string& spec, const JobSettings&
              const std::vector<std::string>& overrides, bool retry_failed,
              const ChildHandlers& handlers) {
   std::vector<std::string> argv = job_argv(cli, "run", spec, settings);
-  for (const auto& o : overrides) argv.insert(argv.end(), {"--set", o});
-  if (retry_failed) argv.push_back("--retry-failed");
+  for (const auto& o : overrides) argv.push_back("set=" + o);
+  argv.push_back(std::string("retry_failed=") + (retry_failed ? "1" : "0"));
   const auto n = attn::child_numbers_decode(job_spawn(argv, handlers), 4);
   py::dict s;
   s["planned"] = n[0];
@@ -137,7 +130,7 @@ std::string reproduce(const std::string& cli, const std::string& name, const Job
   ATTN_CHECK(!(settings.force_new && report_only),
              "force_new=True and report_only=True exclude each other");
   std::vector<std::string> argv = job_argv(cli, "reproduce", name, settings);
-  if (report_only) argv.push_back("--report-only");
+  argv.push_back(std::string("report_only=") + (report_only ? "1" : "0"));
   return job_spawn(argv, handlers);
 }
 

@@ -117,7 +117,7 @@ def test_a_binary_of_another_build_is_refused(tmp_path, monkeypatch):
     format could differ): a clear error, not a wrong run."""
     fake = tmp_path / "attnlab"
     fake.write_text("#!/usr/bin/python3\nimport os, sys\nargs = sys.argv[1:]\n"
-                    "args[args.index('--caller') + 1] = '0.0.0 other'\n"
+                    "args = [a if not a.startswith('caller=') else 'caller=0.0.0 other' for a in args]\n"
                     "os.execv(os.environ['ATTNLAB_REAL'], [os.environ['ATTNLAB_REAL']] + args)\n")
     fake.chmod(0o755)
     monkeypatch.setenv("ATTNLAB_REAL", attnlab.cli_path())
