@@ -31,6 +31,8 @@ void check_command_register(CLI::App& app, int* exit_code);
 void status_command_register(CLI::App& app, int* exit_code);
 // Sets *exit_code to 1 when a gradient check fails.
 void gradcheck_command_register(CLI::App& app, int* exit_code);
+// attnlab _job (hidden): the job of Python's run()/reproduce() in a fresh process.
+void job_command_register(CLI::App& app);
 
 // Folders of experiments/ (groups for `attnlab reproduce`).
 std::vector<std::string> shipped_experiment_groups();

@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
   attn::check_command_register(app, &exit_code);
   attn::status_command_register(app, &exit_code);
   attn::gradcheck_command_register(app, &exit_code);
+  attn::job_command_register(app);
   attn::atomic_file_install_signal_cleanup();
 
   try {

@@ -181,7 +181,7 @@ TEST(ChildProcess, AChildKilledByASignalIsNamed) {
 
 TEST(ChildProcess, AChildThatLeavesWithoutAWholeReportSaysSo) {
   EXPECT_EQ(thrown_by([](int) -> std::string { _exit(3); }).what,
-            "the test child ended without a report");
+            "the test child exited with code 3 without a report");
   // A result frame cut short (the child died while writing it): the warning before it
   // arrives, the result does not.
   std::vector<ChildFrame> frames;

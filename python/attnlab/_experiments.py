@@ -9,7 +9,20 @@ import numpy as np
 from . import _attnlab
 from ._checks import flag, integer
 from ._feedback import Progress, progress_wanted, warn_line
-from ._util import toml_text
+from ._util import spec_file, toml_text
+
+
+def _cli():
+    """The attnlab binary that runs run()'s and reproduce()'s jobs (attnlab.cli_path())."""
+    from . import cli_path
+    path = cli_path()
+    if path is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        raise OSError("no attnlab binary to run the job: none in the package "
+                      f"({here}/bin/attnlab) or next to the build tree's python/ folder; "
+                      "reinstall the package, build the target attnlab_cli, or set ATTNLAB_CLI "
+                      "to the binary")
+    return os.path.abspath(path)
 
 
 class Results(dict):
@@ -204,7 +217,7 @@ def _as_frame(res):
 
 
 def _call(fn, args, desc, progress, on_line=None):
-    """Calls a child-process job of the core with the keyword arguments `args` (a dict) and
+    """Calls a job of the core (run in a fresh attnlab process) with the keyword arguments `args` (a dict) and
     warnings.warn and a progress bar as its handlers. Its error messages name Python keywords
     (force_new=True, out=, ...): the module installs them as the core's option spellings
     (core/front_option.h)."""
@@ -223,15 +236,21 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
     """Runs (or resumes) an experiment spec, like `attnlab run SPEC --out OUT`, and returns
     its results table.
 
-    The sweep runs in a child process that starts one worker process per run (`jobs` at a
-    time), as the command line does; this call waits with the GIL released. Ctrl-C stops it
+    The sweep runs in a fresh process of the attnlab binary (attnlab.cli_path(); never a fork
+    of this interpreter, so a notebook's threads cannot block it) that starts one worker
+    process per run (`jobs` at a time), as the command line does; this call waits with the GIL
+    released. Ctrl-C stops it
     (KeyboardInterrupt): runs finished so far stay in OUT/results.sqlite and calling run()
     again with the same arguments runs only the rest. Runs that fail are stored with
     status "failed" and their error (they do not raise).
 
     Args:
-        spec (str): path of the TOML spec (docs/spec-format.md), e.g.
-            "experiments/demo/baselines.toml".
+        spec (str, os.PathLike or dict): the spec (docs/spec-format.md): a path, e.g.
+            "experiments/demo/baselines.toml"; TOML text (a str holding a newline); or a
+            dict of sections, {"task": {"name": "qsa", "N": 8}, "sweep": {"model.m": [4, 8]},
+            "claim": [{...}]} (a dict value is a [section], a list of dicts a [[table]]).
+            Text and dicts are written to a temporary OUT_NAME.toml (its stem names the
+            experiment) that is removed afterwards; OUT/spec.json keeps the resolved spec.
         out (str): output directory (results.sqlite, results.csv, series.csv, spec.json).
         quick (bool): apply the spec's [quick] overrides (--quick); use its own `out`.
         jobs (int): runs at once, each in its own process (default 1; the CLI's default is
@@ -267,12 +286,16 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
         overrides = [set]
     else:
         overrides = [str(s) for s in set]
-    args = dict(spec=os.fspath(spec), out=os.fspath(out), quick=flag("run", "quick", quick),
+    args = dict(out=os.fspath(out), quick=flag("run", "quick", quick),
                 jobs=integer("run", "jobs", jobs), overrides=overrides,
                 force_new=flag("run", "force_new", force_new),
-                retry_failed=flag("run", "retry_failed", retry_failed), progress=False,
+                retry_failed=flag("run", "retry_failed", retry_failed),
                 threads=integer("run", "threads", threads), groups=flag("run", "groups", groups))
-    summary = _call(_attnlab.run, args, desc="runs", progress=flag("run", "progress", progress, True))
+    want_progress = flag("run", "progress", progress, True)
+    stem = os.path.basename(os.path.normpath(os.fspath(out)))
+    with spec_file(spec, stem) as path:
+        summary = _call(_attnlab.run, dict(args, cli=_cli(), spec=path), desc="runs",
+                        progress=want_progress)
     res = results(out)
     res.summary = summary
     return res
@@ -344,9 +367,9 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
     args = dict(name=str(name), out="" if out is None else os.fspath(out),
                 quick=flag("reproduce", "quick", quick), jobs=integer("reproduce", "jobs", jobs),
                 force_new=flag("reproduce", "force_new", force_new),
-                report_only=flag("reproduce", "report_only", report_only), progress=False,
+                report_only=flag("reproduce", "report_only", report_only),
                 threads=integer("reproduce", "threads", threads),
-                run_groups=flag("reproduce", "run_groups", run_groups))
+                run_groups=flag("reproduce", "run_groups", run_groups), cli=_cli())
     text = _call(_attnlab.reproduce, args, desc=f"reproduce {name}",
                  progress=flag("reproduce", "progress", progress, True), on_line=on_line)
     return Reproduction(json.loads(text))

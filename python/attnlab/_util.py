@@ -1,5 +1,10 @@
 """Argument normalisation shared by the attnlab package (internal)."""
+import contextlib
 import numbers
+import os
+import re
+import shutil
+import tempfile
 
 import numpy as np
 
@@ -50,7 +55,58 @@ def toml_text(value):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_text(v)}" for k, v in value.items()) + " }"
     raise ValueError(f"cannot write {value!r} ({type(value).__name__}) as a TOML value")
+
+
+def toml_key(key):
+    """A TOML key: bare when it can be ("seeds"), else quoted ("model.m")."""
+    key = str(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_text(key)
+
+
+def toml_document(spec):
+    """A spec given as a dict ({"task": {"name": "qsa", ...}, "sweep": {"model.m": [4, 8]},
+    "claim": [{...}, ...]}) as the text of a TOML file: a dict value is a [section], a list
+    of dicts an array of tables ([[claim]]), anything else a top-level key."""
+    if not isinstance(spec, dict):
+        raise TypeError(f"a spec must be a path, TOML text or a dict, got {type(spec).__name__}")
+    top, sections = [], []
+    for key, value in spec.items():
+        if isinstance(value, dict):
+            sections.append(f"[{toml_key(key)}]")
+            sections += [f"{toml_key(k)} = {toml_text(v)}" for k, v in value.items()]
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+            for table in value:
+                sections.append(f"[[{toml_key(key)}]]")
+                sections += [f"{toml_key(k)} = {toml_text(v)}" for k, v in table.items()]
+        else:
+            top.append(f"{toml_key(key)} = {toml_text(value)}")
+    return "\n".join(top + sections) + "\n"
+
+
+@contextlib.contextmanager
+def spec_file(spec, stem="spec"):
+    """The path of a spec given as a path (str or os.PathLike, used as it is), as TOML text
+    (a str holding a newline) or as a dict (toml_document): the text is written to
+    STEM.toml in a fresh temporary directory, removed on leaving (the spec's name, as the
+    store records it, is STEM; OUT/spec.json keeps the resolved spec)."""
+    if isinstance(spec, dict) or (isinstance(spec, str) and "\n" in spec):
+        text = toml_document(spec) if isinstance(spec, dict) else spec
+        folder = tempfile.mkdtemp(prefix="attnlab-spec-")
+        try:
+            path = os.path.join(folder, (stem or "spec") + ".toml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            yield path
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    elif isinstance(spec, (str, os.PathLike)):
+        yield os.fspath(spec)
+    else:
+        raise TypeError("spec must be a path, TOML text (a str with a newline) or a dict, got "
+                        f"{type(spec).__name__}")
 
 
 def schema_text(schema, prefix):

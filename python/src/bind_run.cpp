@@ -1,15 +1,21 @@
 // Experiment runs (attnlab run), reproductions (attnlab reproduce) and loading a results store.
 //
-// run and reproduce: the sweep runs in a forked child process (which itself forks one worker per
-// run, as `attnlab run` does), while this process waits with the GIL released and checks for Ctrl-C
-// every 50 ms. On KeyboardInterrupt the child is killed (its workers die with it, PR_SET_PDEATHSIG)
-// and the exception propagates; every run finished before that is in DIR/results.sqlite, and
-// calling run() again resumes. The child never touches the interpreter: it reports through a pipe
-// (core/child_process.h, the runner's frames) and leaves with _exit. Its warnings (and those of its
-// run workers), its progress and its status lines come over the same pipe and are handed to Python
-// callables (warnings.warn, a progress bar, print) as they arrive.
+// run and reproduce: the job runs in a fresh process, the attnlab binary (`attnlab _job`,
+// apps/cmd_job.cpp) started with posix_spawn (core/child_process.h, child_job_spawn), never in
+// a forked copy of this interpreter: a Jupyter kernel has a dozen threads, and a fork taken
+// while one of them held a lock (SQLite's, IPython's history thread) left the child blocked
+// for ever. The binary is the one attnlab.cli_path() finds (the package's bin/attnlab, the
+// build tree's, or ATTNLAB_CLI); it refuses to run for a module of another build. It starts one
+// worker per run, as `attnlab run` does, while this process waits with the GIL released and
+// checks for Ctrl-C every 50 ms. On KeyboardInterrupt the job is sent SIGTERM (its workers die
+// with it, PR_SET_PDEATHSIG) and the exception propagates; every run finished before that is in
+// DIR/results.sqlite, and calling run() again resumes. The job reports over a pipe (its fd 3):
+// its warnings (and those of its run workers), its progress and its status lines are handed to
+// Python callables (warnings.warn, a progress bar, print) as they arrive, and its result or
+// error (UserError, IoError) ends the stream.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "core/child_process.h"
@@ -17,22 +23,17 @@
 #include "core/front_option.h"
 #include "core/interrupt.h"
 #include "core/log.h"
-#include "core/threads.h"
+#include "core/version.h"
 #include "experiment/experiment_claims.h"
-#include "experiment/experiment_dir.h"
-#include "experiment/reproduce.h"
 #include "experiment/store.h"
 
 namespace attnpy {
 namespace {
 
-// Python callables for the frames of a child (None: ignored), called with the GIL held.
+// Python callables for the frames of a job (None: ignored), called with the GIL held.
 struct ChildHandlers {
   py::object on_warning, on_progress, on_line;
 };
-
-// A child's status line (reproduce's `say`), as a frame of this kind (core/child_frames.h).
-constexpr char kFrameStatus = 'S';
 
 // Hands one frame to its handler.
 void frame_dispatch(const attn::ChildFrame& frame, const ChildHandlers& h) {
@@ -41,16 +42,56 @@ void frame_dispatch(const attn::ChildFrame& frame, const ChildHandlers& h) {
   } else if (frame.kind == attn::kFrameProgress && !h.on_progress.is_none()) {
     const auto n = attn::child_numbers_decode(frame.payload, 2);
     h.on_progress(n[0], n[1]);
-  } else if (frame.kind == kFrameStatus && !h.on_line.is_none()) {
+  } else if (frame.kind == attn::kFrameJobStatus && !h.on_line.is_none()) {
     h.on_line(frame.payload);
   }
 }
 
-// Runs job() in a forked child (attn::child_job_run) while this process waits with the GIL
-// released, forwarding the child's frames to the handlers and checking for Ctrl-C every
-// 50 ms (then, or when a handler raises, the child is killed and the Python exception
-// propagates). Returns the payload of a successful job; rethrows the child's error.
-std::string child_run(const attn::ChildJob& job, int threads, const ChildHandlers& h) {
+// This module's option and command spellings (module.cpp installs them), joined for
+// `attnlab _job`, so that the job's messages name Python's keywords.
+std::string spellings_joined(bool commands) {
+  std::string out;
+  const size_t n = commands ? attn::kFrontCommandCount : attn::kFrontOptionCount;
+  for (size_t k = 0; k < n; ++k) {
+    if (k > 0) out += '\x1f';
+    out += commands ? attn::front_command(static_cast<attn::FrontCommand>(k), "{}")
+                    : attn::front_option(static_cast<attn::FrontOption>(k));
+  }
+  return out;
+}
+
+// The settings run() and reproduce() share, as `attnlab _job` takes them.
+struct JobSettings {
+  std::string out;
+  int jobs = 1, threads = 0;
+  bool quick = false, force_new = false, groups = true;
+};
+
+// `CLI _job KIND KEY=VALUE...`: the argv of a job (apps/cmd_job.cpp reads the settings).
+std::vector<std::string> job_argv(const std::string& cli, const std::string& kind,
+                                  const std::string& target, const JobSettings& s) {
+  ATTN_CHECK(s.jobs >= 1, "jobs = " + std::to_string(s.jobs) + " must be at least 1");
+  ATTN_CHECK(s.threads >= 0, "threads = " + std::to_string(s.threads) + " must be >= 0");
+  return {cli,
+          "_job",
+          kind,
+          "target=" + target,
+          "out=" + s.out,
+          "caller=" + std::string(attn::kVersion) + " " + attn::kGitCommit,
+          "option_spellings=" + spellings_joined(false),
+          "command_spellings=" + spellings_joined(true),
+          "jobs=" + std::to_string(s.jobs),
+          "threads=" + std::to_string(s.threads),
+          std::string("quick=") + (s.quick ? "1" : "0"),
+          std::string("force_new=") + (s.force_new ? "1" : "0"),
+          std::string("groups=") + (s.groups ? "1" : "0")};
+}
+
+// Runs the job argv names in a fresh process (attn::child_job_spawn) while this process waits
+// with the GIL released, forwarding its frames to the handlers and checking for Ctrl-C every
+// 50 ms (then, or when a handler raises, the job is stopped and the Python exception
+// propagates). Returns the payload of a successful job; rethrows the job's error.
+std::string job_spawn(const std::vector<std::string>& argv, const ChildHandlers& h) {
   attn::ChildWatch watch;
   watch.on_frame = [&h](const attn::ChildFrame& frame) {
     py::gil_scoped_acquire gil;
@@ -62,41 +103,19 @@ std::string child_run(const attn::ChildJob& job, int threads, const ChildHandler
   };
   try {
     py::gil_scoped_release release;
-    return attn::child_job_run(
-        "the run process",
-        [&job, threads](int fd) {
-          interrupt_uninstall();  // no interpreter in here
-          attn::threads_configure(threads);
-          return job(fd);
-        },
-        watch);
+    return attn::child_job_spawn("the run process", argv, watch);
   } catch (const attn::Interrupted&) {
     throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
   }
 }
 
-py::dict run(const std::string& spec, const std::string& out, bool quick, int jobs,
-             const std::vector<std::string>& overrides, bool force_new, bool retry_failed,
-             bool progress, int threads, bool groups, const ChildHandlers& handlers) {
-  ATTN_CHECK(jobs >= 1, "jobs = " + std::to_string(jobs) + " must be at least 1");
-  ATTN_CHECK(threads >= 0, "threads = " + std::to_string(threads) + " must be >= 0");
-  attn::RunRequest rq;
-  rq.spec_path = spec;
-  rq.out_dir = out;
-  rq.overrides = overrides;
-  rq.quick = quick;
-  rq.jobs = jobs;
-  rq.force_new = force_new;
-  rq.retry_failed = retry_failed;
-  rq.progress = progress;
-  rq.groups = groups;
-  const std::string report = child_run(
-      [&rq](int) {
-        const attn::RunSummary s = attn::experiment_run(rq);
-        return attn::child_numbers_encode({s.planned, s.skipped, s.ok, s.failed});
-      },
-      threads, handlers);
-  const auto n = attn::child_numbers_decode(report, 4);
+py::dict run(const std::string& cli, const std::string& spec, const JobSettings& settings,
+             const std::vector<std::string>& overrides, bool retry_failed,
+             const ChildHandlers& handlers) {
+  std::vector<std::string> argv = job_argv(cli, "run", spec, settings);
+  for (const auto& o : overrides) argv.push_back("set=" + o);
+  argv.push_back(std::string("retry_failed=") + (retry_failed ? "1" : "0"));
+  const auto n = attn::child_numbers_decode(job_spawn(argv, handlers), 4);
   py::dict s;
   s["planned"] = n[0];
   s["skipped"] = n[1];
@@ -105,27 +124,14 @@ py::dict run(const std::string& spec, const std::string& out, bool quick, int jo
   return s;
 }
 
-// attnlab reproduce in a child process; returns reproduce_result_json's text.
-std::string reproduce(const std::string& name, const std::string& out, bool quick, int jobs,
-                      bool force_new, bool report_only, bool progress, int threads, bool run_groups,
-                      const ChildHandlers& handlers) {
-  ATTN_CHECK(jobs >= 1, "jobs = " + std::to_string(jobs) + " must be at least 1");
-  ATTN_CHECK(!(force_new && report_only), "force_new=True and report_only=True exclude each other");
-  attn::ReproduceOptions o;
-  o.name = name;
-  o.out = out;
-  o.quick = quick;
-  o.jobs = jobs;
-  o.force_new = force_new;
-  o.report_only = report_only;
-  o.progress = progress;
-  o.groups = run_groups;
-  return child_run(
-      [&o](int fd) {
-        o.say = [fd](const std::string& line) { attn::child_frame_write(fd, kFrameStatus, line); };
-        return attn::reproduce_result_json(attn::reproduce_run(o));
-      },
-      threads, handlers);
+// attnlab reproduce in a fresh process; returns reproduce_result_json's text.
+std::string reproduce(const std::string& cli, const std::string& name, const JobSettings& settings,
+                      bool report_only, const ChildHandlers& handlers) {
+  ATTN_CHECK(!(settings.force_new && report_only),
+             "force_new=True and report_only=True exclude each other");
+  std::vector<std::string> argv = job_argv(cli, "reproduce", name, settings);
+  argv.push_back(std::string("report_only=") + (report_only ? "1" : "0"));
+  return job_spawn(argv, handlers);
 }
 
 // Every stored run, ordered by point, plus the store's meta (swept keys, experiment name).
@@ -182,29 +188,30 @@ py::dict load_runs(const std::string& dir) {
 void register_run(py::module_& m) {
   m.def(
       "run",
-      [](const std::string& spec, const std::string& out, bool quick, int jobs,
-         const std::vector<std::string>& overrides, bool force_new, bool retry_failed,
-         bool progress, int threads, bool groups, py::object on_warning, py::object on_progress) {
-        return run(spec, out, quick, jobs, overrides, force_new, retry_failed, progress, threads,
-                   groups, {on_warning, on_progress, py::none()});
+      [](const std::string& cli, const std::string& spec, const std::string& out, bool quick,
+         int jobs, const std::vector<std::string>& overrides, bool force_new, bool retry_failed,
+         int threads, bool groups, py::object on_warning, py::object on_progress) {
+        const JobSettings s{out, jobs, threads, quick, force_new, groups};
+        return run(cli, spec, s, overrides, retry_failed, {on_warning, on_progress, py::none()});
       },
-      py::arg("spec"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("overrides"),
-      py::arg("force_new"), py::arg("retry_failed"), py::arg("progress"), py::arg("threads"),
+      py::arg("cli"), py::arg("spec"), py::arg("out"), py::arg("quick"), py::arg("jobs"),
+      py::arg("overrides"), py::arg("force_new"), py::arg("retry_failed"), py::arg("threads"),
       py::arg("groups"), py::arg("on_warning"), py::arg("on_progress"),
-      "Runs a spec into `out` in a child process (attnlab.run); returns the summary.");
+      "Runs a spec into `out` in a fresh process of the binary `cli` (attnlab.run); returns "
+      "the summary.");
   m.def(
       "reproduce",
-      [](const std::string& name, const std::string& out, bool quick, int jobs, bool force_new,
-         bool report_only, bool progress, int threads, bool run_groups, py::object on_warning,
-         py::object on_progress, py::object on_line) {
-        return reproduce(name, out, quick, jobs, force_new, report_only, progress, threads,
-                         run_groups, {on_warning, on_progress, on_line});
+      [](const std::string& cli, const std::string& name, const std::string& out, bool quick,
+         int jobs, bool force_new, bool report_only, int threads, bool run_groups,
+         py::object on_warning, py::object on_progress, py::object on_line) {
+        const JobSettings s{out, jobs, threads, quick, force_new, run_groups};
+        return reproduce(cli, name, s, report_only, {on_warning, on_progress, on_line});
       },
-      py::arg("name"), py::arg("out"), py::arg("quick"), py::arg("jobs"), py::arg("force_new"),
-      py::arg("report_only"), py::arg("progress"), py::arg("threads"), py::arg("run_groups"),
+      py::arg("cli"), py::arg("name"), py::arg("out"), py::arg("quick"), py::arg("jobs"),
+      py::arg("force_new"), py::arg("report_only"), py::arg("threads"), py::arg("run_groups"),
       py::arg("on_warning"), py::arg("on_progress"), py::arg("on_line"),
-      "Reproduces the group `name` in a child process (attnlab.reproduce); returns the result "
-      "as JSON text.");
+      "Reproduces the group `name` in a fresh process of the binary `cli` "
+      "(attnlab.reproduce); returns the result as JSON text.");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
   m.def(
       "claims",

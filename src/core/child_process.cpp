@@ -1,9 +1,10 @@
-// fork + pipe + wait for children that report in frames (see child_process.h).
+// fork or posix_spawn + pipe + wait for children that report in frames (child_process.h).
 #include "core/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,12 +151,11 @@ std::string child_status_text(int status, const std::string& who) {
   return who + " ended abnormally";
 }
 
-std::string child_job_run(const std::string& who, const ChildJob& job, const ChildWatch& watch) {
-  const Child child = child_fork(who, [&job](int fd) {
-    child_enter(fd, 0);
-    job_report(fd, job);
-    ::close(fd);
-  });
+namespace {
+
+// Watches a child started for a job until it is reaped (see child_job_run); `who` names it in
+// messages.
+std::string job_watch(const std::string& who, const Child& child, const ChildWatch& watch) {
   ChildFrames frames;
   std::optional<ChildFrame> end;
   bool stopped = false;  // stop() said so, or on_frame threw
@@ -194,11 +194,18 @@ std::string child_job_run(const std::string& who, const ChildJob& job, const Chi
   const int status = child_wait(child.pid);
   if (error) std::rethrow_exception(error);
   if (stopped) throw Interrupted();
+  // A terminal's Ctrl-C reaches the child and this process at once: the child's death by it
+  // is the interrupt stop() reports, not a failure.
+  if (!end && WIFSIGNALED(status) && child_signal_is_interrupt(WTERMSIG(status)) && watch.stop &&
+      watch.stop())
+    throw Interrupted();
   // A child that died before it reported (the OOM killer, a kill by hand): not a bug of
-  // this code, so not an assertion; said as a UserError with the signal.
+  // this code, so not an assertion; said as a UserError with the signal or exit code.
   if (!end)
     throw UserError(WIFSIGNALED(status) ? child_status_text(status, who)
-                                        : who + " ended without a report");
+                    : WIFEXITED(status) && WEXITSTATUS(status) != 0
+                        ? child_status_text(status, who) + " without a report"
+                        : who + " ended without a report");
   switch (end->kind) {
     case kJobOk: return end->payload;
     case kJobIoError: throw IoError(end->payload);
@@ -207,6 +214,75 @@ std::string child_job_run(const std::string& who, const ChildJob& job, const Chi
   }
   // The job threw something other than attnlab's errors (a std::logic_error, ...): a bug.
   ATTN_ASSERT(false, who + " failed: " + end->payload);
+}
+
+// posix_spawn's settings for child_job_spawn: the pipe as kChildJobFd, stdin from /dev/null.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup(int write_fd) {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, write_fd, kChildJobFd);  // clears FD_CLOEXEC
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawnattr_init(&attr);
+    sigset_t none, reset;
+    sigemptyset(&none);
+    sigemptyset(&reset);
+    sigaddset(&reset, SIGPIPE);  // Python ignores both; ignored dispositions survive exec
+    sigaddset(&reset, SIGXFSZ);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &reset);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+}  // namespace
+
+std::string child_job_run(const std::string& who, const ChildJob& job, const ChildWatch& watch) {
+  const Child child = child_fork(who, [&job](int fd) {
+    child_enter(fd, 0);
+    job_report(fd, job);
+    ::close(fd);
+  });
+  return job_watch(who, child, watch);
+}
+
+std::string child_job_spawn(const std::string& who, const std::vector<std::string>& argv,
+                            const ChildWatch& watch) {
+  ATTN_ASSERT(!argv.empty(), "child_job_spawn of " + who + " without a program");
+  const std::string named = who + " (" + argv[0] + ")";
+  ChildPipe pipe = child_pipe_make();
+  if (pipe.write_fd == kChildJobFd) {  // dup2 onto itself would keep FD_CLOEXEC
+    const int moved = fcntl(pipe.write_fd, F_DUPFD_CLOEXEC, kChildJobFd + 1);
+    ::close(pipe.write_fd);
+    pipe.write_fd = moved;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int error = EBADF;
+  if (pipe.write_fd >= 0) {
+    const SpawnSetup setup(pipe.write_fd);
+    std::fflush(nullptr);
+    error = posix_spawn(&pid, args[0], &setup.actions, &setup.attr, args.data(), environ);
+    ::close(pipe.write_fd);
+  }
+  if (error != 0) {
+    ::close(pipe.read_fd);
+    throw UserError("cannot start " + named + ": " + std::strerror(error));
+  }
+  return job_watch(named, Child{pid, pipe.read_fd}, watch);
+}
+
+void child_job_serve(int fd, const ChildJob& job) {
+  child_enter(fd, 0);
+  job_report(fd, job);
+  ::close(fd);
 }
 
 }  // namespace attn

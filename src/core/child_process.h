@@ -1,7 +1,8 @@
 // Child processes that report to their parent over a pipe in frames (core/child_frames.h):
 // the fork, pipe and wait plumbing of the sweep's run workers (experiment/run_worker.cpp, also
-// when experiment/fork_server.h forks them) and of Python's run()/reproduce(), which run a
-// whole job in a child (python/src/bind_run.cpp).
+// when experiment/fork_server.h forks them), and the spawn of a fresh program that runs a
+// whole job for Python's run()/reproduce() (python/src/bind_run.cpp starts the attnlab binary,
+// apps/cmd_job.cpp serves the job).
 //
 // Contract:
 // - A child starts with child_enter: SIGINT/SIGTERM back to what they were when the process
@@ -11,8 +12,13 @@
 //   parent (PR_SET_PDEATHSIG; it leaves at once if the parent is already gone).
 // - child_fork never lets the child return into the caller's code: the child leaves with
 //   _exit (code 1 if its body threw, after a warning frame saying what).
-// - child_job_run returns only after the child is reaped; when it stops the child (stop()
-//   or a throwing on_frame) it kills it with SIGTERM first.
+// - child_job_run and child_job_spawn return only after the child is reaped; when they stop
+//   the child (stop() or a throwing on_frame) they kill it with SIGTERM first.
+// - child_job_spawn never runs a line of the caller's code in the new process: posix_spawn
+//   execs the program at once, so a caller with many threads (a Jupyter kernel: IPython's
+//   history thread holds SQLite's mutex at random moments) cannot hand the child a lock
+//   that no thread will release. child_fork and child_job_run run library code in a forked
+//   copy of the caller: call them only from a process with one thread.
 #pragma once
 
 #include <sys/resource.h>
@@ -20,6 +26,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/child_frames.h"
 
@@ -82,5 +89,23 @@ struct ChildWatch {
 // it reported (the environment, not a bug). Any other exception of the job is a bug:
 // ATTN_ASSERT with its message, as is a poll failure other than EINTR.
 std::string child_job_run(const std::string& who, const ChildJob& job, const ChildWatch& watch);
+
+// The fd on which a program started by child_job_spawn writes its frames.
+inline constexpr int kChildJobFd = 3;
+// A job's status line (reproduce's `say`), as a frame of this kind (core/child_frames.h).
+inline constexpr char kFrameJobStatus = 'S';
+
+// As child_job_run, but the job is another program: argv[0] (a path, not searched on PATH)
+// with arguments argv, started by posix_spawn with the write end of the frame pipe as fd
+// kChildJobFd, stdin from /dev/null, stdout and stderr inherited, SIGPIPE and SIGXFSZ at
+// their default action (an interpreter ignores them), no signal blocked. The program answers
+// with child_job_serve. UserError "cannot start WHO (PATH): ..." if it cannot be started;
+// "WHO (PATH) exited with code C without a report" if it ended without an end frame.
+std::string child_job_spawn(const std::string& who, const std::vector<std::string>& argv,
+                            const ChildWatch& watch);
+
+// The program's side of child_job_spawn: child_enter (not dying with its parent) on fd, runs
+// job and writes its end frame (the result, or its error by class), then closes fd.
+void child_job_serve(int fd, const ChildJob& job);
 
 }  // namespace attn

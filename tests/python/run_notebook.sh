@@ -1,7 +1,8 @@
 #!/bin/sh
 # ctest python_notebook: executes examples/tour.ipynb with Debian's jupyter-nbconvert and the
-# module of this build tree; a cell that raises fails the test. Exit 77 (skipped) when
-# jupyter-nbconvert or python3-ipykernel is not installed.
+# module of this build tree, by docs/python.md's PYTHONPATH route (an absolute PYTHONPATH) from
+# inside examples/ (a copy of it, so nothing is written into the checkout); a cell that raises
+# fails the test. Exit 77 (skipped) when jupyter-nbconvert or python3-ipykernel is not installed.
 # Usage: run_notebook.sh SOURCE_DIR BUILD_DIR SCRATCH_DIR
 set -eu
 src=$1 build=$2 tmp=$3
@@ -9,8 +10,9 @@ if ! command -v jupyter-nbconvert >/dev/null || ! /usr/bin/python3 -c "import ip
   echo "skipped: jupyter-nbconvert or python3-ipykernel is not installed (apt-get install jupyter-nbconvert python3-ipykernel python3-nbformat)"
   exit 77
 fi
-rm -rf "$tmp" && mkdir -p "$tmp" && cd "$tmp"
+rm -rf "$tmp" && mkdir -p "$tmp/examples" && cp "$src/examples/tour.ipynb" "$tmp/examples/"
+cd "$tmp/examples"
 PYTHONPATH="$build/python" PATH="/usr/bin:$PATH" MPLBACKEND=Agg \
   jupyter-nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
-  "$src/examples/tour.ipynb" --output-dir "$tmp"
+  tour.ipynb --output-dir "$tmp"
 echo "python_notebook: ok"
