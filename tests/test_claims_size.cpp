@@ -39,15 +39,13 @@ std::vector<StoredRun> product_table() {
 }
 
 ClaimSpec product_claim(ClaimKind type, const std::string& size) {
-  ClaimSpec c;
-  c.id = "p";
-  c.text = "t";
-  c.type = type;
-  c.metric = "err";
-  c.size = size;
-  c.along = "task.N";
-  c.threshold = 0.5;
-  return c;
+  return ClaimSpec{.id = "p",
+                   .text = "t",
+                   .type = type,
+                   .metric = "err",
+                   .threshold = 0.5,
+                   .along = "task.N",
+                   .size = size};
 }
 
 bool has(const ClaimResult& r, const std::string& words) {
