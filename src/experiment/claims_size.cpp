@@ -6,6 +6,9 @@
 // size_ratio_increasing brackets the ratio of two needed sizes (filters a and b) the same way:
 // [a's lower end / b's upper end, a's upper end / b's lower end], a size never reached counting
 // as larger than the largest tried.
+// `size` names one swept key ("model.m") or a product of keys ("model.heads * model.m *
+// model.bits"): a run's size is then the product of its values of those keys (the one-layer
+// bound H·m·p of Sanford et al. 2024 is such a size), and the line prints the products.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -25,14 +28,48 @@ std::string bracket_text(const Bracket& b) {
   return "between " + size(b.may) + " and " + size(b.sure);
 }
 
+// The keys `size` names: "a" or "a * b * c" (spaces around '*' optional), in order.
+std::vector<std::string> size_keys(const std::string& size) {
+  std::vector<std::string> keys;
+  size_t start = 0;
+  for (;;) {
+    const size_t star = size.find('*', start);
+    std::string key =
+        size.substr(start, star == std::string::npos ? std::string::npos : star - start);
+    const size_t first = key.find_first_not_of(' '), last = key.find_last_not_of(' ');
+    keys.push_back(first == std::string::npos ? "" : key.substr(first, last - first + 1));
+    if (star == std::string::npos) return keys;
+    start = star + 1;
+  }
+}
+
+// A run's size: the product of its values of the size keys; false when one is not a number.
+bool run_size(const StoredRun& r, const std::vector<std::string>& keys, double* out) {
+  *out = 1;
+  for (const auto& key : keys) {
+    double v;
+    if (!as_number(r.param(key), &v)) return false;
+    *out *= v;
+  }
+  return true;
+}
+
+// "model.m", or "model.heads*model.m*model.bits" for a product.
+std::string size_name(const ClaimSpec& c) {
+  std::string name;
+  for (const auto& key : size_keys(c.size)) name += (name.empty() ? "" : "*") + key;
+  return name;
+}
+
 std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& where,
                                          const std::vector<StoredRun>& runs) {
   // along value -> size -> seed values
   std::map<double, std::map<double, SeedValues>> cells;
+  const std::vector<std::string> keys = size_keys(c.size);
   double x, size;
   for (const auto& r : runs)
     if (r.status == "ok" && run_matches(r, where) && !std::isnan(r.metric(c.metric)) &&
-        as_number(r.param(c.along), &x) && as_number(r.param(c.size), &size)) {
+        as_number(r.param(c.along), &x) && run_size(r, keys, &size)) {
       seed_value_add(r, c.metric, cells[x][size][r.seed]);
     }
   std::map<double, Bracket> out;
@@ -100,7 +137,7 @@ Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v, std::st
 ClaimResult size_ratio_verdict(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   const RunFilter fa = filter_and(c.a, c.where), fb = filter_and(c.b, c.where);
   const auto na = brackets_along(c, fa, runs), nb = brackets_along(c, fb, runs);
-  const std::string what = "ratio of the smallest " + c.size + " with mean " + c.metric +
+  const std::string what = "ratio of the smallest " + size_name(c) + " with mean " + c.metric +
                            (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + ", {" +
                            filter_text(fa) + "} / {" + filter_text(fb) + "} (" +
                            level_text(c.confidence) + " bounds)";
@@ -130,7 +167,7 @@ ClaimResult needed_size_claim(const ClaimSpec& c, const std::vector<StoredRun>& 
   ClaimResult out;
   if (!along_values_enough(c, runs, c.where, &out)) return out;
   const auto needed = brackets_along(c, c.where, runs);
-  const std::string what = "smallest " + c.size + " with mean " + c.metric +
+  const std::string what = "smallest " + size_name(c) + " with mean " + c.metric +
                            (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
                            filter_text(c.where) + "} (" + level_text(c.confidence) + " bounds)";
   if (needed.size() < 2)

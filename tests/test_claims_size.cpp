@@ -1,0 +1,120 @@
+// Size claims whose size is a product of keys (`size = "model.heads * model.m * model.bits"`,
+// docs/spec-format.md): each run's size is the product of its values of those keys, the
+// brackets and the line are in that product (the one-layer bound H·m·p of Sanford et al.
+// 2024). Hand-made tables, two seeds at ± 0.001 (bounds ± 0.0063 at 95%).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "experiment/claims.h"
+
+namespace attn {
+namespace {
+
+StoredRun size_run(int64_t N, int64_t heads, int64_t m, int64_t bits, uint64_t seed, double err) {
+  StoredRun r;
+  r.run_id = std::to_string(N) + "_" + std::to_string(heads) + "_" + std::to_string(m) + "_" +
+             std::to_string(bits) + "_" + std::to_string(seed);
+  r.seed = seed;
+  r.status = "ok";
+  r.params = {{"task.N", std::to_string(N)},
+              {"model.heads", std::to_string(heads)},
+              {"model.m", std::to_string(m)},
+              {"model.bits", std::to_string(bits)}};
+  r.metrics = {{"err", err + (seed ? 0.001 : -0.001)}};
+  return r;
+}
+
+// heads = 2 and bits = 8 fixed, m = 4, 8, 16, 32 swept: at N the error is 0.1 once m >= N / 2
+// (else 0.9), so the smallest m below 0.5 is N / 2 and H·m·p = 8N: 64, 128, 256 at N = 8, 16,
+// 32.
+std::vector<StoredRun> product_table() {
+  std::vector<StoredRun> runs;
+  for (int64_t N : {8, 16, 32})
+    for (int64_t m : {4, 8, 16, 32})
+      for (uint64_t s = 0; s < 2; ++s)
+        runs.push_back(size_run(N, 2, m, 8, s, m >= N / 2 ? 0.1 : 0.9));
+  return runs;
+}
+
+ClaimSpec product_claim(ClaimKind type, const std::string& size) {
+  return ClaimSpec{.id = "p",
+                   .text = "t",
+                   .type = type,
+                   .metric = "err",
+                   .threshold = 0.5,
+                   .along = "task.N",
+                   .size = size};
+}
+
+bool has(const ClaimResult& r, const std::string& words) {
+  return r.detail.find(words) != std::string::npos;
+}
+
+TEST(ClaimsSize, AProductOfKeysIsTheSizeAndTheLinePrintsIt) {
+  for (const std::string size :
+       {"model.heads*model.m*model.bits", "model.heads * model.m * model.bits"}) {
+    const ClaimResult r =
+        claim_evaluate(product_claim(ClaimKind::size_increasing, size), product_table());
+    EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
+    EXPECT_TRUE(has(r, "smallest model.heads*model.m*model.bits with mean err < 0.5")) << r.detail;
+    EXPECT_TRUE(has(r, "task.N=8: 64, task.N=16: 128, task.N=32: 256")) << r.detail;
+  }
+  // The same runs with the single key: the line prints m.
+  const ClaimResult m =
+      claim_evaluate(product_claim(ClaimKind::size_increasing, "model.m"), product_table());
+  EXPECT_EQ(m.verdict, Verdict::Pass) << m.detail;
+  EXPECT_TRUE(has(m, "task.N=8: 4, task.N=16: 8, task.N=32: 16")) << m.detail;
+}
+
+TEST(ClaimsSize, EveryFactorIsTheRunsOwnValue) {
+  // heads varies with m (a zipped pair, heads = m / 4): sizes 1·4·8 = 32, 2·8·8 = 128,
+  // 4·16·8 = 512, 8·32·8 = 2048; needed m = N / 2 as before.
+  std::vector<StoredRun> runs;
+  for (int64_t N : {8, 16, 32})
+    for (int64_t m : {4, 8, 16, 32})
+      for (uint64_t s = 0; s < 2; ++s)
+        runs.push_back(size_run(N, m / 4, m, 8, s, m >= N / 2 ? 0.1 : 0.9));
+  const ClaimResult r = claim_evaluate(
+      product_claim(ClaimKind::size_increasing, "model.heads*model.m*model.bits"), runs);
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=8: 32, task.N=16: 128, task.N=32: 512")) << r.detail;
+  // A run without a numeric value of one factor is left out: dropping bits from the m = 4 runs
+  // at N = 8 moves that N's needed size to the next one tried (128).
+  for (auto& run : runs)
+    if (run.param("task.N") == "8" && run.param("model.m") == "4") run.params.pop_back();
+  const ClaimResult left_out = claim_evaluate(
+      product_claim(ClaimKind::size_increasing, "model.heads*model.m*model.bits"), runs);
+  EXPECT_TRUE(has(left_out, "task.N=8: 128, task.N=16: 128")) << left_out.detail;
+}
+
+TEST(ClaimsSize, FlatAndRatioTakeProductsToo) {
+  // Every N needs m = 4 when the bar is 0.95 (0.9 ± 0.0063 is surely below): H·m·p = 64
+  // throughout, flat with factor 1.
+  ClaimSpec flat = product_claim(ClaimKind::size_flat, "model.heads*model.m*model.bits");
+  flat.threshold = 0.95;
+  flat.factor = 1;
+  const ClaimResult r = claim_evaluate(flat, product_table());
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=8: 64, task.N=16: 64, task.N=32: 64")) << r.detail;
+  // Ratio of the one-layer product to a two-layer one that needs m = 4 everywhere.
+  std::vector<StoredRun> runs;
+  for (auto run : product_table()) {
+    run.params.push_back({"model.layers", "1"});
+    runs.push_back(run);
+    run.params.back().second = "2";
+    run.metrics = {{"err", 0.1}};
+    runs.push_back(run);
+  }
+  ClaimSpec ratio = product_claim(ClaimKind::size_ratio_increasing, "model.heads * model.m");
+  ratio.a = {{"model.layers", {int64_t{1}}}};
+  ratio.b = {{"model.layers", {int64_t{2}}}};
+  const ClaimResult rr = claim_evaluate(ratio, runs);
+  EXPECT_EQ(rr.verdict, Verdict::Pass) << rr.detail;
+  EXPECT_TRUE(has(rr, "ratio of the smallest model.heads*model.m with mean")) << rr.detail;
+  EXPECT_TRUE(has(rr, "task.N=32: [4, 4] (32 / 8)")) << rr.detail;
+}
+
+}  // namespace
+}  // namespace attn
