@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "experiment/claim_kinds.h"
 #include "experiment/claims.h"
+#include "spec_test_helpers.h"
 
 namespace attn {
 namespace {
@@ -114,6 +116,31 @@ TEST(ClaimsSize, FlatAndRatioTakeProductsToo) {
   EXPECT_EQ(rr.verdict, Verdict::Pass) << rr.detail;
   EXPECT_TRUE(has(rr, "ratio of the smallest model.heads*model.m with mean")) << rr.detail;
   EXPECT_TRUE(has(rr, "task.N=32: [4, 4] (32 / 8)")) << rr.detail;
+}
+
+TEST(ClaimSizeKeys, AKeyOrAProductWithOrWithoutSpaces) {
+  EXPECT_EQ(claim_size_keys("model.m"), std::vector<std::string>{"model.m"});
+  EXPECT_EQ(claim_size_keys("model.heads * model.m*model.bits"),
+            (std::vector<std::string>{"model.heads", "model.m", "model.bits"}));
+  EXPECT_EQ(claim_size_keys("model.m * "), (std::vector<std::string>{"model.m", ""}));
+}
+
+using ProductSizeSpecTest = test::SpecFileTest;
+
+// A spec's loader takes a product size when each factor is a swept numeric key, and names the
+// factor that is not.
+TEST_F(ProductSizeSpecTest, EachFactorMustBeASweptNumericKey) {
+  const std::string base =
+      "[task]\nname = \"qsa\"\n[model]\nname = \"linear\"\n[sweep]\n\"task.N\" = [8, 16]\n"
+      "\"task.q\" = [1, 2]\n\"task.d\" = [4]\n[[claim]]\ntype = \"size_increasing\"\n"
+      "metric = \"m\"\ntext = \"t\"\nalong = \"task.N\"\nthreshold = 1\n";
+  const Spec spec = load(base + "size = \"task.q * task.d\"\n");
+  ASSERT_EQ(spec.claims.size(), 1u);
+  EXPECT_EQ(spec.claims[0].size, "task.q * task.d");
+  const std::string unswept = error(base + "size = \"task.q * task.k\"\n");
+  EXPECT_NE(unswept.find("size = \"task.k\" is not a swept key"), std::string::npos) << unswept;
+  const std::string empty = error(base + "size = \"task.q * \"\n");
+  EXPECT_NE(empty.find("size = \"task.q * \" has an empty factor"), std::string::npos) << empty;
 }
 
 }  // namespace

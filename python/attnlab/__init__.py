@@ -73,5 +73,6 @@ def threads():
 
 
 __all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
-           "list_probes", "metrics", "run", "results", "reproduce", "groups", "qk_stats", "home",
-           "cli_path", "set_threads", "threads", "Model", "Results", "Reproduction", "AttnlabWarning"]
+           "list_probes", "metrics", "run", "results", "reproduce", "check", "groups", "qk_stats",
+           "home", "cli_path", "set_threads", "threads", "Model", "Results", "Reproduction",
+           "AttnlabWarning"]

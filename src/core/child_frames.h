@@ -8,7 +8,7 @@
 // child may send: kFrameWarning (a log_warn line as the sink got it, core/log.h) and
 // kFrameProgress (child_numbers_encode of done, total). Taken: 'K', 'I', 'U', 'X' (the end
 // of a child_job_run job: its result or error), 'O' (a run worker's outcome, run_worker.cpp),
-// 'S' (a status line of Python's reproduce(), bind_run.cpp).
+// 'S' (kFrameJobStatus: a status line of a spawned job, core/child_process.h).
 //
 // Contract:
 // - child_frame_write writes a whole frame or, if the parent is gone, gives up quietly.

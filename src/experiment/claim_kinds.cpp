@@ -93,4 +93,18 @@ const std::vector<std::string>& claim_common_keys() {
   return keys;
 }
 
+std::vector<std::string> claim_size_keys(const std::string& size) {
+  std::vector<std::string> keys;
+  size_t start = 0;
+  for (;;) {
+    const size_t star = size.find('*', start);
+    std::string key =
+        size.substr(start, star == std::string::npos ? std::string::npos : star - start);
+    const size_t first = key.find_first_not_of(' '), last = key.find_last_not_of(' ');
+    keys.push_back(first == std::string::npos ? "" : key.substr(first, last - first + 1));
+    if (star == std::string::npos) return keys;
+    start = star + 1;
+  }
+}
+
 }  // namespace attn

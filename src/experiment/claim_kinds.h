@@ -56,5 +56,8 @@ struct ClaimKindRow {
 const KindTable<ClaimKindRow>& claim_kinds();
 // Keys every kind may use: id, text, type, metric, where, confidence, doc.
 const std::vector<std::string>& claim_common_keys();
+// The keys a size claim's `size` names: "model.m", or a product "model.heads * model.m *
+// model.bits" (spaces around '*' optional), in order; an empty factor is kept as "".
+std::vector<std::string> claim_size_keys(const std::string& size);
 
 }  // namespace attn

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "experiment/claim_kinds.h"
 #include "experiment/claims_evidence.h"
 
 namespace attn::claims_detail {
@@ -26,21 +27,6 @@ std::string bracket_text(const Bracket& b) {
   };
   if (b.may == b.sure) return size(b.sure);
   return "between " + size(b.may) + " and " + size(b.sure);
-}
-
-// The keys `size` names: "a" or "a * b * c" (spaces around '*' optional), in order.
-std::vector<std::string> size_keys(const std::string& size) {
-  std::vector<std::string> keys;
-  size_t start = 0;
-  for (;;) {
-    const size_t star = size.find('*', start);
-    std::string key =
-        size.substr(start, star == std::string::npos ? std::string::npos : star - start);
-    const size_t first = key.find_first_not_of(' '), last = key.find_last_not_of(' ');
-    keys.push_back(first == std::string::npos ? "" : key.substr(first, last - first + 1));
-    if (star == std::string::npos) return keys;
-    start = star + 1;
-  }
 }
 
 // A run's size: the product of its values of the size keys; false when one is not a number.
@@ -57,7 +43,7 @@ bool run_size(const StoredRun& r, const std::vector<std::string>& keys, double* 
 // "model.m", or "model.heads*model.m*model.bits" for a product.
 std::string size_name(const ClaimSpec& c) {
   std::string name;
-  for (const auto& key : size_keys(c.size)) name += (name.empty() ? "" : "*") + key;
+  for (const auto& key : claim_size_keys(c.size)) name += (name.empty() ? "" : "*") + key;
   return name;
 }
 
@@ -65,7 +51,7 @@ std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& wh
                                          const std::vector<StoredRun>& runs) {
   // along value -> size -> seed values
   std::map<double, std::map<double, SeedValues>> cells;
-  const std::vector<std::string> keys = size_keys(c.size);
+  const std::vector<std::string> keys = claim_size_keys(c.size);
   double x, size;
   for (const auto& r : runs)
     if (r.status == "ok" && run_matches(r, where) && !std::isnan(r.metric(c.metric)) &&

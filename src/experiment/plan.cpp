@@ -430,7 +430,7 @@ std::vector<RunPoint> plan_make(const Spec& spec) {
   }
   for (const auto& claim : spec.claims) {
     check(claim.along, "claim '" + claim.id + "' along");
-    check(claim.size, "claim '" + claim.id + "' size");
+    for (const auto& k : claim_size_keys(claim.size)) check(k, "claim '" + claim.id + "' size");
     for (const auto* f : {&claim.a, &claim.b, &claim.where})
       for (const auto& [k, v] : *f) check(k, "claim '" + claim.id + "' filter");
   }

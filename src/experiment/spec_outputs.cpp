@@ -150,11 +150,19 @@ void claims_build(const Loader& L, const SpecTree* claims, Spec& spec) {
     const SpecTree* id_line = c.find("id");
     unique_name_check(L, id_line ? id_line->line : c.line, "claim", "id", claim.id, ids);
     ids.push_back(claim.id);
-    for (const char* field : {"along", "size"}) {
-      const SpecTree* v = c.find(field);
-      numeric_axis_check(L, v ? v->line : c.line, spec, claim, field,
-                         std::string(field) == "along" ? claim.along : claim.size);
-    }
+    const SpecTree* along = c.find("along");
+    numeric_axis_check(L, along ? along->line : c.line, spec, claim, "along", claim.along);
+    // size: one swept key, or a product of swept keys ("model.heads * model.m * model.bits").
+    const SpecTree* size = c.find("size");
+    if (!claim.size.empty())
+      for (const auto& k : claim_size_keys(claim.size)) {
+        if (k.empty())
+          L.fail(size ? size->line : c.line,
+                 "claim '" + claim.id + "': size = \"" + claim.size +
+                     "\" has an empty factor; write one swept key or a product such as "
+                     "\"model.heads * model.m\"");
+        numeric_axis_check(L, size ? size->line : c.line, spec, claim, "size", k);
+      }
     spec.claims.push_back(claim);
   }
 }
