@@ -124,7 +124,8 @@ TEST(GrowSweep, AGrownGridRunsOnlyItsNewPointsAndEqualsAFreshRun) {
             csv_without_timing(dir / "small/results.csv"));
 }
 
-// The issue's case: sanford2023's E1 at quick size (m in 1, 4, 16) grown by m = 8.
+// The issue's case: sanford2023's E1 at quick size (the zip of task.N and model.m: (16, 16),
+// (16, 64)) grown by m = 32 at N = 16.
 TEST(GrowSweep, SanfordE1GrownByOneMRunsOnlyTheNewPointsAndEqualsAFreshRun) {
   const std::string e1 =
       std::string(test_source_dir()) + "/experiments/sanford2023/e1_qsa_representation.toml";
@@ -133,14 +134,15 @@ TEST(GrowSweep, SanfordE1GrownByOneMRunsOnlyTheNewPointsAndEqualsAFreshRun) {
     return test::cli_run("run " + e1 + " --quick --jobs 2 -q --out " + (dir / out) + args);
   };
   ASSERT_EQ(e1_run("e1", "").exit_code, 0);
-  const std::string grown = " --set 'sweep.model.m=[1, 4, 8, 16]'";
+  const std::string grown =
+      R"( --set 'sweep.zip=[{"task.N" = [16, 16, 16], "model.m" = [16, 32, 64]}]')";
   const auto r = e1_run("e1", grown);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  // 1 N x 2 q x 4 m x 1 seed: the two points of m = 8 run.
-  expect_says(r, "8 runs: 2 ran (2 ok, 0 failed), 6 already done");
+  // 3 (N, m) pairs x 1 seed: the point of m = 32 runs.
+  expect_says(r, "3 runs: 1 ran (1 ok, 0 failed), 2 already done");
   ASSERT_EQ(e1_run("fresh", grown).exit_code, 0);
   const auto got = csv_without_timing(dir / "e1/results.csv");
-  EXPECT_EQ(got.size(), 9u);  // the header and 8 runs
+  EXPECT_EQ(got.size(), 4u);  // the header and 3 runs
   EXPECT_EQ(got, csv_without_timing(dir / "fresh/results.csv"));
 }
 

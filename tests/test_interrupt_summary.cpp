@@ -67,7 +67,8 @@ TEST(InterruptSummary, TheLineCountsPlannedAndStoredRuns) {
 }
 
 TEST(InterruptSummary, SigtermAndSigintSayHowManyRunsAreStoredAndHowToResume) {
-  // sanford2023 E1 at quick size: 6 attention fits of seconds each, one at a time.
+  // sanford2023 E1 at quick size with six values of m at N = 16: 6 attention fits of seconds
+  // each, one at a time.
   const std::string spec =
       std::string(test_source_dir()) + "/experiments/sanford2023/e1_qsa_representation.toml";
   const std::string dir = "/tmp/attnlab_interrupt_" + std::to_string(getpid());
@@ -79,7 +80,10 @@ TEST(InterruptSummary, SigtermAndSigintSayHowManyRunsAreStoredAndHowToResume) {
     ASSERT_LT(before, 5) << "the runs were too fast for the test to stop one mid-sweep";
     const std::string err = dir + "/err" + std::to_string(sig);
     const pid_t pid =
-        cli_start({"run", spec, "--out", out, "--quick", "--jobs", "1", "--no-groups", "-q"}, err);
+        cli_start({"run", spec, "--out", out, "--quick", "--jobs", "1", "--no-groups", "-q", "--set",
+                   R"(sweep.zip=[{"task.N" = [16, 16, 16, 16, 16, 16], )"
+                   R"("model.m" = [4, 8, 16, 24, 32, 64]}])"},
+                  err);
     ASSERT_GT(pid, 0);
     while (stored_count(out) < before + 1)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
