@@ -142,6 +142,8 @@ void job_reproduce(const JobOptions& given) {
     const ReproduceOptions r{
         .name = o.target,
         .out = o.out,
+        .overrides = {},
+        .command = {},
         .quick = o.quick,
         .progress = false,
         .force_new = o.force_new,

@@ -167,7 +167,7 @@ TEST(ChildSpawn, JobsStartedBesideThreadsHammeringSqliteAndMallocAllEnd) {
     }
   });
   for (int round = 0; round < 8; ++round) {
-    const std::string out = (dir / ("r" + std::to_string(round))).string();
+    const std::string out = (dir / "r").string() + std::to_string(round);
     const std::string result = child_job_spawn(
         "the run process", job_run_argv((dir / "tiny.toml").string(), out, this_build()),
         ChildWatch{});

@@ -41,13 +41,15 @@ std::vector<StoredRun> product_table() {
 }
 
 ClaimSpec product_claim(ClaimKind type, const std::string& size) {
-  return ClaimSpec{.id = "p",
-                   .text = "t",
-                   .type = type,
-                   .metric = "err",
-                   .threshold = 0.5,
-                   .along = "task.N",
-                   .size = size};
+  ClaimSpec c;
+  c.id = "p";
+  c.text = "t";
+  c.type = type;
+  c.metric = "err";
+  c.threshold = 0.5;
+  c.along = "task.N";
+  c.size = size;
+  return c;
 }
 
 bool has(const ClaimResult& r, const std::string& words) {
