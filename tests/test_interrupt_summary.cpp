@@ -79,11 +79,11 @@ TEST(InterruptSummary, SigtermAndSigintSayHowManyRunsAreStoredAndHowToResume) {
     const int before = stored_count(out);
     ASSERT_LT(before, 5) << "the runs were too fast for the test to stop one mid-sweep";
     const std::string err = dir + "/err" + std::to_string(sig);
-    const pid_t pid =
-        cli_start({"run", spec, "--out", out, "--quick", "--jobs", "1", "--no-groups", "-q", "--set",
-                   R"(sweep.zip=[{"task.N" = [16, 16, 16, 16, 16, 16], )"
-                   R"("model.m" = [4, 8, 16, 24, 32, 64]}])"},
-                  err);
+    const std::string six_m =
+        R"(sweep.zip=[{"task.N" = [16, 16, 16, 16, 16, 16], "model.m" = [4, 8, 16, 24, 32, 64]}])";
+    const pid_t pid = cli_start(
+        {"run", spec, "--out", out, "--quick", "--jobs", "1", "--no-groups", "-q", "--set", six_m},
+        err);
     ASSERT_GT(pid, 0);
     while (stored_count(out) < before + 1)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
