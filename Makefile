@@ -33,7 +33,7 @@ test-cluster: build
 
 # The unit suite built with ASan+UBSan (preset "debug", build-debug/), UBSan halting on the
 # first report and Open MPI's own leaks suppressed (test preset "asan"; run by .ci/run). The
-# tests labelled slow_asan (minutes under ASan) are left out; see docs/reliability.md.
+# tests labelled slow_asan (minutes under ASan) and heavy are left out; see docs/reliability.md.
 test-asan: deps
 	cmake --preset debug
 	cmake --build --preset debug -j $(JOBS) --target attnlab_cli attnlab_tests

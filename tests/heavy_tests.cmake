@@ -1,4 +1,4 @@
-# Tests too slow for CI's default suite get the label heavy instead of unit (`make test-heavy`;
+# Tests too slow for CI get the label heavy beside unit (`make test-heavy`;
 # the default and ASan test presets leave them out). Included by ctest after the discovered
 # GoogleTest list (TEST_INCLUDE_FILES).
 foreach(t IN ITEMS Engine.KillCampaignOfFiftySigkillsChangesNoStoredValue)
