@@ -11,6 +11,8 @@
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
 #include "tasks/rf_target.h"
+#include "tasks/sparse_retrieval.h"
+#include "tasks/token_selection.h"
 
 namespace attn {
 
@@ -38,6 +40,14 @@ const std::vector<TaskInfo>& task_registry() {
        "Sanford et al. 2024: k-hop induction heads, output t = hop_k(sigma)_(t-1), k named "
        "at position 0",
        hop_schema, hop_make, hop_batch_reference},
+      {"sparse_retrieval",
+       "Mousavi-Hosseini et al. 2025: q-sparse token retrieval, y_i = g(z at the q positions "
+       "t_i carries)",
+       sparse_retrieval_schema, sparse_retrieval_make, sparse_retrieval_batch_reference},
+      {"token_selection",
+       "Wang et al. 2024: sparse token selection, mean of the Gaussian tokens a query names by "
+       "positional codes",
+       token_selection_schema, token_selection_make, token_selection_batch_reference},
   };
   return registry;
 }
