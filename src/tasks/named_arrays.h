@@ -11,7 +11,7 @@
 //   query_position     constant   int64    ()      output position of the query (2q)  qsa disj
 //   disj_threshold     constant   float64  ()      −1 + 1/q                           qsa disj
 //   sets               per sample int64    (T, q)  y_i, the q positions i averages    qsa,
-//                                                  (sparse_retrieval: in pointer order) sparse_retrieval
+//                                                  (in pointer order)  sparse_retrieval
 //   modulus            constant   int64    ()      the M in use                       match*
 //   window             constant   int64    ()      the witness window w               match3_local
 //   metric_mask        per sample int64    (T,)    1 where the position counts for    hop
