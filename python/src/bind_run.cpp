@@ -215,7 +215,7 @@ void register_run(py::module_& m) {
       "(attnlab.reproduce); returns the result as JSON text.");
   m.def("jobs_default", &attn::cpus_available,
         "The runs at once run() and reproduce() start when jobs=None: the CPUs this process may "
-        "use, the command line's --jobs default (core/cpus.h).");
+        "use, as the command line without the option (core/cpus.h).");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
   m.def(
       "claims",
