@@ -209,6 +209,54 @@ TEST(FigureData, LinePointsAreMeansOverSeedsOfPooledRuns) {
   EXPECT_NE(json.find("\"x_numeric\": true"), std::string::npos) << json;
 }
 
+TEST(FigureData, AxesAndLegendReadAsWordsAndUnknownKeysAsThemselves) {
+  std::vector<StoredRun> runs = {
+      run("a", 0, {{"train.n", "8"}, {"model.name", "rfa"}, {"task.zeta", "1"}},
+          {{"test_nmse", 1}, {"m", 1}}),
+      run("b", 1, {{"train.n", "8"}, {"model.name", "rfa"}, {"task.zeta", "1"}},
+          {{"test_nmse", 2}, {"m", 1}}),
+  };
+  PlotSpec p = plot_of(PlotKind::line, "test_nmse", "train.n");
+  p.line = "model.name, task.zeta";
+  FigureData d = figure_data_make(p, {"train.n"}, runs);
+  EXPECT_EQ(d.x_label, "training samples n");
+  EXPECT_EQ(d.y_label, "test NMSE");
+  EXPECT_EQ(d.legend_title, "model, task.zeta");
+  d = figure_data_make(plot_of(PlotKind::line, "m", "task.zeta"), {}, runs);
+  EXPECT_EQ(d.x_label, "task.zeta");  // not in the table: the key itself
+  EXPECT_EQ(d.y_label, "m");
+  EXPECT_EQ(d.legend_title, "");
+}
+
+TEST(FigureData, BandsStayInTheMetricsRange) {
+  // Two seeds far apart: the t bounds of the mean (0.5 and 0.01 for NMSE, 0.9 and 0.2 for a
+  // success rate) reach below 0 and above 1; the bands are cut to the metric's range.
+  const std::vector<StoredRun> runs = {
+      run("a", 0, {{"task.N", "8"}}, {{"test_nmse", 0.5}, {"test_success_rate", 0.99}, {"m", 0.5}}),
+      run("b", 1, {{"task.N", "8"}},
+          {{"test_nmse", 0.01}, {"test_success_rate", 0.2}, {"m", 0.01}}),
+  };
+  const FigurePoint nmse =
+      figure_data_make(plot_of(PlotKind::line, "test_nmse", "task.N"), {}, runs)
+          .lines.at(0)
+          .points.at(0);
+  EXPECT_LT(nmse.interval.lo, 0);  // the claims' bound itself is unchanged
+  EXPECT_EQ(nmse.band_lo, 0);
+  EXPECT_EQ(nmse.band_hi, nmse.interval.hi);
+  const FigureData rate =
+      figure_data_make(plot_of(PlotKind::line, "test_success_rate", "task.N"), {}, runs);
+  const FigurePoint& r = rate.lines.at(0).points.at(0);
+  EXPECT_GT(r.interval.hi, 1);
+  EXPECT_LT(r.interval.lo, 0);
+  EXPECT_EQ(r.band_lo, 0);
+  EXPECT_EQ(r.band_hi, 1);
+  EXPECT_NE(rate.notes.back().find("cut to [0, 1], the metric's range"), std::string::npos)
+      << rate.notes.back();
+  const FigurePoint m =
+      figure_data_make(plot_of(PlotKind::line, "m", "task.N"), {}, runs).lines.at(0).points.at(0);
+  EXPECT_LT(m.band_lo, 0);  // a metric of unknown range: the bound as it is
+}
+
 TEST(FigureData, NothingMatchingIsSkippedWithTheReason) {
   std::vector<StoredRun> runs = {run("a", 0, {{"task.N", "8"}}, {{"m", 1}})};
   PlotSpec p = plot_of(PlotKind::line, "m", "task.N");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_helpers.h"
+#include "core/home.h"
 #include "experiment/report.h"
 #include "spec_test_helpers.h"
 
@@ -121,6 +122,27 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
   EXPECT_NE(html.find("<li><code>empty</code>: no ok run"), std::string::npos);
   EXPECT_NE(html.find("<p>a <code>code</code> word</p>"), std::string::npos);
   EXPECT_EQ(html.find('`'), std::string::npos);
+}
+
+TEST_F(ReportTest, PathsAreRelativeToTheReportOrTheRepository) {
+  // A shipped spec reads as its path in the repository, its results as the report's sub-folder:
+  // nothing of the machine's folders (the build tree, the output's absolute path) is shown.
+  const std::string out = path("report");
+  ReportSection s;
+  s.name = "baselines";
+  s.spec_path = (fs::path(attnlab_home()) / "experiments" / "demo" / "baselines.toml").string();
+  s.dir = out + "/baselines";
+  fs::create_directories(s.dir);
+  report_write(out, "title", {s});
+  const std::string md = test::file_read(out + "/report.md");
+  EXPECT_NE(md.find("Spec `experiments/demo/baselines.toml`; results in `baselines`;"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find(out), std::string::npos) << md;
+  EXPECT_EQ(md.find(attnlab_home()), std::string::npos) << md;
+  EXPECT_EQ(report_path_text(out, out), ".");
+  EXPECT_EQ(report_path_text(out + "/a/../b", out), "b");
+  EXPECT_EQ(report_path_text("/nonexistent-root/x.toml", out), "/nonexistent-root/x.toml");
 }
 
 TEST_F(ReportTest, ClaimDocMustNameADocsParagraph) {

@@ -61,6 +61,13 @@ def cli_path():
     return None
 
 
+def jobs_default():
+    """The runs at once that run() and reproduce() start when jobs=None, as `attnlab run` and
+    `attnlab reproduce` without --jobs: the CPUs this process may use (its affinity mask,
+    capped by SLURM_CPUS_PER_TASK; docs/cluster.md)."""
+    return _attnlab.jobs_default()
+
+
 def set_threads(k):
     """Sets the compute-thread budget of this process: k >= 1, or 0 for ATTNLAB_THREADS
     (default 1). Results never depend on it. Returns the budget now in force."""
@@ -74,5 +81,5 @@ def threads():
 
 __all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
            "list_probes", "metrics", "run", "results", "reproduce", "check", "groups", "qk_stats",
-           "home", "cli_path", "set_threads", "threads", "Model", "Results", "Reproduction",
+           "home", "cli_path", "jobs_default", "set_threads", "threads", "Model", "Results", "Reproduction",
            "AttnlabWarning"]

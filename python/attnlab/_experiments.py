@@ -231,7 +231,13 @@ def _call(fn, args, desc, progress, on_line=None):
         bar.close()
 
 
-def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=False,
+def _jobs(where, jobs):
+    """jobs= as the core takes it: None is the command line's --jobs default, the CPUs this
+    process may use (its affinity mask, capped by SLURM_CPUS_PER_TASK; docs/cluster.md)."""
+    return _attnlab.jobs_default() if jobs is None else integer(where, "jobs", jobs)
+
+
+def run(spec, out, quick=False, jobs=None, set=(), force_new=False, retry_failed=False,
         progress=None, threads=0, groups=True):
     """Runs (or resumes) an experiment spec, like `attnlab run SPEC --out OUT`, and returns
     its results table.
@@ -253,8 +259,9 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
             experiment) that is removed afterwards; OUT/spec.json keeps the resolved spec.
         out (str): output directory (results.sqlite, results.csv, series.csv, spec.json).
         quick (bool): apply the spec's [quick] overrides (--quick); use its own `out`.
-        jobs (int): runs at once, each in its own process (default 1; the CLI's default is
-            the CPU count).
+        jobs (int or None): runs at once, each in its own process; None (default): the CPUs
+            this process may use, as `attnlab run` and `attnlab reproduce` do without --jobs
+            (docs/cluster.md; attnlab.jobs_default()).
         set (list of str, or dict): overrides as `--set` takes them: ["task.N=16",
             "sweep.train.n=[64, 256]"], or {"task.N": 16, "sweep.train.n": [64, 256]}.
         force_new (bool): move another spec's results in `out` aside and start again.
@@ -287,7 +294,7 @@ def run(spec, out, quick=False, jobs=1, set=(), force_new=False, retry_failed=Fa
     else:
         overrides = [str(s) for s in set]
     args = dict(out=os.fspath(out), quick=flag("run", "quick", quick),
-                jobs=integer("run", "jobs", jobs), overrides=overrides,
+                jobs=_jobs("run", jobs), overrides=overrides,
                 force_new=flag("run", "force_new", force_new),
                 retry_failed=flag("run", "retry_failed", retry_failed),
                 threads=integer("run", "threads", threads), groups=flag("run", "groups", groups))
@@ -330,7 +337,7 @@ class Reproduction(dict):
         return "\n".join(lines)
 
 
-def reproduce(name, quick=False, out=None, force_new=False, report_only=False, jobs=1,
+def reproduce(name, quick=False, out=None, force_new=False, report_only=False, jobs=None,
               progress=None, threads=0, verbose=True, run_groups=True):
     """Reproduces a group of shipped experiments, like `attnlab reproduce NAME`: runs every
     spec of experiments/NAME/ (resuming what is stored), draws the figures, checks the
@@ -345,7 +352,8 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
         force_new (bool): where a spec changed since its results were stored (or is run at
             the other size, quick vs full), move them aside and rerun.
         report_only (bool): run nothing; claims and figures from the runs stored so far.
-        jobs (int): runs at once, each in its own process.
+        jobs (int or None): runs at once, each in its own process; None (default): the CPUs
+            this process may use, as for run().
         progress (bool or None): as for run().
         threads (int): compute threads per run (0: ATTNLAB_THREADS or 1).
         verbose (bool): print the status lines ("== spec (path)", notes) as they come.
@@ -365,7 +373,7 @@ def reproduce(name, quick=False, out=None, force_new=False, report_only=False, j
     """
     on_line = print if flag("reproduce", "verbose", verbose) else (lambda line: None)
     args = dict(name=str(name), out="" if out is None else os.fspath(out),
-                quick=flag("reproduce", "quick", quick), jobs=integer("reproduce", "jobs", jobs),
+                quick=flag("reproduce", "quick", quick), jobs=_jobs("reproduce", jobs),
                 force_new=flag("reproduce", "force_new", force_new),
                 report_only=flag("reproduce", "report_only", report_only),
                 threads=integer("reproduce", "threads", threads),

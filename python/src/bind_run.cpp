@@ -19,6 +19,7 @@
 
 #include "bindings.h"
 #include "core/child_process.h"
+#include "core/cpus.h"
 #include "core/error.h"
 #include "core/front_option.h"
 #include "core/interrupt.h"
@@ -212,6 +213,9 @@ void register_run(py::module_& m) {
       py::arg("on_warning"), py::arg("on_progress"), py::arg("on_line"),
       "Reproduces the group `name` in a fresh process of the binary `cli` "
       "(attnlab.reproduce); returns the result as JSON text.");
+  m.def("jobs_default", &attn::cpus_available,
+        "The runs at once run() and reproduce() start when jobs=None: the CPUs this process may "
+        "use, as the command line without the option (core/cpus.h).");
   m.def("load_runs", &load_runs, py::arg("dir"), "Every run stored in DIR/results.sqlite.");
   m.def(
       "claims",

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "experiment/axis_words.h"
 #include "experiment/figure_data_detail.h"
 
 #pragma GCC diagnostic error "-Wswitch"  // figure_data_make: every PlotKind has its data
@@ -133,9 +134,9 @@ FigureData line_data(const PlotSpec& plot, const std::vector<std::string>& swept
   }
   const std::vector<std::string> line_keys = plot_line_keys(plot.line);
   d.title = title_of(plot.title, runs, plot.metric + " vs " + plot.x);
-  d.x_label = plot.x;
-  d.y_label = plot.metric;
-  d.legend_title = plot.line;
+  d.x_label = axis_words(plot.x);
+  d.y_label = axis_words(plot.metric);
+  d.legend_title = axis_words_list(plot.line);
   d.x_values = values_of(runs, plot.x);
   std::vector<Runs> groups;
   for (const auto& lv : lines_of(runs, line_keys)) {
@@ -148,7 +149,7 @@ FigureData line_data(const PlotSpec& plot, const std::vector<std::string>& swept
       FigurePoint p;
       p.x = xv;
       p.filter = point_filter(plot, line_keys, *at[0]);
-      point_fill(p, seeds_of(at, plot.metric), at, plot.logy);
+      point_fill(p, seeds_of(at, plot.metric), at, plot.logy, metric_range_of(plot.metric));
       line.points.push_back(p);
     }
     for (const auto& earlier : d.lines)
@@ -177,9 +178,9 @@ FigureData heatmap_data(const PlotSpec& plot, const std::vector<std::string>& sw
     return d;
   }
   d.title = title_of(plot.title, runs, plot.metric + " over " + plot.x + " and " + plot.y);
-  d.x_label = plot.x;
-  d.y_label = plot.y;
-  d.value_label = "mean " + plot.metric;
+  d.x_label = axis_words(plot.x);
+  d.y_label = axis_words(plot.y);
+  d.value_label = "mean " + axis_words(plot.metric);
   d.x_values = values_of(runs, plot.x);
   d.y_values = values_of(runs, plot.y);
   d.x_numeric = false;  // both axes categorical
@@ -194,7 +195,7 @@ FigureData heatmap_data(const PlotSpec& plot, const std::vector<std::string>& sw
       p.x = xv;
       p.y = yv;
       p.filter = point_filter(plot, {}, *at[0]);
-      point_fill(p, seeds_of(at, plot.metric), at, false);
+      point_fill(p, seeds_of(at, plot.metric), at, false, metric_range_of(plot.metric));
       cells.points.push_back(p);
     }
   d.lines.push_back(cells);
@@ -243,9 +244,10 @@ FigureData size_needed_data(const PlotSpec& plot, const std::vector<std::string>
   const std::string goal = "mean " + plot.metric + (above ? " > " : " < ") + fmt_g(plot.threshold);
   const std::vector<std::string> line_keys = plot_line_keys(plot.line);
   d.title = title_of(plot.title, runs, plot.size + " needed for " + goal);
-  d.x_label = plot.x;
-  d.y_label = "smallest " + plot.size + " with " + goal;
-  d.legend_title = plot.line;
+  d.x_label = axis_words(plot.x);
+  d.y_label = "smallest " + axis_words(plot.size) + " with mean " + axis_words(plot.metric) +
+              (above ? " > " : " < ") + fmt_g(plot.threshold);
+  d.legend_title = axis_words_list(plot.line);
   d.size_key = plot.size;
   d.goal = plot.goal;
   d.threshold = plot.threshold;
@@ -323,7 +325,8 @@ FigureData figure_data_make(const PlotSpec& plot, const std::vector<std::string>
     for (const auto& line : d.lines)
       if (std::any_of(line.points.begin(), line.points.end(),
                       [](const FigurePoint& p) { return p.banded && p.band_hi > p.band_lo; })) {
-        d.notes.push_back(band_note());
+        d.notes.push_back(
+            band_note(metric_range_of(d.kind == PlotKind::curve ? plot.series : plot.metric)));
         break;
       }
   return d;

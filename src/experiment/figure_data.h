@@ -39,8 +39,9 @@ struct FigurePoint {
   Interval interval;              // mean over seeds, bounds at kFigureConfidence
   double sd = -1;                 // sample standard deviation over seeds (< 0: one seed)
   bool banded = false;            // interval.ok: a band [band_lo, band_hi] is drawn
-  double band_lo = 0, band_hi = 0;  // the bounds (logy: a lower bound <= 0 is raised to the
-                                    // smallest seed value)
+  double band_lo = 0, band_hi = 0;  // the bounds, cut to the metric's range (metric_range_of:
+                                    // NMSE >= 0, an accuracy in [0, 1]); logy: a lower bound
+                                    // <= 0 is raised to the smallest seed value
   // size_needed: the size estimate and bracket (SizeBracket; infinite: not reached).
   double size = 0, may = 0, sure = 0, largest = 0;
   // [select]: the chosen runs' values of the selected axes and parameter counts, e.g.

@@ -129,12 +129,19 @@ std::string one_x_note(const std::string& x_key, const std::vector<FigureValue>&
   return "only " + x_key + " = " + pretty(xs[0].label) + " ran: one point per line";
 }
 
-std::string band_note() {
+std::string band_note(MetricRange range) {
+  std::string cut;
+  switch (range) {
+    case MetricRange::any: break;
+    case MetricRange::nonnegative: cut = "; cut at 0, the metric's least value"; break;
+    case MetricRange::unit_interval: cut = "; cut to [0, 1], the metric's range"; break;
+  }
   return "band: the claims' bounds on the mean over seeds (each one-sided at " +
-         fmt_g(100 * kFigureConfidence) + "%; one seed: its test samples' spread)";
+         fmt_g(100 * kFigureConfidence) + "%; one seed: its test samples' spread" + cut + ")";
 }
 
-void point_fill(FigurePoint& p, const claims_detail::SeedValues& v, const Runs& runs, bool logy) {
+void point_fill(FigurePoint& p, const claims_detail::SeedValues& v, const Runs& runs, bool logy,
+                MetricRange range) {
   const Sample s = claims_detail::sample_of(v);
   p.interval = sample_interval(s, kFigureConfidence);
   if (s.values.size() >= 2) {
@@ -145,6 +152,11 @@ void point_fill(FigurePoint& p, const claims_detail::SeedValues& v, const Runs& 
   p.banded = p.interval.ok;
   p.band_lo = p.interval.lo;
   p.band_hi = p.interval.hi;
+  switch (range) {
+    case MetricRange::any: break;
+    case MetricRange::unit_interval: p.band_hi = std::min(p.band_hi, 1.0); [[fallthrough]];
+    case MetricRange::nonnegative: p.band_lo = std::max(p.band_lo, 0.0); break;
+  }
   if (logy && p.band_lo <= 0) p.band_lo = *std::min_element(s.values.begin(), s.values.end());
   for (const auto* r : runs) p.run_ids.push_back(r->run_id);
 }

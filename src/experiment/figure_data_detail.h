@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/axis_words.h"
 #include "experiment/claims_evidence.h"
 #include "experiment/figure_data.h"
 
@@ -41,10 +42,11 @@ std::vector<std::string> others_of(const std::vector<std::string>& swept,
 // "only X = V ran: one point per line" for a single x value; "" otherwise.
 std::string one_x_note(const std::string& x_key, const std::vector<FigureValue>& xs);
 // The footnote line of a plot whose bands are the claims' bounds.
-std::string band_note();
+std::string band_note(MetricRange range);
 
 // Fills a point's mean, bounds, sd, band and run ids from its runs' seed values.
-void point_fill(FigurePoint& p, const claims_detail::SeedValues& v, const Runs& runs, bool logy);
+void point_fill(FigurePoint& p, const claims_detail::SeedValues& v, const Runs& runs, bool logy,
+                MetricRange range);
 // A warning "attnlab: plot 'NAME': TEXT".
 void warn(const std::string& plot, const std::string& text);
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "experiment/axis_words.h"
 #include "experiment/figure_data_detail.h"
 
 namespace attn::figure_detail {
@@ -86,9 +87,9 @@ FigureData curve_data(const PlotSpec& plot, const std::vector<std::string>& swep
   Runs all;
   for (const auto& lr : line_runs) all.insert(all.end(), lr.begin(), lr.end());
   d.title = title_of(plot.title, all, plot.series + " vs step");
-  d.x_label = "step";
-  d.y_label = plot.series;
-  d.legend_title = plot.line;
+  d.x_label = axis_words("step");
+  d.y_label = axis_words(plot.series);
+  d.legend_title = axis_words_list(plot.line);
   const std::vector<FigureValue> order = ordered(line_values);
   for (const auto& lv : order) {
     size_t li = 0;
@@ -104,7 +105,7 @@ FigureData curve_data(const PlotSpec& plot, const std::vector<std::string>& swep
         for (const auto& k : line_keys) t.push_back(line_runs[li][0]->param(k));
         return t;
       }());
-      point_fill(p, at.first, at.second, plot.logy);
+      point_fill(p, at.first, at.second, plot.logy, metric_range_of(plot.series));
       line.points.push_back(p);
     }
     d.lines.push_back(line);

@@ -185,6 +185,17 @@ ReportCounts report_counts(const std::vector<ReportSection>& sections) {
   return n;
 }
 
+std::string report_path_text(const std::string& path, const std::string& base) {
+  std::error_code ec;
+  const fs::path full = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  for (const fs::path& root : {fs::path(base), fs::path(attnlab_home()), fs::current_path(ec)}) {
+    if (root.empty()) continue;
+    const fs::path rel = full.lexically_relative(fs::weakly_canonical(fs::absolute(root, ec), ec));
+    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  }
+  return path;
+}
+
 int report_exit_code(const ReportCounts& n) {
   return n.fail > 0 ? 1 : n.inconclusive > 0 ? 3 : 0;
 }
@@ -220,7 +231,8 @@ void report_write(const std::string& out_dir, const std::string& title,
       md += s.description + "\n\n";
       html += "<p>" + report_html_text(s.description) + "</p>\n";
     }
-    const std::string runs = "Spec `" + s.spec_path + "`; results in `" + s.dir + "`; " +
+    const std::string runs = "Spec `" + report_path_text(s.spec_path, attnlab_home()) +
+                             "`; results in `" + report_path_text(s.dir, out_dir) + "`; " +
                              std::to_string(s.runs_ok) + " runs ok, " +
                              std::to_string(s.runs_failed) + " failed.";
     md += runs + "\n\n";

@@ -1,5 +1,6 @@
 // Reproduction reports: report.md and report.html (figures embedded) with each claim's
-// text, the numbers compared and its verdict (PASS, FAIL, INCONCLUSIVE, NOT EVALUATED).
+// text, the numbers compared and its verdict (PASS, FAIL, INCONCLUSIVE, NOT EVALUATED). Paths
+// are shown relative to the report or the repository (report_path_text), never the machine's.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,12 @@ void report_write(const std::string& out_dir, const std::string& title,
 // A failing or inconclusive claim whose spec entry has doc = "docs/NAME.md#anchor" links to that
 // paragraph (relative to OUT); each plot of the spec (read from spec_path) without a figure is
 // listed with the reason from dir/figures/skipped.json.
+
+// How a report names a file or folder without the machine's paths: relative to `base` when it is
+// under it (a spec's results in OUT/e1 read "e1", OUT itself "."), else relative to
+// attnlab_home() (a shipped spec reads "experiments/fu2023/e1_rfa_vs_rfmlp.toml"), else relative
+// to the working directory when under it, else as given.
+std::string report_path_text(const std::string& path, const std::string& base);
 
 // Text for one markdown table cell: `|` escaped, newlines as spaces.
 std::string report_md_cell(const std::string& s);

@@ -66,6 +66,14 @@ PUBLISH_FAIL_BEFORE_SWAP=1 publish demo "$work/out" "$work/time.txt" abc1234 > /
 [ -f "$d/RUN.md" ] && [ "$(ls -A "$work/pub")" = demo ] ||
   fail "the killed publish's old results were not moved back: $(ls -A "$work/pub")"
 
+# A -dirty build's report is published when told to.
+mkdir -p "$work/dirty-ok" && cp -r "$work/out/e1" "$work/dirty-ok/"
+sed 's/attnlab 0.1.0 (abc)/attnlab 0.1.0 (abc-dirty)/' "$work/out/report.md" > "$work/dirty-ok/report.md"
+PUBLISH_ALLOW_DIRTY=1 publish demo "$work/dirty-ok" "$work/time.txt" abc1234 > /dev/null ||
+  fail "PUBLISH_ALLOW_DIRTY=1 did not publish a -dirty report"
+grep -qF 'abc-dirty' "$d/report.md" || fail "the -dirty report was not published"
+publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null
+
 # ---- bad inputs ------------------------------------------------------------------------------
 # Published state: demo (just written) and a second group; a folder outside the results.
 mkdir -p "$work/pub/fu2023" "$work/victim"
@@ -119,6 +127,15 @@ row commit_pipe 2 "must be one line without '|'" demo "$O" "$T" 'abc1234 | x'
 row commit_newline 2 'must be one line' demo "$O" "$T" $'abc1234\nx'
 row commit_backtick 2 'must be one line' demo "$O" "$T" 'abc1234 `x`'
 row report_missing 2 'report.md is missing' demo "$work/nosuch" "$T" abc1234
+# A report of a -dirty build (refused unless PUBLISH_ALLOW_DIRTY=1), or one showing this machine's
+# absolute paths.
+mkdir -p "$work/dirty" "$work/abs" && cp -r "$work/out/e1" "$work/dirty/" && cp -r "$work/out/e1" "$work/abs/"
+sed 's/attnlab 0.1.0 (abc)/attnlab 0.1.0 (24e34b5c79b1-dirty)/' "$work/out/report.md" > "$work/dirty/report.md"
+grep -qF -- '-dirty' "$work/dirty/report.md" || fail "the dirty fixture has no -dirty version"
+printf 'Spec `/work/main/experiments/demo/baselines.toml`; results in `/work/x/baselines`; 1 runs ok, 0 failed.\n' |
+  cat "$work/out/report.md" - > "$work/abs/report.md"
+row report_dirty 2 'was made by a -dirty build (24e34b5c79b1-dirty)' demo "$work/dirty" "$T" abc1234
+row report_abs_paths 2 'shows absolute paths of this machine' demo "$work/abs" "$T" abc1234
 PUBLISH_CPU_TIME='' row cpu_override_empty 2 'PUBLISH_CPU_TIME is set but empty' demo "$O" "$T" abc1234
 PUBLISH_CPU_TIME='1 h | 2 h' row cpu_override_pipe 2 'PUBLISH_CPU_TIME must be one line' demo "$O" "$T" abc1234
 PUBLISH_PEAK_MEMORY=$'1 GB\n2 GB' row memory_override_newline 2 'PUBLISH_PEAK_MEMORY must be one line' demo "$O" "$T" abc1234
