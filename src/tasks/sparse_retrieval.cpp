@@ -21,6 +21,9 @@ constexpr Choice<RetrievalVariant> kVariants[] = {{RetrievalVariant::seq2seq, "s
 enum class RetrievalEncoding { one_hot, indices };
 constexpr Choice<RetrievalEncoding> kEncodings[] = {{RetrievalEncoding::one_hot, "one_hot"},
                                                     {RetrievalEncoding::indices, "indices"}};
+enum class RetrievalPointers { ordered, sorted };
+constexpr Choice<RetrievalPointers> kPointers[] = {{RetrievalPointers::ordered, "ordered"},
+                                                   {RetrievalPointers::sorted, "sorted"}};
 enum class RetrievalZ { sphere, ball, gaussian };
 constexpr Choice<RetrievalZ> kZDists[] = {
     {RetrievalZ::sphere, "sphere"}, {RetrievalZ::ball, "ball"}, {RetrievalZ::gaussian, "gaussian"}};
@@ -47,7 +50,9 @@ RetrievalConfig retrieval_config(const Params& params) {
   c.variant = choice_parse(params.get_string("variant"), kVariants, "task.variant");
   c.encoding = choice_parse(params.get_string("encoding"), kEncodings, "task.encoding");
   c.z_dist = choice_parse(params.get_string("z_dist"), kZDists, "task.z_dist");
-  c.ordered = params.get_string("pointers") == "ordered";
+  c.ordered =
+      choice_parse(params.get_string("pointers"), kPointers, "task.pointers") ==
+      RetrievalPointers::ordered;
   c.exclude_self = params.get_bool("exclude_self");
   const std::string qN = "task.q = " + std::to_string(c.q);
   const std::string N = "task.N = " + std::to_string(c.N);
@@ -189,7 +194,7 @@ std::vector<ParamSpec> sparse_retrieval_schema() {
                    "g on the q retrieved tokens: mean (qsa), product, max (coordinate-wise), "
                    "relu_net (a fixed random ReLU network drawn from the dataset seed)"),
       param_int("link_width", 32, "relu_net: hidden units of the random network", 1, 1 << 16),
-      param_choice("pointers", "ordered", {"ordered", "sorted"},
+      param_choice("pointers", "ordered", choice_names(kPointers),
                    "each pointer tuple in uniform random order, or sorted (as qsa's sets)"),
       param_choice("variant", "seq2seq", choice_names(kVariants),
                    "seq2seq: every position has its pointers and output; single: one pointer "

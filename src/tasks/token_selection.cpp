@@ -19,6 +19,10 @@ enum class SelectionCodeDist { sphere, gaussian };
 constexpr Choice<SelectionCodeDist> kCodeDists[] = {{SelectionCodeDist::sphere, "sphere"},
                                                     {SelectionCodeDist::gaussian, "gaussian"}};
 
+enum class SelectionQueryCode { sum, mean };
+constexpr Choice<SelectionQueryCode> kQueryCodes[] = {{SelectionQueryCode::sum, "sum"},
+                                                      {SelectionQueryCode::mean, "mean"}};
+
 struct SelectionConfig {
   int64_t N = 0, q = 0, d = 0, code_dim = 0;
   SelectionCodes codes = SelectionCodes::stochastic;
@@ -129,7 +133,7 @@ std::vector<ParamSpec> token_selection_schema() {
                    "dataset seed and position (fixed)"),
       param_choice("code_dist", "sphere", choice_names(kCodeDists),
                    "each code uniform on the unit sphere, or N(0, I/code_dim)"),
-      param_choice("query_code", "sum", {"sum", "mean"},
+      param_choice("query_code", "sum", choice_names(kQueryCodes),
                    "the query token's code: the sum of the selected codes, or their mean"),
   };
 }
@@ -142,7 +146,8 @@ std::unique_ptr<Task> token_selection_make(const Params& params) {
   c.code_dim = params.get_int("code_dim");
   c.codes = choice_parse(params.get_string("codes"), kCodes, "task.codes");
   c.code_dist = choice_parse(params.get_string("code_dist"), kCodeDists, "task.code_dist");
-  c.query_mean = params.get_string("query_code") == "mean";
+  c.query_mean = choice_parse(params.get_string("query_code"), kQueryCodes, "task.query_code") ==
+                 SelectionQueryCode::mean;
   ATTN_CHECK(c.q <= c.N, "task.q = " + std::to_string(c.q) +
                              " is larger than task.N = " + std::to_string(c.N) +
                              " (S is a q-subset of the N tokens); lower q or raise N");
