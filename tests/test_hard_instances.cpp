@@ -24,30 +24,27 @@
 #include "nn/mlp_net.h"
 #include "tasks/match_tasks.h"
 #include "tasks/qsa.h"
+#include "task_test_helpers.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 
 namespace attn {
 namespace {
 
-namespace fs = std::filesystem;
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using test::task_params;
 
-Params params_for(const std::string& task, const Settings& settings) {
-  Params p = task_default_params(task);
-  for (const auto& [k, v] : settings) p.set_text(k, v);
-  return p;
-}
+namespace fs = std::filesystem;
+using Settings = test::TaskSettings;
 
 Batch generate(const std::string& task, const Settings& settings, int64_t n, uint64_t seed = 3,
                int64_t first = 0, int64_t chunk = 64) {
-  return task_generate(*task_make(task, params_for(task, settings)), seed, first, n, chunk);
+  return task_generate(*task_make(task, task_params(task, settings)), seed, first, n, chunk);
 }
 
 // The message of the UserError that making the task throws ("" if none).
 std::string make_error(const std::string& task, const Settings& settings) {
   try {
-    task_make(task, params_for(task, settings));
+    task_make(task, task_params(task, settings));
   } catch (const UserError& e) {
     return e.what();
   }
@@ -251,7 +248,7 @@ std::vector<double> first_layer(const MlpNet<double>& net, int64_t in, int64_t w
 TEST(HardInstances, RankPairFoolsANarrowMlpWhileQsaDiffersByTwoOverQ) {
   for (const char* encoding : {"multi_hot", "indices"}) {
     const int64_t N = 9, d = 3, q = 2, h = N / 2;  // h·d' = 12 z coordinates in reach
-    const Params p = params_for("qsa", {{"N", "9"}, {"q", "2"}, {"d_out", "3"},
+    const Params p = task_params("qsa", {{"N", "9"}, {"q", "2"}, {"d_out", "3"},
                                         {"encoding", encoding}, {"instances", "rank_pair"}});
     const Batch b = task_generate(*task_make("qsa", p), 5, 0, 3);
     const int64_t in = N * b.shape.d_in, width = h * d - 1;
@@ -318,7 +315,7 @@ TEST(HardInstances, RankPairFoolsANarrowMlpWhileQsaDiffersByTwoOverQ) {
 }
 
 TEST(HardInstances, RankPairNeedsAFirstLayerNarrowerThanHalfTheZCoordinates) {
-  const Params p = params_for("qsa", {{"N", "6"}, {"q", "2"}, {"d_out", "2"},
+  const Params p = task_params("qsa", {{"N", "6"}, {"q", "2"}, {"d_out", "2"},
                                       {"instances", "rank_pair"}});
   const int64_t in = 6 * task_make("qsa", p)->shape().d_in, width = 3 * 2;  // h·d' = 6
   std::vector<double> W1(static_cast<size_t>(width * in));
@@ -512,14 +509,14 @@ TEST(HardInstances, ImpossibleParametersAreUserErrors) {
             "");
   EXPECT_EQ(make_error("match3", {{"N", "10"}, {"M", "0"}, {"instances", "planted_triples"}}), "");
   try {
-    params_for("qsa", {{"instances", "disjoint"}});
+    task_params("qsa", {{"instances", "disjoint"}});
     ADD_FAILURE() << "unknown instances accepted";
   } catch (const UserError& err) {
     EXPECT_TRUE(contains(err.what(), "task.instances")) << err.what();
   }
-  EXPECT_THROW(params_for("qsa", {{"disj_fraction", "1.5"}}), UserError);
-  EXPECT_THROW(params_for("match3", {{"instances", "disj"}}), UserError);
-  EXPECT_THROW(params_for("match2", {{"instances", "planted_triples"}}), UserError);
+  EXPECT_THROW(task_params("qsa", {{"disj_fraction", "1.5"}}), UserError);
+  EXPECT_THROW(task_params("match3", {{"instances", "disj"}}), UserError);
+  EXPECT_THROW(task_params("match2", {{"instances", "planted_triples"}}), UserError);
 }
 
 // ------------------------------------------------------------------------ eval.instances

@@ -13,21 +13,17 @@
 #include "models/model_registry.h"
 #include "tasks/match_common.h"
 #include "tasks/match_tasks.h"
+#include "task_test_helpers.h"
 #include "tasks/task.h"
 #include "train/metrics.h"
 
 namespace attn {
 namespace {
 
-Params params_for(const std::string& task,
-                  const std::vector<std::pair<std::string, std::string>>& sets) {
-  Params p = task_default_params(task);
-  for (const auto& [k, v] : sets) p.set_text(k, v);
-  return p;
-}
+using test::task_params;
 
 Params uniform_half(const std::string& task, int64_t N, bool distinct) {
-  return params_for(task, {{"N", std::to_string(N)},
+  return task_params(task, {{"N", std::to_string(N)},
                            {"sampling", "uniform"},
                            {"auto_modulus", "uniform_half"},
                            {"distinct", distinct ? "true" : "false"}});
@@ -104,7 +100,7 @@ TEST(MatchModulus, Match2UniformRateIsTheClosedForm) {
       EXPECT_NEAR(r.mean, 0.5, 0.05);
     }
   }
-  const Params odd = params_for("match2", {{"N", "8"}, {"M", "15"}, {"sampling", "uniform"}});
+  const Params odd = task_params("match2", {{"N", "8"}, {"M", "15"}, {"sampling", "uniform"}});
   const Rate r = positive_rate(task_generate(*task_make("match2", odd), 3, 0, 20000));
   EXPECT_NEAR(r.mean, match2_uniform_positive_rate(8, 15, false), 4.5 * r.se);
 }
@@ -124,7 +120,7 @@ TEST(MatchModulus, Match3UniformRateMatchesExactEnumerationAndPoissonAtTheProtoc
       if (a == N) break;
     }
     const double exact = static_cast<double>(positives) / static_cast<double>(sequences * N);
-    const Params p = params_for("match3", {{"N", "4"}, {"M", "13"}, {"sampling", "uniform"},
+    const Params p = task_params("match3", {{"N", "4"}, {"M", "13"}, {"sampling", "uniform"},
                                            {"distinct", distinct ? "true" : "false"}});
     const Rate r = positive_rate(task_generate(*task_make("match3", p), 3, 0, 20000));
     EXPECT_NEAR(r.mean, exact, 4.5 * r.se) << "distinct=" << distinct;
@@ -187,8 +183,8 @@ TEST(MatchModulus, DefaultKeepsTheCanonicalParamsAndRunIds) {
       "\"distinct\": false, \"plant_fraction\": 0.5}";
   for (const std::string task : {"match2", "match3"}) {
     EXPECT_EQ(task_default_params(task).to_json(), before) << task;
-    EXPECT_EQ(params_for(task, {{"auto_modulus", "rare_matches"}}).to_json(), before) << task;
-    EXPECT_NE(params_for(task, {{"auto_modulus", "uniform_half"}}).to_json().find(
+    EXPECT_EQ(task_params(task, {{"auto_modulus", "rare_matches"}}).to_json(), before) << task;
+    EXPECT_NE(task_params(task, {{"auto_modulus", "uniform_half"}}).to_json().find(
                   "\"auto_modulus\": \"uniform_half\""),
               std::string::npos)
         << task;
@@ -200,7 +196,7 @@ TEST(MatchModulus, DefaultKeepsTheCanonicalParamsAndRunIds) {
 
 TEST(MatchModulus, UniformHalfWithAnExplicitModulusIsAUserErrorNamingTheKeys) {
   try {
-    task_make("match2", params_for("match2", {{"M", "17"}, {"auto_modulus", "uniform_half"}}));
+    task_make("match2", task_params("match2", {{"M", "17"}, {"auto_modulus", "uniform_half"}}));
     FAIL() << "no error";
   } catch (const UserError& e) {
     const std::string what = e.what();
@@ -208,7 +204,7 @@ TEST(MatchModulus, UniformHalfWithAnExplicitModulusIsAUserErrorNamingTheKeys) {
     EXPECT_NE(what.find("task.M = 17"), std::string::npos) << what;
   }
   // Only match2 and match3 have the key.
-  EXPECT_THROW(params_for("match3_local", {{"auto_modulus", "uniform_half"}}), UserError);
+  EXPECT_THROW(task_params("match3_local", {{"auto_modulus", "uniform_half"}}), UserError);
 }
 
 }  // namespace

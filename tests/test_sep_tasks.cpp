@@ -19,22 +19,19 @@
 #include "experiment/plan.h"
 #include "experiment/run_point.h"
 #include "spec_test_helpers.h"
+#include "task_test_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
 
-using Keys = std::vector<std::pair<std::string, std::string>>;
+using test::task_params;
 
-Params params_of(const std::string& task, const Keys& keys) {
-  Params p = task_default_params(task);
-  for (const auto& [k, v] : keys) p.set_text(k, v);
-  return p;
-}
+using Keys = test::TaskSettings;
 
 Batch draw(const std::string& task, const Keys& keys, int64_t n, uint64_t seed = 7,
            int64_t first = 0, int64_t chunk = 16) {
-  return task_generate(*task_make(task, params_of(task, keys)), seed, first, n, chunk);
+  return task_generate(*task_make(task, task_params(task, keys)), seed, first, n, chunk);
 }
 
 std::string keys_text(const Keys& keys) {
@@ -45,7 +42,7 @@ std::string keys_text(const Keys& keys) {
 
 // Every target equals the registry's reference (1e-12 relative); returns the non-zero count.
 int64_t check_reference(const std::string& task, const Keys& keys, const Batch& b) {
-  const Params p = params_of(task, keys);
+  const Params p = task_params(task, keys);
   std::vector<double> ref(static_cast<size_t>(b.shape.y_size()));
   int64_t nonzero = 0;
   for (int64_t r = 0; r < b.n; ++r) {
@@ -346,7 +343,7 @@ TEST(SepTasks, SamplesArePureFunctionsOfParamsSeedAndIndex) {
 
 std::string make_error(const std::string& task, const Keys& keys) {
   try {
-    task_make(task, params_of(task, keys));
+    task_make(task, task_params(task, keys));
   } catch (const UserError& e) {
     return e.what();
   }

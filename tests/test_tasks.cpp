@@ -18,17 +18,13 @@
 #include "tasks/named_arrays.h"
 #include "tasks/qsa.h"
 #include "tasks/rf_target.h"
+#include "task_test_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
 
-Params params_for(const std::string& task,
-                  const std::vector<std::pair<std::string, std::string>>& sets) {
-  Params p = task_default_params(task);
-  for (const auto& [k, v] : sets) p.set_text(k, v);
-  return p;
-}
+using test::task_params;
 
 Batch generate(const std::string& task, const Params& p, int64_t n, uint64_t seed = 11,
                int64_t first = 0, int64_t chunk = 64) {
@@ -105,7 +101,7 @@ TEST(RfTarget, LabelsMatchTheReferenceForEveryTarget) {
                              "corr_cos", "corr_poly"}) {
     for (const char* tokens : {"sphere", "sphere_sqrt_d", "gaussian"}) {
       for (const char* self_key : {"false", "true"}) {
-        const Params p = params_for("rf_target", {{"target", target}, {"tokens", tokens},
+        const Params p = task_params("rf_target", {{"target", target}, {"tokens", tokens},
                                                   {"self_key", self_key}, {"p", "3"}, {"d", "5"},
                                                   {"N", "4"}, {"gamma", "0.7"}});
         const Batch b = generate("rf_target", p, 50);
@@ -117,7 +113,7 @@ TEST(RfTarget, LabelsMatchTheReferenceForEveryTarget) {
 }
 
 TEST(RfTarget, ShapesTokensAndBeta) {
-  const Params p = params_for("rf_target", {{"N", "6"}, {"d", "3"}, {"self_key", "true"}});
+  const Params p = task_params("rf_target", {{"N", "6"}, {"d", "3"}, {"self_key", "true"}});
   const Batch b = generate("rf_target", p, 20);
   EXPECT_EQ(b.shape.T, 8);  // query, 6 keys, query again as the last key
   EXPECT_EQ(b.shape.d_in, 3);
@@ -139,7 +135,7 @@ TEST(RfTarget, NormalisedSecondMomentIsOne) {
   // E[(s <x_0, x_i>)^2] = 1 for every token distribution when normalize = true:
   // pair_power with p = 2 and N = 1 has mean exactly 1.
   for (const char* tokens : {"sphere", "sphere_sqrt_d", "gaussian"}) {
-    const Params p = params_for("rf_target", {{"tokens", tokens}, {"N", "1"}, {"d", "6"}});
+    const Params p = task_params("rf_target", {{"tokens", tokens}, {"N", "1"}, {"d", "6"}});
     const Batch b = generate("rf_target", p, 40000);
     double mean = 0;
     for (double y : b.Y) mean += y / b.n;
@@ -149,7 +145,7 @@ TEST(RfTarget, NormalisedSecondMomentIsOne) {
 }
 
 TEST(RfTarget, LabelNoiseIsGaussianAroundTheCleanTarget) {
-  const Params p = params_for("rf_target", {{"label_noise_std", "0.5"}});
+  const Params p = task_params("rf_target", {{"label_noise_std", "0.5"}});
   const Batch b = generate("rf_target", p, 20000);
   const auto& clean = b.find("f_star").f64;
   double m = 0, v = 0;
@@ -169,7 +165,7 @@ TEST(Qsa, TargetsMatchTheReferenceAndEncodingsMatchTheRawVariables) {
     for (const char* exclude : {"false", "true"}) {
       for (const char* z_dist : {"sphere", "ball"}) {
         const int64_t N = 9, q = 3, d = 2;
-        const Params p = params_for("qsa", {{"N", "9"}, {"q", "3"}, {"d_out", "2"},
+        const Params p = task_params("qsa", {{"N", "9"}, {"q", "3"}, {"d_out", "2"},
                                             {"encoding", encoding}, {"exclude_self", exclude},
                                             {"z_dist", z_dist}});
         const Batch b = generate("qsa", p, 40);
@@ -213,7 +209,7 @@ TEST(Qsa, TargetsMatchTheReferenceAndEncodingsMatchTheRawVariables) {
 
 TEST(Qsa, SetMembershipIsUniform) {
   // Position 0's set: each j in [N] with probability q/N.
-  const Params p = params_for("qsa", {{"N", "8"}, {"q", "2"}});
+  const Params p = task_params("qsa", {{"N", "8"}, {"q", "2"}});
   const Batch b = generate("qsa", p, 20000);
   std::vector<double> counts(8, 0);
   for (int64_t j = 0; j < b.n; ++j)
@@ -222,7 +218,7 @@ TEST(Qsa, SetMembershipIsUniform) {
 }
 
 TEST(Qsa, RejectsQNotBelowN) {
-  EXPECT_THROW(task_make("qsa", params_for("qsa", {{"N", "4"}, {"q", "4"}})), UserError);
+  EXPECT_THROW(task_make("qsa", task_params("qsa", {{"N", "4"}, {"q", "4"}})), UserError);
 }
 
 // ---------------------------------------------------------------- Match family
@@ -247,7 +243,7 @@ TEST(Match, EveryVariantMatchesBruteForce) {
           if (task == "match3_pointer") sets.push_back({"s", "3"});
           if (task == "match_s") sets.push_back({"s", "4"});
           SCOPED_TRACE(task + " distinct=" + distinct + " sampling=" + sampling + " M=" + M);
-          positives += check_match_labels(task, params_for(task, sets), 150);
+          positives += check_match_labels(task, task_params(task, sets), 150);
           positions += 150 * 7;
         }
       }
@@ -277,7 +273,7 @@ TEST(Match, MatchSOfOrderTwoAndThreeAgreeWithMatch2AndMatch3) {
 
 TEST(Match, EncodingsMatchTheTokens) {
   for (const char* encoding : {"one_hot", "circle", "scalar"}) {
-    const Params p = params_for("match3_pointer", {{"N", "6"}, {"M", "13"}, {"s", "2"},
+    const Params p = task_params("match3_pointer", {{"N", "6"}, {"M", "13"}, {"s", "2"},
                                                    {"encoding", encoding}});
     const Batch b = generate("match3_pointer", p, 30);
     const int64_t token_dim = std::string(encoding) == "one_hot"  ? 13
@@ -317,7 +313,7 @@ TEST(Match, BalancedSamplingGivesAboutHalfPositivesAtLargeM) {
     for (double y : b.Y) rate += y / b.Y.size();
     EXPECT_GT(rate, 0.35) << task;
     EXPECT_LT(rate, 0.70) << task;
-    const Batch u = generate(task, params_for(task, {{"sampling", "uniform"}}), 2000);
+    const Batch u = generate(task, task_params(task, {{"sampling", "uniform"}}), 2000);
     double uniform_rate = 0;
     for (double y : u.Y) uniform_rate += y / u.Y.size();
     EXPECT_LT(uniform_rate, 0.3) << task;
@@ -326,7 +322,7 @@ TEST(Match, BalancedSamplingGivesAboutHalfPositivesAtLargeM) {
 }
 
 TEST(Match, PlantOnePlantsInAboutHalfOfTheSequences) {
-  const Batch b = generate("match3", params_for("match3", {{"sampling", "plant_one"}}), 4000);
+  const Batch b = generate("match3", task_params("match3", {{"sampling", "plant_one"}}), 4000);
   int64_t with_match = 0;
   for (int64_t j = 0; j < b.n; ++j)
     with_match += std::any_of(b.y(j), b.y(j) + 16, [](double y) { return y > 0; });
@@ -353,11 +349,11 @@ TEST(Match, AutomaticModulusIsTheSmallestPrimeAboveTheBound) {
 }
 
 TEST(Match, ImpossibleParametersAreUserErrors) {
-  EXPECT_THROW(task_make("match2", params_for("match2", {{"M", "1"}})), UserError);
-  EXPECT_THROW(task_make("match3_pointer", params_for("match3_pointer", {{"N", "4"}, {"s", "4"}})),
+  EXPECT_THROW(task_make("match2", task_params("match2", {{"M", "1"}})), UserError);
+  EXPECT_THROW(task_make("match3_pointer", task_params("match3_pointer", {{"N", "4"}, {"s", "4"}})),
                UserError);
-  EXPECT_THROW(task_make("match_s", params_for("match_s", {{"N", "512"}, {"s", "8"}})), UserError);
-  EXPECT_THROW(params_for("match2", {{"N", "1"}}), UserError);
+  EXPECT_THROW(task_make("match_s", task_params("match_s", {{"N", "512"}, {"s", "8"}})), UserError);
+  EXPECT_THROW(task_params("match2", {{"N", "1"}}), UserError);
 }
 
 // ---------------------------------------------------------------- determinism
