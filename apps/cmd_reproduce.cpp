@@ -69,6 +69,7 @@ void check_command_register(CLI::App& app, int* exit_code) {
   cmd->callback([o, quiet, exit_code] {
     o->report_only = true;
     o->command = "attnlab check " + o->name + " --out " + o->out + (o->quick ? " --quick" : "");
+    for (const auto& set : o->overrides) o->command += " --set " + set;  // as the runs were made
     reproduce_print(*o, *quiet, exit_code);
   });
 }
