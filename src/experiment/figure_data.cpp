@@ -139,6 +139,7 @@ FigureData line_data(const PlotSpec& plot, const std::vector<std::string>& swept
   d.legend_title = axis_words_list(plot.line);
   d.x_values = values_of(runs, plot.x);
   std::vector<Runs> groups;
+  const MetricRange range = metric_range_of(plot.metric);  // the bands' limits, one per plot
   for (const auto& lv : lines_of(runs, line_keys)) {
     FigureLine line;
     line.label = plot.line.empty() ? plot.metric : (lv.label.empty() ? "(empty)" : lv.label);
@@ -149,7 +150,7 @@ FigureData line_data(const PlotSpec& plot, const std::vector<std::string>& swept
       FigurePoint p;
       p.x = xv;
       p.filter = point_filter(plot, line_keys, *at[0]);
-      point_fill(p, seeds_of(at, plot.metric), at, plot.logy, metric_range_of(plot.metric));
+      point_fill(p, seeds_of(at, plot.metric), at, plot.logy, range);
       line.points.push_back(p);
     }
     for (const auto& earlier : d.lines)
@@ -186,6 +187,7 @@ FigureData heatmap_data(const PlotSpec& plot, const std::vector<std::string>& sw
   d.x_numeric = false;  // both axes categorical
   FigureLine cells;
   std::vector<Runs> groups;
+  const MetricRange range = metric_range_of(plot.metric);  // the bands' limits, one per plot
   for (const auto& yv : d.y_values)
     for (const auto& xv : d.x_values) {
       const Runs at = runs_at(runs, plot.x, xv, {}, nullptr, plot.y, &yv);
@@ -195,7 +197,7 @@ FigureData heatmap_data(const PlotSpec& plot, const std::vector<std::string>& sw
       p.x = xv;
       p.y = yv;
       p.filter = point_filter(plot, {}, *at[0]);
-      point_fill(p, seeds_of(at, plot.metric), at, false, metric_range_of(plot.metric));
+      point_fill(p, seeds_of(at, plot.metric), at, false, range);
       cells.points.push_back(p);
     }
   d.lines.push_back(cells);

@@ -91,6 +91,7 @@ FigureData curve_data(const PlotSpec& plot, const std::vector<std::string>& swep
   d.y_label = axis_words(plot.series);
   d.legend_title = axis_words_list(plot.line);
   const std::vector<FigureValue> order = ordered(line_values);
+  const MetricRange range = metric_range_of(plot.series);  // the bands' limits, one per plot
   for (const auto& lv : order) {
     size_t li = 0;
     while (!same_value(line_values[li], lv)) ++li;
@@ -105,7 +106,7 @@ FigureData curve_data(const PlotSpec& plot, const std::vector<std::string>& swep
         for (const auto& k : line_keys) t.push_back(line_runs[li][0]->param(k));
         return t;
       }());
-      point_fill(p, at.first, at.second, plot.logy, metric_range_of(plot.series));
+      point_fill(p, at.first, at.second, plot.logy, range);
       line.points.push_back(p);
     }
     d.lines.push_back(line);
