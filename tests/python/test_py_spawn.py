@@ -196,11 +196,26 @@ def test_runs_and_reproductions_beside_threads_that_hammer_sqlite_and_malloc(tmp
 
 
 CTRL_C = textwrap.dedent("""
-    import os, signal, sys, threading
+    import os, signal, sys, threading, time
     import attnlab
     spec, out = sys.argv[1], sys.argv[2]
-    # A terminal's Ctrl-C: SIGINT to the whole foreground process group, the job included.
-    threading.Timer(1.0, lambda: os.killpg(os.getpgrp(), signal.SIGINT)).start()
+    def job_started():
+        for name in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                        return True
+            except (OSError, ValueError, IndexError):
+                pass
+        return False
+    def ctrl_c():
+        # A terminal's Ctrl-C: SIGINT to the whole foreground process group, the job included,
+        # once the job is running (a fixed delay raced a fast machine's whole run).
+        while not job_started():
+            time.sleep(0.01)
+        time.sleep(0.3)
+        os.killpg(os.getpgrp(), signal.SIGINT)
+    threading.Thread(target=ctrl_c, daemon=True).start()
     try:
         attnlab.run(spec, out=out, progress=False)
         print("not interrupted")
@@ -213,7 +228,7 @@ def test_a_terminals_ctrl_c_is_a_keyboard_interrupt(tmp_path):
     """The job dies of the group's SIGINT at the same moment this process sees it: run() raises
     KeyboardInterrupt, not 'the run process was killed by signal 2'."""
     spec = tmp_path / "slow.toml"
-    spec.write_text(SLOW.replace("seeds = 1", "seeds = 4"))
+    spec.write_text(SLOW.replace("seeds = 1", "seeds = 64"))
     script = tmp_path / "ctrl_c.py"
     script.write_text(CTRL_C)
     p = subprocess.run([sys.executable, str(script), str(spec), str(tmp_path / "o")],
