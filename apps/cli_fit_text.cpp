@@ -34,7 +34,7 @@ void fit_output_options_add(CLI::App* cmd, int* threads, bool* quiet) {
                   "Compute threads (0: ATTNLAB_THREADS or 1); results do not depend on it")
       ->check(whole_number(0, 1024))
       ->capture_default_str();
-  cmd->add_flag("-q,--quiet", *quiet, "Do not print the summary");
+  cmd->add_flag("-q,--quiet", *quiet, "Print no summary (and, for fit, no progress)");
 }
 
 }  // namespace attn

@@ -1,7 +1,8 @@
 // `attnlab fit MODEL --in TRAIN.npz [--set model.KEY=VALUE] [--set train.KEY=VALUE] --seed S
 //  --save FILE.safetensors`: fits a registered model on a dataset file and saves it
-// (models/fit_arrays.h does the fit; `attnlab predict` is apps/cmd_predict.cpp). File
-// layouts: models/model_io.h and docs/models.md.
+// (models/fit_arrays.h does the fit; `attnlab predict` is apps/cmd_predict.cpp). A gradient
+// fit shows its steps on stderr (core/progress.h; -q: none). File layouts: models/model_io.h
+// and docs/models.md.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -14,6 +15,8 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/params.h"
+#include "core/progress.h"
+#include "core/step_meter.h"
 #include "core/threads.h"
 #include "io/atomic_file.h"
 #include "io/dataset_file.h"
@@ -56,7 +59,17 @@ void fit_run(const FitOptions& o) {
   Batch train = dataset_read(o.in, &data_meta);
   output_path_check(o.save, 1 << 20);  // before the fit: a bad path fails fast
   FitLog log;
+  // A gradient fit's steps as a bar (terminal) or a line every 15 s (logs); made at the first
+  // step, when the total is known. Ridge fits report none.
+  std::unique_ptr<Progress> steps;
+  int64_t shown = 0;
+  StepMeterScope meter([&](int64_t done, int64_t total) {
+    if (!steps) steps = std::make_unique<Progress>("fit " + o.model + ", steps", total, !o.quiet);
+    steps->add(done - shown);
+    shown = done;
+  });
   const auto model = model_fit_arrays(record, train, n_given, log, {o.in, o.in});
+  if (steps) steps->finish();
   const auto metrics = metrics_compute(train, model->predict(train));
   model_save(o.save, record, *model, {{"train_data", data_meta}});
   if (o.quiet) return;

@@ -1,5 +1,5 @@
-// Progress of `attnlab run` in a log (stderr not a terminal): timed lines ending in a last
-// "done" line, none with -q.
+// Progress of `attnlab run` and of a gradient fit (`attnlab fit`) in a log (stderr not a
+// terminal): timed lines ending in a last "done" line, none with -q.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -49,6 +49,31 @@ TEST(CliProgress, RunWritesTimedLinesToALogAndNoneWithQuiet) {
   ASSERT_EQ(quiet.exit_code, 0) << quiet.out;
   EXPECT_EQ(quiet.out.find("\nruns: "), std::string::npos) << quiet.out;
   EXPECT_NE(quiet.out.rfind("runs: ", 0), 0u) << quiet.out;
+}
+
+TEST(CliProgress, AGradientFitLogsItsStepsAndNoneWithQuiet) {
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_fitprog_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string data = (dir / "qsa.npz").string();
+  ASSERT_EQ(test::cli_run("data qsa --n 64 --seed 0 -q -o " + data).exit_code, 0);
+  setenv("ATTNLAB_PROGRESS_INTERVAL", "0.01", 1);
+  unsetenv("ATTNLAB_NO_PROGRESS");
+  const std::string fit = "fit attention --in " + data +
+                          " --set model.m=4 --set train.steps=3000 --set train.batch=8 --save ";
+  const auto logged = test::cli_run(fit + (dir / "a.safetensors").string());
+  const auto quiet = test::cli_run(fit + (dir / "b.safetensors").string() + " -q");
+  const auto ridge = test::cli_run("fit linear --in " + data + " --save " +
+                                   (dir / "c.safetensors").string());
+  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
+  fs::remove_all(dir);
+  ASSERT_EQ(logged.exit_code, 0) << logged.out;
+  EXPECT_NE(logged.out.find("fit attention, steps: 3000/3000 (100%), "), std::string::npos)
+      << logged.out;
+  EXPECT_NE(logged.out.find(", done\n"), std::string::npos) << logged.out;
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out, "") << "-q prints nothing";
+  ASSERT_EQ(ridge.exit_code, 0) << ridge.out;
+  EXPECT_EQ(ridge.out.find("steps:"), std::string::npos) << "a ridge fit has no steps";
 }
 
 }  // namespace

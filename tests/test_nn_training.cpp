@@ -9,9 +9,12 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <thread>
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/step_meter.h"
 #include "core/threads.h"
 #include "models/model_registry.h"
 #include "models/neural_models.h"
@@ -219,6 +222,61 @@ TEST(Trainer, PatienceStopsAfterThatManyEvaluationsWithoutImprovement) {
       trainer_run<double>(full, v.config(0, true), whole_set(v.train), v.val, log);
   EXPECT_FALSE(all.stopped_early);
   EXPECT_EQ(all.steps_run, 30);
+}
+
+TEST(Trainer, ReportsEachStepToThisThreadsMeterUpToWhereItStopped) {
+  const DivergingValidation v;
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  StepMeterScope meter([&seen](int64_t done, int64_t total) { seen.emplace_back(done, total); });
+  LinearNet net(4, 2);
+  net.init(3);
+  FitLog log;
+  const TrainReport r = trainer_run<double>(net, v.config(3, true), whole_set(v.train), v.val, log);
+  ASSERT_EQ(r.steps_run, 4);  // early stopping: the meter ends below the total
+  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int64_t>>{{1, 30}, {2, 30}, {3, 30}, {4, 30}}));
+  // A fit on another thread reports to that thread's meter (none), not to this one.
+  seen.clear();
+  std::thread other([&] {
+    LinearNet n2(4, 2);
+    n2.init(3);
+    FitLog l2;
+    trainer_run<double>(n2, v.config(0, true), whole_set(v.train), v.val, l2);
+  });
+  other.join();
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST(Trainer, AMeterThatThrowsStopsTheFit) {
+  const DivergingValidation v;
+  int64_t calls = 0;
+  StepMeterScope meter([&calls](int64_t done, int64_t) {
+    ++calls;
+    if (done == 2) throw std::runtime_error("stop at 2");
+  });
+  LinearNet net(4, 2);
+  net.init(3);
+  FitLog log;
+  EXPECT_THROW(trainer_run<double>(net, v.config(0, true), whole_set(v.train), v.val, log),
+               std::runtime_error);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(StepMeter, ScopesNestAndRestoreThePreviousMeter) {
+  std::vector<int> who;
+  step_meter_report(1, 2);  // no meter: nothing happens
+  {
+    StepMeterScope outer([&who](int64_t, int64_t) { who.push_back(1); });
+    step_meter_report(1, 2);
+    {
+      StepMeterScope inner([&who](int64_t, int64_t) { who.push_back(2); });
+      step_meter_report(1, 2);
+      StepMeterScope none(StepMeter{});  // an empty meter hides the outer ones
+      step_meter_report(1, 2);
+    }
+    step_meter_report(2, 2);
+  }
+  step_meter_report(2, 2);
+  EXPECT_EQ(who, (std::vector<int>{1, 2, 1}));
 }
 
 // The stopping rule applied by hand to a whole recorded curve: the step it stops at

@@ -1,10 +1,10 @@
 """What long work tells a Python user: warnings and progress (internal).
 
 Library warnings (core/log.h) arrive as plain lines and become warnings.warn(...,
-AttnlabWarning), so a notebook cell shows them. Progress of runs arrives as (done, total)
-and is drawn with tqdm when it is installed (Debian's python3-tqdm; tqdm.auto picks the
-notebook widget where there is one), else as a plain line at most every 10 seconds and at
-the end.
+AttnlabWarning), so a notebook cell shows them. Progress of runs, and of a gradient fit's
+steps (Model.fit, shown once the fit has taken a second), arrives as (done, total) and is drawn
+with tqdm when it is installed (Debian's python3-tqdm; tqdm.auto picks the notebook widget where
+there is one), else as a plain line at most every 10 seconds and at the end.
 """
 import os
 import sys
@@ -35,10 +35,12 @@ def progress_wanted(progress):
 
 
 class Progress:
-    """Progress of runs, fed with update(done, total); close() ends it."""
+    """Progress of runs (or of a fit's steps: unit="step"), fed with update(done, total);
+    close() ends it. Nothing is shown before `delay` seconds, so short work stays silent."""
 
-    def __init__(self, desc, enabled, interval=10.0):
+    def __init__(self, desc, enabled, interval=10.0, unit="run", delay=0.0):
         self.desc, self.enabled, self.interval = desc, enabled, interval
+        self.unit, self.delay = unit, delay
         self._bar, self._last, self._done, self._total = None, 0.0, 0, 0
         self._start = time.monotonic()
 
@@ -46,6 +48,8 @@ class Progress:
         if not self.enabled:
             return
         self._done, self._total = done, total
+        if self._bar is None and time.monotonic() - self._start < self.delay:
+            return
         try:
             from tqdm.auto import tqdm
         except ImportError:
@@ -54,7 +58,7 @@ class Progress:
             if self._bar is None or self._bar.total != total:
                 if self._bar is not None:
                     self._bar.close()
-                self._bar = tqdm(total=total, desc=self.desc, unit="run")
+                self._bar = tqdm(total=total, desc=self.desc, unit=self.unit)
             self._bar.update(done - self._bar.n)
             if done >= total:
                 self.close()
@@ -62,8 +66,8 @@ class Progress:
         now = time.monotonic()
         if done >= total or now - self._last >= self.interval:
             self._last = now
-            print(f"{self.desc}: {done}/{total} runs, {now - self._start:.0f} s", file=sys.stderr,
-                  flush=True)
+            print(f"{self.desc}: {done}/{total} {self.unit}s, {now - self._start:.0f} s",
+                  file=sys.stderr, flush=True)
 
     def close(self):
         if self._bar is not None:

@@ -1,6 +1,9 @@
 """Models: attnlab.model, attnlab.load, attnlab.construct, attnlab.list_models."""
+import contextlib
+
 from . import _attnlab
-from ._checks import finite, finite_result, integer, largest
+from ._checks import finite, finite_result, flag, integer, largest
+from ._feedback import Progress, progress_wanted
 from ._util import norm_params, schema_text
 
 
@@ -31,6 +34,17 @@ def _inputs(where, X):
 def _overflow(X):
     """The cause named when a result of finite inputs X is not finite."""
     return f"X's largest |entry| is {largest(X)}: scale X down"
+
+
+@contextlib.contextmanager
+def _steps_bar(name, progress):
+    """The callable a fit hands its steps to (None: no progress), closed after the fit."""
+    want = progress_wanted(flag(f"fit of {name}", "progress", progress, True))
+    bar = Progress(f"fit {name}", want, unit="step", delay=1.0)
+    try:
+        yield bar.update if want else None
+    finally:
+        bar.close()
 
 
 class Model:
@@ -69,7 +83,7 @@ class Model:
         state = f"fitted on {self.shape}" if self.fitted else "not fitted"
         return f"<attnlab.Model {self.name} seed={self.seed} {state}>"
 
-    def fit(self, X, Y, **train):
+    def fit(self, X, Y, progress=None, **train):
         """Fits the model on (X, Y), like `attnlab fit MODEL --in DATA.npz --set train.KEY=VALUE`.
 
         Args:
@@ -79,6 +93,9 @@ class Model:
                 lambdas=np.logspace(-8, 0, 17), val_fraction=0.2 for the ridge models, or
                 steps=2000, lr=1e-3, batch=256 for the gradient-trained ones. `n` defaults
                 to every sample of X; a smaller n fits the first n.
+            progress: a gradient fit's steps as a bar (tqdm, else a line every 10 s on stderr)
+                once it has run for a second; None: on unless ATTNLAB_NO_PROGRESS is set.
+                Ridge fits show none.
 
         Returns:
             self (so that `m = attnlab.model("rfa").fit(X, Y)` works).
@@ -90,10 +107,11 @@ class Model:
         """
         finite("fit(X, Y)", "X", X)
         finite("fit(X, Y)", "Y", Y)
-        self._core.fit(X=X, Y=Y, train=norm_params("train", train))
+        with _steps_bar(self.name, progress) as bar:
+            self._core.fit(X=X, Y=Y, train=norm_params("train", train), progress=bar)
         return self
 
-    def fit_task(self, task, task_params=None, eval_first=1_000_000_000, **train):
+    def fit_task(self, task, task_params=None, eval_first=1_000_000_000, progress=None, **train):
         """Fits on a task's samples 0 .. n-1 drawn with the model's seed, as one run of
         `attnlab run` does (its test set is then attnlab.sample(task, n=eval.n,
         seed=model.seed, first=eval_first, **task_params)).
@@ -109,9 +127,11 @@ class Model:
         Returns:
             self. The task's dataset constants are kept for predict/attention/evaluate.
         """
-        self._core.fit_task(task=task, task_params=norm_params("task", task_params or {}),
-                            train=norm_params("train", train),
-                            eval_first=integer("fit_task", "eval_first", eval_first))
+        with _steps_bar(self.name, progress) as bar:
+            self._core.fit_task(task=task, task_params=norm_params("task", task_params or {}),
+                                train=norm_params("train", train),
+                                eval_first=integer("fit_task", "eval_first", eval_first),
+                                progress=bar)
         return self
 
     def predict(self, X):

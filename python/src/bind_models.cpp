@@ -1,6 +1,7 @@
 // Models: the registry (list_models), one model object (fit, predict, attention, features,
 // save/load) and constructions (a fit on no data, with the task attached).
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/memory.h"
+#include "core/step_meter.h"
 #include "models/fit_arrays.h"
 #include "models/gpt2_checkpoint.h"
 #include "models/model_inputs.h"
@@ -103,9 +105,25 @@ attn::Params train_params_make(const Core& c, const py::dict& train) {
   return p;
 }
 
-void fit_batch(Core& c, const attn::Batch& data,
+// A gradient fit's steps handed to progress(done, total) (None: nothing), with the GIL taken,
+// at most every 0.2 s and at the last step; an exception it raises stops the fit and propagates
+// (py::error_already_set). Called on the fitting thread, whose GIL is released.
+attn::StepMeter step_meter_py(const py::object& progress) {
+  if (progress.is_none()) return {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [progress, last](int64_t done, int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - *last < std::chrono::milliseconds(200)) return;
+    *last = now;
+    py::gil_scoped_acquire gil;
+    progress(done, total);
+  };
+}
+
+void fit_batch(Core& c, const attn::Batch& data, const py::object& progress,
                int64_t index_limit = std::numeric_limits<int64_t>::max()) {
   const attn::ModelInfo& info = attn::model_find(c.record.model);
+  attn::StepMeterScope meter(step_meter_py(progress));
   py::gil_scoped_release release;
   c.model.reset();
   c.log = attn::FitLog{};
@@ -118,7 +136,8 @@ void fit_batch(Core& c, const attn::Batch& data,
 }
 
 // Fit on arrays (models/fit_arrays.h), as `attnlab fit --in FILE` does.
-void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const py::dict& train) {
+void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const py::dict& train,
+              const py::object& progress) {
   auto lock = lock_model(c);
   const auto X = as_f64(X_obj, "X", 3, "(n, T, d_in)");
   const auto Y = as_f64(Y_obj, "Y", 3, "(n, T_out, d_out)");
@@ -141,6 +160,7 @@ void core_fit(Core& c, const py::handle& X_obj, const py::handle& Y_obj, const p
   c.constants.clear();
   c.log = attn::FitLog{};
   {
+    attn::StepMeterScope meter(step_meter_py(progress));
     py::gil_scoped_release release;
     // may throw; then the model stays unfitted
     c.model = attn::model_fit_arrays(record, b, train.contains("n"), c.log, {"fit(X, Y)", "X"});
@@ -178,13 +198,13 @@ void core_fit_empty(Core& c, const std::string& task_name, const py::dict& task_
   }
   c.constants = empty.constants;
   c.task = std::move(task);
-  fit_batch(c, empty);
+  fit_batch(c, empty, py::none());
 }
 
 // Fits on samples 0 .. n-1 of a task drawn with the model's seed, as one run of a sweep does
 // (experiment/run_point.cpp); n = 0: the model draws fresh samples below eval_first.
 void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_params,
-                   const py::dict& train, int64_t eval_first) {
+                   const py::dict& train, int64_t eval_first, const py::object& progress) {
   auto lock = lock_model(c);
   attn::Params tpar = attn::task_default_params(task_name);
   params_set(tpar, task_params);
@@ -214,7 +234,7 @@ void core_fit_task(Core& c, const std::string& task_name, const py::dict& task_p
   c.record.shape = task->shape();
   c.constants = b.constants;
   c.task = std::move(task);
-  fit_batch(c, b, eval_first);
+  fit_batch(c, b, progress, eval_first);
 }
 
 py::array core_predict(Core& c, const py::handle& X_obj, const py::dict& constants) {
@@ -425,11 +445,12 @@ void register_models(py::module_& m) {
       .def_static("load", &core_load, py::arg("path"))
       .def_static("import_gpt2", &core_import_gpt2, py::arg("path"), py::arg("heads"), py::arg("T"),
                   py::arg("T_out"), py::arg("dtype"))
-      .def("fit", &core_fit, py::arg("X"), py::arg("Y"), py::arg("train"))
+      .def("fit", &core_fit, py::arg("X"), py::arg("Y"), py::arg("train"),
+           py::arg("progress") = py::none())
       .def("fit_empty", &core_fit_empty, py::arg("task"), py::arg("task_params"), py::arg("train"),
            py::arg("shape"))
       .def("fit_task", &core_fit_task, py::arg("task"), py::arg("task_params"), py::arg("train"),
-           py::arg("eval_first"))
+           py::arg("eval_first"), py::arg("progress") = py::none())
       .def("predict", &core_predict, py::arg("X"), py::arg("constants"))
       .def("attention", &core_attention, py::arg("X"), py::arg("constants"))
       .def("evaluate", &core_evaluate, py::arg("X"), py::arg("Y"), py::arg("constants"))

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/step_meter.h"
 #include "core/threads.h"
 
 namespace attn {
@@ -154,6 +155,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
     window_loss += loss;
     ++window_steps;
     r.steps_run = step;
+    step_meter_report(step, c.steps);  // e.g. the bar of `attnlab fit` (core/step_meter.h)
     r.last_train_loss = loss;
     if (step % c.eval_every == 0 || step == c.steps) {
       const double val_loss = trainer_loss(net, trainer_loss_spec(c), val, c.eval_batch);

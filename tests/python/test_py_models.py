@@ -239,6 +239,51 @@ def test_fit_is_interrupted_by_ctrl_c(qsa_data):
     assert m.fitted and m.predict(train["X"][:2]).shape == (2, 6, 2)
 
 
+def test_a_long_fit_shows_its_steps_and_a_short_one_stays_silent(qsa_data, capsys, monkeypatch):
+    """Model.fit(progress=True) draws the fit's steps (here the plain lines, tqdm hidden) once it
+    has run for a second; a short fit shows nothing, and progress=False nothing at all."""
+    _, train, _ = qsa_data
+    import builtins
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name.startswith("tqdm"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    attnlab.model("attention", m=4).fit(train["X"], train["Y"], steps=5, batch=8, progress=True)
+    assert capsys.readouterr().err == ""
+    start = time.monotonic()
+    m = attnlab.model("attention", m=8)
+    steps = 200
+    while time.monotonic() - start < 1.5:  # a fit of well over the one-second delay
+        steps *= 4
+        start = time.monotonic()
+        m.fit(train["X"], train["Y"], steps=steps, batch=32, progress=False)
+    assert capsys.readouterr().err == ""
+    m.fit(train["X"], train["Y"], steps=steps, batch=32, progress=True)
+    err = capsys.readouterr().err
+    assert f"fit attention: {steps}/{steps} steps, " in err, err
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        m.fit(train["X"], train["Y"], steps=5, progress="yes")
+
+
+def test_an_error_in_the_progress_callback_stops_the_fit(qsa_data):
+    _, train, _ = qsa_data
+    m = attnlab.model("attention", m=8)
+    seen = []
+
+    def broken(done, total):
+        seen.append(done)
+        raise ZeroDivisionError("the bar broke")
+
+    with pytest.raises(ZeroDivisionError, match="the bar broke"):
+        m._core.fit(X=train["X"], Y=train["Y"], train={"steps": 10**7, "batch": 32},
+                    progress=broken)
+    assert seen == [1] and not m.fitted  # stopped at the first report, the model unfitted
+
+
 def test_features_is_interrupted_by_ctrl_c():
     """Ctrl-C stops a large features() call within about a second: the loop polls between
     chunks of bounded work (not 4096 samples whatever their cost), and the output is not
