@@ -5,6 +5,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "analysis/probe_qk_identity.h"
 #include "analysis/probe_rank_pair.h"
 #include "core/error.h"
 #include "core/suggest.h"
@@ -44,6 +45,17 @@ const std::vector<ProbeRow>& probe_table() {
                    "rank_pair_certified_error", "rank_pair_null_residual"},
        .run = probe_rank_pair,
        .doc = "docs/sanford2023.md#e3-rank-pair"},
+      {.kind = ProbeKind::kQkIdentity,
+       .name = "qk_identity",
+       .description = "how close each trained attention layer's query-key product is to c*I, "
+                      "beside a Gaussian null of the same norms (Fu et al. 2023 4.4)",
+       .models = {"attention", "transformer", "gpt2"},
+       .tasks = {},
+       .eval_instances = "",
+       .scalars = {"qk_identity_applies", "qk_identity_cosine", "qk_identity_cosine_null",
+                   "qk_identity_c_star", "qk_identity_residual", "qk_identity_head_cosine_max"},
+       .run = probe_qk_identity,
+       .doc = "docs/qk-analysis.md#qk-identity"},
   };
   static_assert(std::extent_v<decltype(rows)> == static_cast<size_t>(ProbeKind::kCount),
                 "probe_table(): every ProbeKind needs exactly one row");

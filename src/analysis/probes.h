@@ -22,7 +22,8 @@
 namespace attn {
 
 enum class ProbeKind {
-  kRankPair,  // Thm 10's rank pair on a trained MLP's first layer
+  kRankPair,    // Thm 10's rank pair on a trained MLP's first layer
+  kQkIdentity,  // the trained query-key product against c·I (issue #35)
   kCount
 };
 
@@ -30,6 +31,7 @@ enum class ProbeKind {
 struct ProbeInput {
   const Model& model;              // fitted; predict() and save() may be called
   const std::string& model_name;   // its registry name (model.name)
+  const Params& model_params;      // its [model] parameters
   const Params& test_task_params;  // the test set's task parameters (eval.instances applied)
   const Batch& test;               // the test set (eval.n samples from eval.first)
 };

@@ -110,7 +110,7 @@ void run_body(const RunPoint& p, const RunSite& site, RunOutcome& out) {
     run_outcome_add_test(test, tested.predict(test), out);
     tested.evaluate(test, log);  // right after predict(test): models may reuse its work
     for (ProbeKind probe : c.probes)
-      probe_run(probe, ProbeInput{tested, c.model, test_params, test}, log);
+      probe_run(probe, ProbeInput{tested, c.model, c.model_params, test_params, test}, log);
   });
 
   // Train metrics (none without a training set), then the fit's scalars and series.
