@@ -162,7 +162,7 @@ TEST_F(ClaimKindSpecTest, KeysTheKindDoesNotUseAndNonFiniteNumbersAreRefused) {
           .find("claim 'claim1' (type = \"below\") does not use along; remove it, or set type "
                 "to one that does (decreasing or increasing or ratio_increasing or flat or "
                 "size_increasing or size_flat or size_ratio_increasing or power_law or "
-                "reach_growth); a "
+                "reach_growth or size_equals_along); a "
                 "below claim takes metric, threshold, where, confidence, doc"),
       std::string::npos)
       << error(below + "along = \"task.N\"\n");

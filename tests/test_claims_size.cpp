@@ -145,5 +145,34 @@ TEST_F(ProductSizeSpecTest, EachFactorMustBeASweptNumericKey) {
   EXPECT_NE(empty.find("size = \"task.q * \" has an empty factor"), std::string::npos) << empty;
 }
 
+// Heads against q (Mousavi-Hosseini et al. 2025): runs at q = 1, 2, 3 (task.N stands for q)
+// and H = 1 … 4 (model.heads); error `hit` once H >= q + shift, else 0.9; two seeds ± 0.001.
+std::vector<StoredRun> heads_table(int shift, double hit) {
+  std::vector<StoredRun> runs;
+  for (int64_t q : {1, 2, 3})
+    for (int64_t h : {1, 2, 3, 4})
+      for (uint64_t s = 0; s < 2; ++s)
+        runs.push_back(size_run(q, h, 8, 8, s, h >= q + shift ? hit : 0.9));
+  return runs;
+}
+
+TEST(ClaimsSize, SizeEqualsAlongPassesWhenTheNeededSizeIsTheAlongValueEverywhere) {
+  const ClaimSpec c = product_claim(ClaimKind::size_equals_along, "model.heads");
+  const ClaimResult exact = claim_evaluate(c, heads_table(0, 0.1));
+  EXPECT_EQ(exact.verdict, Verdict::Pass) << exact.detail;
+  EXPECT_TRUE(has(exact, "task.N=1: 1, task.N=2: 2, task.N=3: 3")) << exact.detail;
+  // One more head than q needed: every bracket is [q + 1, q + 1], surely not q.
+  const ClaimResult more = claim_evaluate(c, heads_table(1, 0.1));
+  EXPECT_EQ(more.verdict, Verdict::Fail) << more.detail;
+  // q − 1 heads already reach it: the bracket at q = 2 is [1, 1].
+  const ClaimResult fewer = claim_evaluate(c, heads_table(-1, 0.1));
+  EXPECT_EQ(fewer.verdict, Verdict::Fail) << fewer.detail;
+  // From q heads on the error sits on the goal (0.5 ± 0.0063, never surely below): each
+  // bracket is [q, never], which holds q and does not prove it.
+  const ClaimResult edge = claim_evaluate(c, heads_table(0, 0.5));
+  EXPECT_EQ(edge.verdict, Verdict::Inconclusive) << edge.detail;
+  EXPECT_TRUE(has(edge, "task.N=1: between 1 and none up to 4")) << edge.detail;
+}
+
 }  // namespace
 }  // namespace attn

@@ -80,6 +80,10 @@ const KindTable<ClaimKindRow>& claim_kinds() {
         kNeedAlong},
        {"goal", "margin", "compare"}, reach_growth_claim,
        "the slope of log2(reach) on along matches exponent", "claim-reach_growth"},
+      {ClaimKind::size_equals_along, "size_equals_along", {kNeedAlong, kNeedSize}, {"goal"},
+       size_equals_along_claim,
+       "the smallest size reaching the goal is the value of along, at every value",
+       "claim-size_equals_along"},
   };
   static_assert(sizeof(rows) / sizeof(rows[0]) == kind_count<ClaimKind>,
                 "every ClaimKind needs one row in claim_kinds.cpp, in enum order");

@@ -25,7 +25,7 @@ struct StoredRun;
 
 enum class ClaimKind {
   less_than, below, above, decreasing, increasing, ratio_increasing, flat, size_increasing,
-  size_flat, size_ratio_increasing, power_law, reach, reach_growth,
+  size_flat, size_ratio_increasing, power_law, reach, reach_growth, size_equals_along,
   kCount  // kCount: the number of kinds, not a kind
 };
 

@@ -26,6 +26,10 @@
 //               smallest that surely does]; PASS when the bracket at the first value lies
 //               below the one at the last and no later bracket lies surely below an earlier
 //   size_flat   every value's needed size surely reached, largest / smallest <= factor
+//   size_equals_along  at every value x of `along` the needed size is surely x: the bracket
+//               is [x, x] (every smaller size tried surely misses the goal, x surely reaches
+//               it); FAIL when some bracket surely excludes x (e.g. needed H = q, Mousavi-
+//               Hosseini et al. 2025: q − 1 heads stay above the goal, q reach it)
 //   size_ratio_increasing  the ratio needed size of a / needed size of b, bracketed from
 //               the two brackets (a size never reached is larger than the largest tried),
 //               grows along `along` by the size_increasing rule
@@ -68,7 +72,8 @@ struct ClaimResult {
 // matching `filter`, with its bounds at the claim's confidence; for the size claims the
 // bracket of the needed size at the along value the filter names (`may`, `sure`; infinite:
 // not reached). Recorded by below, above, less_than (each side), decreasing, increasing and
-// flat (per value of `along`, when every seed has every value), size_increasing and size_flat.
+// flat (per value of `along`, when every seed has every value), size_increasing, size_flat and
+// size_equals_along.
 struct ClaimCell {
   RunFilter filter;
   Interval interval;

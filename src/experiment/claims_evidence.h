@@ -102,6 +102,8 @@ ClaimResult power_law_claim(const ClaimSpec& c, const std::vector<StoredRun>& ru
 ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
                                   Cells* cells);
 ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
+ClaimResult size_equals_along_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                                    Cells* cells);
 ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells);
 // claims_reach.cpp: reach; claims_trend.cpp: reach_growth (its per-seed values from
 // reach_values_along).

@@ -90,13 +90,15 @@ Verdict increasing_verdict(const std::vector<Bracket>& v) {
   return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
 }
 
-// The verdict of one size kind on the brackets per value of `along`, and what the claim says.
+// The verdict of one size kind on the brackets v[k] at the values xs[k] of `along`, and what
+// the claim says.
 using BracketsVerdict = Verdict (*)(const ClaimSpec& c, const std::vector<Bracket>& v,
-                                    std::string* claim);
+                                    const std::vector<double>& xs, std::string* claim);
 
 // size_increasing (and size_ratio_increasing on ratio brackets): surely smaller at the first
 // value than at the last, and never surely smaller at a later value than at an earlier one.
-Verdict increasing_brackets(const ClaimSpec&, const std::vector<Bracket>& v, std::string* claim) {
+Verdict increasing_brackets(const ClaimSpec&, const std::vector<Bracket>& v,
+                            const std::vector<double>&, std::string* claim) {
   const Verdict verdict = increasing_verdict(v);
   *claim = "grows from the first to the last value and never shrinks";
   if (verdict == Verdict::Inconclusive)
@@ -105,7 +107,8 @@ Verdict increasing_brackets(const ClaimSpec&, const std::vector<Bracket>& v, std
 }
 
 // size_flat: every value's needed size surely reached, largest / smallest <= factor.
-Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v, std::string* claim) {
+Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v,
+                      const std::vector<double>&, std::string* claim) {
   double min_may = kNever, max_may = 0, min_sure = kNever, max_sure = 0;
   for (const auto& b : v) {
     min_may = std::min(min_may, b.may);
@@ -116,6 +119,20 @@ Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v, std::st
   const bool pass = max_sure < kNever && max_sure <= c.factor * min_may;
   const bool fail = max_may == kNever || max_may > c.factor * min_sure;
   *claim = "reached everywhere, largest / smallest <= " + fmt_num(c.factor);
+  return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
+}
+
+// size_equals_along: every bracket is [x, x] at its value x of along; FAIL when one surely
+// excludes x (its sure end below x, or its may end above x).
+Verdict equals_along_brackets(const ClaimSpec&, const std::vector<Bracket>& v,
+                              const std::vector<double>& xs, std::string* claim) {
+  bool pass = true, fail = false;
+  for (size_t k = 0; k < v.size(); ++k) {
+    pass = pass && v[k].may == xs[k] && v[k].sure == xs[k];
+    fail = fail || v[k].sure < xs[k] || v[k].may > xs[k];
+  }
+  *claim = "equals the value of the along key at every value";
+  if (!pass && !fail) *claim += " (undecided at these bounds: add seeds or sizes)";
   return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
 }
 
@@ -142,12 +159,12 @@ ClaimResult size_ratio_verdict(const ClaimSpec& c, const std::vector<StoredRun>&
                   "needs finished runs of both sides at two or more values of " + c.along +
                       "; found " + std::to_string(v.size()));
   std::string claim;
-  const Verdict verdict = increasing_brackets(c, v, &claim);
+  const Verdict verdict = increasing_brackets(c, v, {}, &claim);
   return result(c, verdict, what + " along " + c.along + ": " + seq + "; claim: " + claim);
 }
 
-// size_increasing and size_flat: the needed size's bracket per value of `along`, decided by
-// `decide`.
+// size_increasing, size_flat and size_equals_along: the needed size's bracket per value of
+// `along`, decided by `decide`.
 ClaimResult needed_size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells,
                               BracketsVerdict decide) {
   ClaimResult out;
@@ -162,13 +179,15 @@ ClaimResult needed_size_claim(const ClaimSpec& c, const std::vector<StoredRun>& 
                       std::to_string(needed.size()));
   std::string seq;
   std::vector<Bracket> v;
+  std::vector<double> xs;
   for (const auto& [x, b] : needed) {
     seq += (seq.empty() ? "" : ", ") + c.along + "=" + fmt_num(x) + ": " + bracket_text(b);
     v.push_back(b);
+    xs.push_back(x);
     if (cells) cells->push_back(ClaimCell{filter_at(c.where, c.along, x), {}, true, b.may, b.sure});
   }
   std::string claim;
-  const Verdict verdict = decide(c, v, &claim);
+  const Verdict verdict = decide(c, v, xs, &claim);
   return result(c, verdict, what + " along " + c.along + ": " + seq + "; claim: " + claim);
 }
 
@@ -197,6 +216,11 @@ ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRu
 
 ClaimResult size_flat_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells) {
   return needed_size_claim(c, runs, cells, flat_brackets);
+}
+
+ClaimResult size_equals_along_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                                    Cells* cells) {
+  return needed_size_claim(c, runs, cells, equals_along_brackets);
 }
 
 ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells*) {
