@@ -31,7 +31,8 @@ Fitted fitted(const std::string& name, const std::vector<std::string>& sets) {
   Batch train = task_generate(*task, 0, 0, 64);
   Fitted f;
   f.record = model_record_make(name, 3, train.shape);
-  for (const auto& item : sets) model_set_apply(item, f.record.model_params, &f.record.train_params);
+  for (const auto& item : sets)
+    model_set_apply(item, f.record.model_params, &f.record.train_params);
   f.record.train_params.set_text("steps", "30");
   f.record.train_params.set_text("n", "64");
   f.model = model_make(f.record);
@@ -132,7 +133,8 @@ TEST(ProbeQkIdentity, APlantedMultipleOfTheIdentityGivesCosineOne) {
   for (auto& tensor : t.tensors)
     if (tensor.name == "q" || tensor.name == "k") {
       ASSERT_EQ(tensor.shape, (std::vector<int64_t>{5, 5}));
-      for (int64_t i = 0; i < 25; ++i) tensor.data[i] = i % 6 == 0 ? (tensor.name == "q" ? 3 : 2) : 0;
+      const double diagonal = tensor.name == "q" ? 3 : 2;  // q kᵀ = 6·I
+      for (int64_t i = 0; i < 25; ++i) tensor.data[i] = i % 6 == 0 ? diagonal : 0;
     }
   f.model = model_make(f.record);
   f.model->load(t);
