@@ -36,11 +36,14 @@ def _overflow(X):
     return f"X's largest |entry| is {largest(X)}: scale X down"
 
 
+_FIT_PROGRESS_DELAY = 1.0  # seconds a fit runs before its steps are shown (short fits: silent)
+
+
 @contextlib.contextmanager
 def _steps_bar(name, progress):
     """The callable a fit hands its steps to (None: no progress), closed after the fit."""
     want = progress_wanted(flag(f"fit of {name}", "progress", progress, True))
-    bar = Progress(f"fit {name}", want, unit="step", delay=1.0)
+    bar = Progress(f"fit {name}", want, unit="step", delay=_FIT_PROGRESS_DELAY)
     try:
         yield bar.update if want else None
     finally:

@@ -241,7 +241,8 @@ def test_fit_is_interrupted_by_ctrl_c(qsa_data):
 
 def test_a_long_fit_shows_its_steps_and_a_short_one_stays_silent(qsa_data, capsys, monkeypatch):
     """Model.fit(progress=True) draws the fit's steps (here the plain lines, tqdm hidden) once it
-    has run for a second; a short fit shows nothing, and progress=False nothing at all."""
+    has run for _FIT_PROGRESS_DELAY seconds: a short fit shows nothing, a long one (the delay set
+    to 0) its last line, and progress=False nothing at all."""
     _, train, _ = qsa_data
     import builtins
     real_import = builtins.__import__
@@ -253,18 +254,14 @@ def test_a_long_fit_shows_its_steps_and_a_short_one_stays_silent(qsa_data, capsy
 
     monkeypatch.setattr(builtins, "__import__", no_tqdm)
     attnlab.model("attention", m=4).fit(train["X"], train["Y"], steps=5, batch=8, progress=True)
-    assert capsys.readouterr().err == ""
-    start = time.monotonic()
+    assert capsys.readouterr().err == ""  # well under the one-second delay
+    monkeypatch.setattr(attnlab._models, "_FIT_PROGRESS_DELAY", 0.0)  # as if the fit were long
     m = attnlab.model("attention", m=8)
-    steps = 200
-    while time.monotonic() - start < 1.5:  # a fit of well over the one-second delay
-        steps *= 4
-        start = time.monotonic()
-        m.fit(train["X"], train["Y"], steps=steps, batch=32, progress=False)
+    m.fit(train["X"], train["Y"], steps=300, batch=32, progress=False)
     assert capsys.readouterr().err == ""
-    m.fit(train["X"], train["Y"], steps=steps, batch=32, progress=True)
+    m.fit(train["X"], train["Y"], steps=300, batch=32, progress=True)
     err = capsys.readouterr().err
-    assert f"fit attention: {steps}/{steps} steps, " in err, err
+    assert "fit attention: 300/300 steps, " in err, err
     with pytest.raises(TypeError, match="progress must be True, False or None"):
         m.fit(train["X"], train["Y"], steps=5, progress="yes")
 
