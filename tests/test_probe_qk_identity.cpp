@@ -115,15 +115,13 @@ TEST(ProbeQkIdentity, TransformerAndGpt2ReportEveryLayer) {
   FitLog glog;
   const auto gs = probe_scalars(g, &glog);
   ASSERT_EQ(glog.points.size(), 2u);
-  for (int64_t l = 0; l < 2; ++l) {
+  for (int64_t l = 0; l < 2; ++l) {  // W_q: columns [0, 8) of c_attn, W_k: [8, 16)
     const ModelTensor& c = *gt.find("h." + std::to_string(l) + ".attn.c_attn.weight");
     EXPECT_NEAR(glog.points[l].value, brute_cosine(c, 0, c, 8, 0, 8), 1e-12) << l;
   }
+  const ModelTensor& c0 = *gt.find("h.0.attn.c_attn.weight");
   EXPECT_NEAR(gs.at("qk_identity_head_cosine_max"),
-              std::max(brute_cosine(*gt.find("h.0.attn.c_attn.weight"), 0,
-                                    *gt.find("h.0.attn.c_attn.weight"), 8, 0, 4),
-                       brute_cosine(*gt.find("h.0.attn.c_attn.weight"), 0,
-                                    *gt.find("h.0.attn.c_attn.weight"), 8, 4, 4)),
+              std::max(brute_cosine(c0, 0, c0, 8, 0, 4), brute_cosine(c0, 0, c0, 8, 4, 4)),
               1e-12);
 }
 

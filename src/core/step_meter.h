@@ -4,9 +4,9 @@
 // The meter belongs to the thread that installs it (StepMeterScope), so two fits on two
 // threads (Python releases the GIL) each report to their own. Loops call
 // step_meter_report(done, total) between steps on the thread that runs them; with no meter
-// installed that is one thread-local load. A meter may throw (e.g. attn::Interrupted when a
-// Python callback raised): the loop unwinds like at any other error. Sweeps install none:
-// their progress counts runs (core/progress.h), not steps.
+// installed that is one thread-local load. A meter may throw (Python's rethrows what its
+// callback raised, py::error_already_set): the loop unwinds like at any other error. Sweeps
+// install none: their progress counts runs (core/progress.h), not steps.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@ interpreter (python/src/bind_run.cpp, apps/cmd_job.cpp): a fork of a multi-threa
 (a Jupyter kernel) could block for ever on a lock another thread held at the fork, e.g.
 SQLite's memory mutex while IPython's history thread writes (issue #33). Also: a spec given as
 TOML text or a dict."""
+import inspect
 import os
 import subprocess
 import signal
@@ -199,19 +200,11 @@ CTRL_C = textwrap.dedent("""
     import os, signal, sys, threading, time
     import attnlab
     spec, out = sys.argv[1], sys.argv[2]
-    def job_started():
-        for name in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
-                        return True
-            except (OSError, ValueError, IndexError):
-                pass
-        return False
+""") + inspect.getsource(_children) + textwrap.dedent("""
     def ctrl_c():
         # A terminal's Ctrl-C: SIGINT to the whole foreground process group, the job included,
         # once the job is running (a fixed delay raced a fast machine's whole run).
-        while not job_started():
+        while not _children(os.getpid()):
             time.sleep(0.01)
         time.sleep(0.3)
         os.killpg(os.getpgrp(), signal.SIGINT)
