@@ -58,6 +58,7 @@ reproduce: build
 	build/attnlab reproduce sanford2023 --quick || test $$? -eq 1 -o $$? -eq 3
 	build/attnlab reproduce constructions --quick || test $$? -eq 1 -o $$? -eq 3
 	build/attnlab reproduce hop2024 --quick || test $$? -eq 1 -o $$? -eq 3
+	build/attnlab reproduce sep2025 --quick || test $$? -eq 1 -o $$? -eq 3
 
 # Micro-benchmarks (measure, never pass or fail); see docs/performance.md.
 bench: deps
