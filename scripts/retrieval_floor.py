@@ -32,13 +32,16 @@ seeds and q in the order printed, so a number is reproduced by the whole command
 import argparse
 import itertools
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.optimize import minimize
+
+from script_cli import number_list, run_cli
+
+TOOL = "retrieval_floor"
 
 
 def quadrature(dim, points):
@@ -114,10 +117,10 @@ def retrieval_sample(attnlab, seed, q, d, width, n):
     the npz's arrays (X, Y, z, sets, link_w1, link_w2)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "link.npz")
-        subprocess.run([attnlab, "data", "sparse_retrieval", "--n", str(n), "--seed", str(seed),
-                        "--set", f"task.q={q}", "--set", f"task.d={d}", "--set", "task.N=8",
-                        "--set", "task.link=relu_net", "--set", f"task.link_width={width}",
-                        "--set", "task.z_dist=gaussian", "-q", "-o", out], check=True)
+        run_cli(TOOL, attnlab, "data", "sparse_retrieval", "--n", str(n), "--seed", str(seed),
+                "--set", f"task.q={q}", "--set", f"task.d={d}", "--set", "task.N=8",
+                "--set", "task.link=relu_net", "--set", f"task.link_width={width}",
+                "--set", "task.z_dist=gaussian", "-q", "-o", out)
         with np.load(out) as f:
             return {k: f[k] for k in f.files if k != "meta"}
 
@@ -196,10 +199,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="test the quadrature against the closed form at q = 2 and exit")
     args = ap.parse_args()
-    args.attnlab_given = args.attnlab is not None
-    args.attnlab = args.attnlab or "build/attnlab"
     if args.check:
-        return check(args.attnlab if args.attnlab_given else None)
+        return check(args.attnlab)  # relu_net against its targets only when a CLI is named
     if args.link is None:
         ap.error("give a link (product or relu_net) or --check")
     rng = np.random.default_rng(0)
@@ -211,8 +212,9 @@ def main():
                 print(f"product q = {q}, H = {H}: floor {value:.4f}  "
                       f"(unmeasured directions {np.round(W.T, 3).tolist()})")
                 continue
-            for seed in (int(s) for s in args.seeds.split(",")):
-                w1, w2 = link_weights(args.attnlab, seed, q, args.d, args.width)
+            for seed in number_list(TOOL, args.seeds, "seeds", int):
+                w1, w2 = link_weights(args.attnlab or "build/attnlab", seed, q, args.d,
+                                      args.width)
                 value, se, W = relu_floor(w1, w2, q, args.d, H, args.restarts, rng)
                 print(f"relu_net seed {seed} q = {q}, H = {H}: floor {value:.4f} ± {se:.4f}  "
                       f"(unmeasured directions {np.round(W.T, 3).tolist()})", flush=True)
