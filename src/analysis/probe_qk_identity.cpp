@@ -85,16 +85,19 @@ void probe_qk_identity(const ProbeInput& in, FitLog& log) {
     ATTN_ASSERT(w.out % heads == 0, "qk_identity: the query rows split into model.heads heads");
     const QkLayerResult r = qk_layer_analyze(w, options);
     log.point("qk_identity_cosine", w.layer, r.stats.identity_cosine);
-    if (w.layer != 0) continue;
-    log.scalar("qk_identity_cosine", r.stats.identity_cosine);
-    log.scalar("qk_identity_cosine_null", r.null_stats.identity_cosine);
-    log.scalar("qk_identity_c_star", r.stats.c_star);
-    log.scalar("qk_identity_residual", r.stats.residual);
-    double head_max = r.head_results.front().stats.identity_cosine;
-    for (const QkHeadResult& h : r.head_results)
-      head_max = std::max(head_max, h.stats.identity_cosine);
-    log.scalar("qk_identity_head_cosine_max", head_max);
+    if (w.layer == 0) qk_identity_log_scalars("qk_identity", r, log);
   }
+}
+
+void qk_identity_log_scalars(const std::string& prefix, const QkLayerResult& r, FitLog& log) {
+  log.scalar(prefix + "_cosine", r.stats.identity_cosine);
+  log.scalar(prefix + "_cosine_null", r.null_stats.identity_cosine);
+  log.scalar(prefix + "_c_star", r.stats.c_star);
+  log.scalar(prefix + "_residual", r.stats.residual);
+  double head_max = r.head_results.front().stats.identity_cosine;
+  for (const QkHeadResult& h : r.head_results)
+    head_max = std::max(head_max, h.stats.identity_cosine);
+  log.scalar(prefix + "_head_cosine_max", head_max);
 }
 
 }  // namespace attn

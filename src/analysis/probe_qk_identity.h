@@ -34,4 +34,9 @@ std::vector<QkLayerWeights> qk_model_layers(const ModelTensors& saved);
 
 void probe_qk_identity(const ProbeInput& in, FitLog& log);
 
+struct QkLayerResult;
+// Logs r's statistics as the scalars <prefix>_cosine, <prefix>_cosine_null, <prefix>_c_star,
+// <prefix>_residual and <prefix>_head_cosine_max (the list above, for any prefix).
+void qk_identity_log_scalars(const std::string& prefix, const QkLayerResult& r, FitLog& log);
+
 }  // namespace attn

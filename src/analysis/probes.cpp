@@ -5,6 +5,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "analysis/probe_qk_code_identity.h"
 #include "analysis/probe_qk_identity.h"
 #include "analysis/probe_rank_pair.h"
 #include "core/error.h"
@@ -56,6 +57,19 @@ const std::vector<ProbeRow>& probe_table() {
                    "qk_identity_c_star", "qk_identity_residual", "qk_identity_head_cosine_max"},
        .run = probe_qk_identity,
        .doc = "docs/qk-analysis.md#qk-identity"},
+      {.kind = ProbeKind::kQkCodeIdentity,
+       .name = "qk_code_identity",
+       .description = "the trained query-key product on token_selection's raw positional "
+                      "codes (through a linear phi) against c*I, beside a Gaussian null "
+                      "(Wang et al. 2024's ground truth is a multiple of I there)",
+       .models = {"attention"},
+       .tasks = {"token_selection"},
+       .eval_instances = "",
+       .scalars = {"qk_code_identity_applies", "qk_code_identity_cosine",
+                   "qk_code_identity_cosine_null", "qk_code_identity_c_star",
+                   "qk_code_identity_residual", "qk_code_identity_head_cosine_max"},
+       .run = probe_qk_code_identity,
+       .doc = "docs/sep2025.md#e3b-alignment"},
   };
   static_assert(std::extent_v<decltype(rows)> == static_cast<size_t>(ProbeKind::kCount),
                 "probe_table(): every ProbeKind needs exactly one row");

@@ -24,6 +24,7 @@ namespace attn {
 enum class ProbeKind {
   kRankPair,    // Thm 10's rank pair on a trained MLP's first layer
   kQkIdentity,  // the trained query-key product against c·I (issue #35)
+  kQkCodeIdentity,  // the same on token_selection's raw positional codes (issue #35)
   kCount
 };
 
