@@ -12,7 +12,10 @@ def fail(tool, msg):
 
 def run_cli(tool, cli, *args):
     """stdout of `cli args...`; on a non-zero exit, fail() with the command and its stderr."""
-    r = subprocess.run([cli, *args], capture_output=True, text=True)
+    try:
+        r = subprocess.run([cli, *args], capture_output=True, text=True)
+    except OSError as e:  # missing or not executable: one line, not a traceback
+        fail(tool, f"cannot run {cli}: {e.strerror} (build it, or pass its path)")
     if r.returncode != 0:
         fail(tool, f"`{' '.join([cli, *args])}` failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
     return r.stdout
