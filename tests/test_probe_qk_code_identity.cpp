@@ -16,6 +16,7 @@
 #include "analysis/qk_stats.h"
 #include "core/error.h"
 #include "models/model_io.h"
+#include "probe_test_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
@@ -31,27 +32,11 @@ Params task_params() {
   return p;
 }
 
-struct Fitted {
-  ModelRecord record;
-  std::unique_ptr<Model> model;
-  Batch test;
-};
+using Fitted = test::FittedModel;
 
-// attention with `sets` fitted for 30 steps on token_selection (N = 5, d = 2, code_dim = 4).
+// attention with `sets` fitted on token_selection (N = 5, d = 2, code_dim = 4).
 Fitted fitted(const std::vector<std::string>& sets) {
-  const auto task = task_make("token_selection", task_params());
-  Batch train = task_generate(*task, 0, 0, 64);
-  Fitted f;
-  f.record = model_record_make("attention", 3, train.shape);
-  for (const auto& item : sets)
-    model_set_apply(item, f.record.model_params, &f.record.train_params);
-  f.record.train_params.set_text("steps", "30");
-  f.record.train_params.set_text("n", "64");
-  f.model = model_make(f.record);
-  FitLog log;
-  f.model->fit(train, log);
-  f.test = task_generate(*task, 0, 1000, 8);
-  return f;
+  return test::fit_for_probe("token_selection", task_params(), "attention", sets);
 }
 
 std::map<std::string, double> probe_scalars(const Fitted& f) {
@@ -105,7 +90,8 @@ double log_prob_gap(const Fitted& f, int64_t h, int64_t j, int64_t k, int64_t a,
 }
 
 TEST(ProbeQkCodeIdentity, EachHeadsBlockIsWhatTheModelsAttentionScores) {
-  const Fitted f = fitted({"model.m=6", "model.heads=2", "model.phi=linear", "train.dtype=float64"});
+  const Fitted f =
+      fitted({"model.m=6", "model.heads=2", "model.phi=linear", "train.dtype=float64"});
   const ModelTensors t = saved_of(f);
   const QkLayerWeights w = qk_code_block_weights(t, kD, kCode);
   const int64_t hs = w.out / 2;

@@ -14,32 +14,17 @@
 #include "cli_helpers.h"
 #include "core/error.h"
 #include "models/model_io.h"
+#include "probe_test_helpers.h"
 #include "tasks/task.h"
 
 namespace attn {
 namespace {
 
-struct Fitted {
-  ModelRecord record;
-  std::unique_ptr<Model> model;
-  Batch test;
-};
+using Fitted = test::FittedModel;
 
 // `name` with `sets` ("model.K=V", "train.K=V") fitted for 30 steps on qsa (N = 6).
 Fitted fitted(const std::string& name, const std::vector<std::string>& sets) {
-  const auto task = task_make("qsa", task_default_params("qsa"));
-  Batch train = task_generate(*task, 0, 0, 64);
-  Fitted f;
-  f.record = model_record_make(name, 3, train.shape);
-  for (const auto& item : sets)
-    model_set_apply(item, f.record.model_params, &f.record.train_params);
-  f.record.train_params.set_text("steps", "30");
-  f.record.train_params.set_text("n", "64");
-  f.model = model_make(f.record);
-  FitLog log;
-  f.model->fit(train, log);
-  f.test = task_generate(*task, 0, 1000, 8);
-  return f;
+  return test::fit_for_probe("qsa", task_default_params("qsa"), name, sets);
 }
 
 std::map<std::string, double> probe_scalars(const Fitted& f, FitLog* log_out = nullptr) {
