@@ -29,6 +29,7 @@
 #include "experiment/spec_change.h"
 #include "experiment/spec_fields.h"
 #include "experiment/store.h"
+#include "experiment/store_dir.h"
 #include "experiment/store_csv.h"
 #include "experiment/sweep_interrupt.h"
 #include "experiment/sweep_mpi.h"
@@ -37,10 +38,6 @@
 namespace attn {
 namespace fs = std::filesystem;
 namespace {
-
-std::string store_path(const std::string& dir) {
-  return (fs::path(dir) / "results.sqlite").string();
-}
 
 // The parameter columns of results.csv: the swept keys, then any other key a plot uses
 // (so a plot over a key fixed by --set still finds its column).
@@ -395,10 +392,7 @@ std::string experiment_interrupted_note(int64_t interrupted) {
 }
 
 void experiment_export(const std::string& dir) {
-  if (!fs::exists(store_path(dir)))
-    throw IoError(dir + ": no results.sqlite here; run `" +
-                  front_command(FrontCommand::kRunInto, dir) + "` first");
-  ResultsStore store(store_path(dir), StoreAccess::kRead);
+  ResultsStore store(store_path_existing(dir), StoreAccess::kRead);
   export_plan_csv(store, dir);
   const std::string spec_json = store.meta("spec_json");
   if (!spec_json.empty()) atomic_file_write((fs::path(dir) / "spec.json").string(), spec_json);

@@ -2,24 +2,17 @@
 #include "experiment/experiment_status.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/front_option.h"
 #include "experiment/store.h"
+#include "experiment/store_dir.h"
 
 namespace attn {
-namespace fs = std::filesystem;
-
 ExperimentStatus experiment_status(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "results.sqlite").string();
-  if (!fs::exists(path))
-    throw IoError(dir + ": no results.sqlite here; run `" +
-                  front_command(FrontCommand::kRunInto, dir) + "` first");
-  const ResultsStore store(path, StoreAccess::kRead);
+  const ResultsStore store(store_path_existing(dir), StoreAccess::kRead);
   ExperimentStatus st;
   st.dir = dir;
   st.experiment = store.meta("experiment");

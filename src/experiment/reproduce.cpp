@@ -22,6 +22,7 @@
 #include "experiment/runner.h"
 #include "experiment/selection.h"
 #include "experiment/store.h"
+#include "experiment/store_dir.h"
 #include "io/atomic_file.h"
 #include "io/text_escape.h"
 
@@ -176,10 +177,7 @@ ReproduceResult reproduce_run(const ReproduceOptions& o) {
   const std::string stem = reproduce_is_spec(o.name) ? fs::path(o.name).stem().string() : o.name;
   result.out = o.out.empty() ? "results/reproduce/" + stem + (o.quick ? "-quick" : "") : o.out;
   // Reading one spec's runs (attnlab check) needs them stored (nothing is created otherwise).
-  if (reproduce_is_spec(o.name) && o.report_only &&
-      !fs::exists(fs::path(result.out) / "results.sqlite"))
-    throw IoError(result.out + ": no results.sqlite here; run `" +
-                  front_command(FrontCommand::kRunInto, result.out) + "` first");
+  if (reproduce_is_spec(o.name) && o.report_only) store_path_existing(result.out);
   output_dir_make(result.out, front_option(FrontOption::kOut));
   // One group's report to an output directory: another group's is not replaced.
   if (std::ifstream earlier{(fs::path(result.out) / "reproduce.json").string()}) {
