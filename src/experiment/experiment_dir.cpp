@@ -28,6 +28,7 @@
 #include "experiment/selection.h"
 #include "experiment/spec_change.h"
 #include "experiment/spec_fields.h"
+#include "experiment/run_args.h"
 #include "experiment/store.h"
 #include "experiment/store_dir.h"
 #include "experiment/store_csv.h"
@@ -143,14 +144,6 @@ std::vector<std::string> json_string_list(const std::string& text) {
   return out;
 }
 
-// What `run` was given besides the spec and DIR (meta run_args; experiment_status names the
-// command that finishes DIR from it): {"quick", "set": [...], "shard": [i, k]}.
-std::string run_args_json(const RunRequest& rq) {
-  return nlohmann::json{
-      {"quick", rq.quick}, {"set", rq.overrides}, {"shard", {rq.shard_index, rq.shard_count}}}
-      .dump();
-}
-
 }  // namespace
 
 void shard_parse(const std::string& text, int* index, int* count) {
@@ -252,7 +245,9 @@ std::unique_ptr<OpenExperiment> experiment_open(const RunRequest& rq) {
       store.set_meta("spec_runs", runs_json);
       if (store.meta("attnlab_version").empty()) store.set_meta("attnlab_version", kVersion);
     }
-    if (!rq.run_nothing) store.set_meta("run_args", run_args_json(rq));
+    if (!rq.run_nothing)  // what `run` was given besides the spec and DIR
+      store.set_meta("run_args", run_args_json(RunArgs{rq.quick, rq.overrides, rq.shard_index,
+                                                        rq.shard_count}));
     store.set_meta("experiment", spec.name);
     store.set_meta("spec_path", spec.path);
     store.set_meta("spec_json", spec_to_json(spec));
@@ -425,8 +420,8 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
       throw IoError(dir + ": no results.sqlite here; is this a shard's output directory?");
     shards.push_back(std::make_unique<ResultsStore>(store_path(dir), StoreAccess::kRead));
     const std::string h = shards.back()->meta("spec_hash");
-    const auto args = nlohmann::json::parse(shards.back()->meta("run_args"), nullptr, false);
-    const int k = args.is_object() ? args.value("shard", std::vector<int>{0, 0}).at(1) : 0;
+    RunArgs args;
+    const int k = run_args_parse(shards.back()->meta("run_args"), &args) ? args.shard_count : 0;
     shard_count = fingerprint.empty() || k == shard_count ? k : 0;
     if (fingerprint.empty()) {
       fingerprint = h;
@@ -468,9 +463,11 @@ int64_t experiment_merge(const std::string& out_dir, const std::vector<std::stri
       out.set_meta(key, shards.front()->meta(key));
   // How the shards were run (experiment_status names the shards with missing runs).
   if (shard_count > 1) {
-    auto args = nlohmann::json::parse(shards.front()->meta("run_args"), nullptr, false);
-    args["shard"] = {0, 1};
-    out.set_meta("run_args", args.dump());
+    RunArgs args;
+    run_args_parse(shards.front()->meta("run_args"), &args);
+    args.shard_index = 0;
+    args.shard_count = 1;
+    out.set_meta("run_args", run_args_json(args));
     out.set_meta("merged_shards", std::to_string(shard_count));
   }
   // The plan is the shards' (the newest run of the spec), not what OUT held before: after a

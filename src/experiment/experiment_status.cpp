@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "experiment/run_args.h"
 #include "experiment/store.h"
 #include "experiment/store_dir.h"
 
@@ -17,15 +18,14 @@ ExperimentStatus experiment_status(const std::string& dir) {
   st.dir = dir;
   st.experiment = store.meta("experiment");
   st.spec_path = store.meta("spec_path");
-  const auto args = nlohmann::json::parse(store.meta("run_args"), nullptr, false);
-  if (args.is_object()) {
+  RunArgs args;
+  if (run_args_parse(store.meta("run_args"), &args)) {
     st.args_known = true;
-    st.quick = args.value("quick", false);
-    st.overrides = args.value("set", std::vector<std::string>{});
-    const auto shard = args.value("shard", std::vector<int>{0, 1});
-    if (shard.size() == 2 && shard[1] >= 1) {
-      st.shard_index = shard[0];
-      st.shard_count = shard[1];
+    st.quick = args.quick;
+    st.overrides = args.overrides;
+    if (args.shard_count >= 1) {
+      st.shard_index = args.shard_index;
+      st.shard_count = args.shard_count;
     }
   }
   const std::string merged = store.meta("merged_shards");

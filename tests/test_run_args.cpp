@@ -1,0 +1,34 @@
+// The stored run arguments (experiment/run_args.h): a round trip, the JSON text stores hold,
+// and what a store written before run_args (or a damaged field) reads back as.
+#include <gtest/gtest.h>
+
+#include "experiment/run_args.h"
+
+namespace attn {
+namespace {
+
+TEST(RunArgs, RoundTripAndTheStoredText) {
+  const RunArgs a{true, {"train.steps=10", "task.N=8"}, 2, 4};
+  const std::string text = run_args_json(a);
+  EXPECT_EQ(text, R"({"quick":true,"set":["train.steps=10","task.N=8"],"shard":[2,4]})");
+  RunArgs b;
+  ASSERT_TRUE(run_args_parse(text, &b));
+  EXPECT_TRUE(b.quick);
+  EXPECT_EQ(b.overrides, a.overrides);
+  EXPECT_EQ(b.shard_index, 2);
+  EXPECT_EQ(b.shard_count, 4);
+}
+
+TEST(RunArgs, NoObjectIsUnknownAndBadFieldsKeepTheirDefaults) {
+  RunArgs r;
+  EXPECT_FALSE(run_args_parse("", &r));       // a store from before run_args
+  EXPECT_FALSE(run_args_parse("[1, 2]", &r));
+  ASSERT_TRUE(run_args_parse(R"({"quick": 1, "set": ["a=1", 7], "shard": [3]})", &r));
+  EXPECT_FALSE(r.quick);                               // not a boolean
+  EXPECT_EQ(r.overrides, std::vector<std::string>{"a=1"});  // strings only
+  EXPECT_EQ(r.shard_index, 0);                         // not a pair
+  EXPECT_EQ(r.shard_count, 1);
+}
+
+}  // namespace
+}  // namespace attn
