@@ -28,6 +28,18 @@ TEST(RunArgs, NoObjectIsUnknownAndBadFieldsKeepTheirDefaults) {
   EXPECT_EQ(r.overrides, std::vector<std::string>{"a=1"});  // strings only
   EXPECT_EQ(r.shard_index, 0);                         // not a pair
   EXPECT_EQ(r.shard_count, 1);
+  // Every parse starts from the defaults: nothing is left from the previous one.
+  r = RunArgs{true, {"x=1"}, 3, 4};
+  ASSERT_TRUE(run_args_parse("{}", &r));
+  EXPECT_FALSE(r.quick);
+  EXPECT_TRUE(r.overrides.empty());
+  EXPECT_EQ(r.shard_count, 1);  // merge reads "not sharded" from a store without "shard"
+  for (const char* shard : {R"(["a", 2])", "[1.5, 2]", "[1, null]"}) {
+    r = RunArgs{false, {}, 3, 4};
+    ASSERT_TRUE(run_args_parse(std::string(R"({"shard": )") + shard + "}", &r)) << shard;
+    EXPECT_EQ(r.shard_index, 0) << shard;
+    EXPECT_EQ(r.shard_count, 1) << shard;
+  }
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
 #include "experiment/run_args.h"
 #include "experiment/store.h"
 #include "experiment/store_dir.h"
