@@ -46,13 +46,15 @@ QkLayerWeights qk_code_block_weights(const ModelTensors& saved, int64_t first, i
 void probe_qk_code_identity(const ProbeInput& in, FitLog& log) {
   const int64_t d = in.test_task_params.get_int("d");
   const int64_t code_dim = in.test_task_params.get_int("code_dim");
-  if (in.model_params.get_string("phi") != "linear" || code_dim < 2) {
-    log.scalar("qk_code_identity_applies", 0);
-    return;
-  }
   ModelTensors saved;
   saved.model = in.model_name;
   in.model.save(saved);
+  // A linear φ is one layer: phi.w0 and no phi.w1 (read from the weights, not the option).
+  const bool linear_phi = saved.find("phi.w0") != nullptr && saved.find("phi.w1") == nullptr;
+  if (!linear_phi || code_dim < 2) {
+    log.scalar("qk_code_identity_applies", 0);
+    return;
+  }
   const QkLayerWeights w = qk_code_block_weights(saved, d, code_dim);
   QkAnalyzeOptions options;
   options.heads = in.model_params.get_int("heads");
