@@ -9,6 +9,9 @@
 //   d  `attention`, N = 32, d' = 4, m = 16, 1 head, batch 256 (issue #32)
 //   e  `attention`, N = 32, d' = 4, m = 32, 1 head, batch 256 (issue #32)
 //   f  `third_order`, N = 16, d' = 4, m = 16, 1 head, batch 256 (issue #32)
+//   g, h  `attention`, N = 64, d' = 4, m = 128 and 64, 1 head, batch 256 (sanford2023 E1's
+//         largest shapes: the input is 7 of 132 columns non-zero, φ's first layer sparse)
+//   i  `attention`, N = 16, d' = 4, m = 64, 1 head, batch 256 (E1 at N = 16: 7 of 36, dense)
 // and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
 // input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
 //   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32
@@ -96,6 +99,9 @@ const Config kConfigs[] = {
     {"e", "attention", 32, 4, 32, 1, 0, 256},       {"f", "third_order", 16, 4, 16, 1, 0, 256},
     {"t2", "transformer", 64, 6, 128, 4, 0, 32, 2}, {"t3", "transformer", 64, 6, 128, 4, 0, 32, 3},
     {"t4", "transformer", 64, 6, 128, 4, 0, 32, 4}, {"t5", "transformer", 64, 6, 128, 4, 0, 32, 5},
+    // sanford2023 E1's largest shapes (N = 64: inputs 5 % non-zero) and its N = 16 (19 %).
+    {"g", "attention", 64, 4, 128, 1, 0, 256},      {"h", "attention", 64, 4, 64, 1, 0, 256},
+    {"i", "attention", 16, 4, 64, 1, 0, 256},
 };
 constexpr int64_t kHopA = 4, kHopKMax = 8;  // the k-hop experiments' alphabet and k_max
 constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check
@@ -451,7 +457,7 @@ int bench_main(int argc, char** argv) {
     for (const Config& k : kConfigs)
       if (k.id == id) c = &k;
     ATTN_CHECK(c != nullptr,
-               "bench_nn_train: unknown config '" + id + "' (a, b, c, d, e, f, t2, t3, t4, t5)");
+               "bench_nn_train: unknown config '" + id + "' (a, b, c, d, e, f, g, h, i, t2, t3, t4, t5)");
     if (o.trainer_threads.empty()) run_config(*c, o, sgemm_rate);
     for (int t : o.trainer_threads) run_trainer_config(*c, o, t);
   }

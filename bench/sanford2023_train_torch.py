@@ -67,7 +67,10 @@ CONFIGS = {"a": ("attention", 32, 4, 16, 1, 0, 64),
            "c": ("lstm", 32, 4, 0, 0, 128, 256),
            "d": ("attention", 32, 4, 16, 1, 0, 256),
            "e": ("attention", 32, 4, 32, 1, 0, 256),
-           "f": ("third_order", 16, 4, 16, 1, 0, 256)}
+           "f": ("third_order", 16, 4, 16, 1, 0, 256),
+           "g": ("attention", 64, 4, 128, 1, 0, 256),
+           "h": ("attention", 64, 4, 64, 1, 0, 256),
+           "i": ("attention", 16, 4, 64, 1, 0, 256)}
 HOP_D_IN = 13  # A + k_max + 1 with A = 4, k_max = 8
 LAYERS = {}
 for _l in (2, 3, 4, 5):

@@ -538,10 +538,12 @@ TEST(NeuralModel, ThreadCountChangesNoBitOfAnyModel) {
   // Each trained model at 1, 2 and 3 threads: every metric, series value and prediction has
   // the same bits (memcmp). Batches of 96 and 256 are split into 3 and 8 chunks, so 2 and 3
   // threads share them unevenly. The LSTM runs on qsa with N = 16 (multi-hot tokens 4 of
-  // 34 non-zero: the sparse input products in every chunk).
+  // 34 non-zero: the sparse input products in every chunk); attention once more at N = 32
+  // (tokens 5 of 66 non-zero: φ's first layer on the non-zeros, nn/mlp_block.h).
   using Sets = std::vector<std::pair<std::string, std::string>>;
   const std::vector<std::pair<std::string, Sets>> runs = {
       {"attention", {{"task.N", "5"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
+      {"attention", {{"task.N", "32"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
       {"third_order",
        {{"task.N", "5"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
       {"transformer",

@@ -7,6 +7,7 @@
 
 #include "core/rng.h"
 #include "ops/linear.h"
+#include "ops/sparse_rows.h"
 
 namespace attn {
 
@@ -63,7 +64,13 @@ void MlpBlock<T>::forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out) {
     const bool last = l + 1 == layers();
     const int64_t n_out = rows * dims_[l + 1];
     T* z = last ? out : (pre_[l].resize(n_out), pre_[l].data());
-    linear_forward(z, a, ps.value(w_[l]), ps.value(b_[l]), rows, dims_[l], dims_[l + 1]);
+    if (l == 0) inp_is_sparse_ = sparse_rows_build(inp_sparse_, inp, rows, dims_[0]);
+    if (l == 0 && inp_is_sparse_) {
+      sparse_rows_times(z, dims_[1], inp_sparse_, ps.value(w_[0]), dims_[1], SparseRowSet{},
+                        ps.value(b_[0]));  // z = b + x · w on x's non-zeros
+    } else {
+      linear_forward(z, a, ps.value(w_[l]), ps.value(b_[l]), rows, dims_[l], dims_[l + 1]);
+    }
     if (last) break;
     post_[l].resize(n_out);
     activation_forward(post_[l].data(), z, n_out, act_);
@@ -89,8 +96,10 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
       grad_a_.assign(static_cast<size_t>(rows_ * dims_[l]), T(0));
       da = grad_a_.data();
     }
-    linear_backward(da, ps.grad(w_[l]), ps.grad(b_[l]), g, a, ps.value(w_[l]), rows_, dims_[l],
-                    dims_[l + 1]);
+    const bool sparse = l == 0 && inp_is_sparse_;
+    linear_backward(da, sparse ? nullptr : ps.grad(w_[l]), ps.grad(b_[l]), g, a, ps.value(w_[l]),
+                    rows_, dims_[l], dims_[l + 1]);
+    if (sparse) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);
     if (l == 0) {
       first_dout_ = g;
       break;

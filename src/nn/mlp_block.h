@@ -7,6 +7,10 @@
 // "<prefix>.b<l>" (dims[l+1])), PyTorch's default init: U(−1/√fan_in, 1/√fan_in).
 // Shapes: inp (rows, in), out (rows, out). forward() keeps its input pointer and the
 // layers' activations for backward(): inp must stay valid until then.
+// A first-layer input that is mostly zeros (the one- and multi-hot tokens of qsa and the like,
+// at most kSparseRowsMaxDensity non-zero) is multiplied by its non-zeros only, in the forward
+// and in the weight gradient (ops/sparse_rows.h); the dense GEMM otherwise. The two paths round
+// differently; each gives the same bits at every thread count.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include "core/choice.h"
 #include "nn/param_set.h"
 #include "ops/activation.h"
+#include "ops/sparse_rows.h"
 
 namespace attn {
 
@@ -43,6 +48,8 @@ class MlpBlock {
   // backward().
   const T* first_layer_dout() const { return first_dout_; }
   int weight_id(int l) const { return w_[l]; }
+  // Whether the last forward()'s first layer ran on its input's non-zeros (see the top).
+  bool first_layer_sparse() const { return inp_is_sparse_; }
 
   int64_t in_dim() const { return dims_.front(); }
   int64_t out_dim() const { return dims_.back(); }
@@ -58,6 +65,8 @@ class MlpBlock {
   std::vector<std::vector<T>> pre_, post_;  // per layer: pre-activation, activation output
   std::vector<T> grad_a_, grad_b_;           // scratch for backward
   const T* first_dout_ = nullptr;
+  SparseRows<T> inp_sparse_;   // the input's non-zeros when the first layer took the sparse path
+  bool inp_is_sparse_ = false;  // whether it did, for the last forward()
 };
 
 // Draws U(−bound, bound) into count values (bound = 1/√fan_in for a layer), from the
