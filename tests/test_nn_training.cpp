@@ -19,6 +19,7 @@
 #include "models/model_registry.h"
 #include "models/neural_models.h"
 #include "nn/mlp_block.h"
+#include "ops/loss.h"
 #include "models/gradcheck_table.h"
 #include "tasks/task.h"
 #include "train/lr_schedule.h"
@@ -188,6 +189,42 @@ TEST(Trainer, ClipNormScalesTheStepToTheCap) {
     EXPECT_NEAR(clipped[i], 0.1 * free[i], 1e-12 * g) << i;
     EXPECT_EQ(loose[i], free[i]) << i;
   }
+}
+
+TEST(Trainer, ANetworkOfTwoToTheSeventeenParametersTakesItsBatchAsOneChunk) {
+  // One plain SGD step (lr 1) of a linear map with 512 × 256 + 256 = 131 328 parameters on 256
+  // samples moves the parameters by −g, g the gradient of one backward over the whole batch, bit
+  // for bit (in 8 chunks of 32 rows the gradient sums would round differently). Smaller networks
+  // keep batch / 32 chunks.
+  EXPECT_EQ(trainer_chunks(256, kTrainerOneChunkParams - 1), 8);
+  EXPECT_EQ(trainer_chunks(256, kTrainerOneChunkParams), 1);
+  EXPECT_EQ(trainer_chunks(96, 100), 3);
+  EXPECT_EQ(trainer_chunks(4096, 100), 8);
+  EXPECT_EQ(trainer_chunks(16, 100), 1);
+  const int64_t n = 256, d = 512, k = 256;
+  const TrainSet<double> data = linear_set(n, d, k, 1.0, 7);
+  LinearNet net(d, k), direct(d, k);
+  net.init(3);
+  direct.init(3);
+  ASSERT_GE(net.params().size(), kTrainerOneChunkParams);
+  const std::vector<double> before = net.params().values();
+  TrainerConfig c;
+  c.optimizer.kind = OptimizerKind::sgd;
+  c.lr = 1.0;
+  c.steps = 1;
+  c.batch = n;
+  c.restore_best = false;
+  FitLog log;
+  trainer_run<double>(net, c, whole_set(data), data, log);
+  std::vector<double> pred(n * k), dpred(n * k, 0.0);
+  direct.forward(data.X.data(), n, pred.data());
+  direct.params().zero_grad();
+  loss_backward(LossSpec(Loss::mse), dpred.data(), pred.data(), data.Y.data(), n * k, 1.0);
+  direct.backward(dpred.data());
+  size_t differ = 0;
+  for (size_t i = 0; i < before.size(); ++i)
+    differ += net.params().values()[i] != before[i] - direct.params().grads()[i];
+  EXPECT_EQ(differ, 0u) << "of " << before.size() << " parameters";
 }
 
 // Training towards W while validating against −W: the validation loss rises from the first
@@ -550,6 +587,8 @@ TEST(NeuralModel, ThreadCountChangesNoBitOfAnyModel) {
        {{"task.N", "5"}, {"task.q", "2"}, {"model.m", "8"}, {"model.layers", "1"},
         {"model.phi_width", "8"}, {"model.mlp_width", "8"}}},
       {"mlp", {{"task.N", "5"}, {"task.q", "2"}, {"model.width", "16"}, {"train.batch", "256"}}},
+      // 188 k parameters: one chunk (train/trainer.h), replicas idle at 2 and 3 threads.
+      {"mlp", {{"task.N", "5"}, {"task.q", "2"}, {"model.width", "400"}, {"train.batch", "256"}}},
       {"lstm", {{"task.N", "16"}, {"task.q", "1"}, {"model.hidden", "6"}}}};
   for (const auto& [model, settings] : runs) {
     SCOPED_TRACE(model);

@@ -13,7 +13,10 @@
 
 namespace attn {
 
-int64_t trainer_chunks(int64_t batch) { return std::clamp<int64_t>(batch / 32, 1, 8); }
+int64_t trainer_chunks(int64_t batch, int64_t params) {
+  if (params >= kTrainerOneChunkParams) return 1;
+  return std::clamp<int64_t>(batch / 32, 1, 8);
+}
 
 template <class T>
 double trainer_loss(Net<T>& net, const LossSpec& loss, const TrainSet<T>& data,
@@ -50,16 +53,16 @@ struct TrainingMode {
   Net<T>& net;
 };
 
-// Forward + backward of one step's batch in trainer_chunks(batch) chunks; returns the mean
-// loss and leaves ∂L/∂θ in net's gradients. Chunk c runs on the network of the worker that
-// takes it (worker 0: net, worker w: replicas[w − 1]); its gradients go into `total` in
-// chunk order (total = g₀, then total += g₁, ...), which is then swapped into net's.
+// Forward + backward of one step's batch in trainer_chunks(batch, parameters) chunks; returns
+// the mean loss and leaves ∂L/∂θ in net's gradients. Chunk c runs on the network of the
+// worker that takes it (worker 0: net, worker w: replicas[w − 1]); its gradients go into
+// `total` in chunk order (total = g₀, then total += g₁, ...), which is then swapped into net's.
 template <class T>
 double step_gradients(Net<T>& net, std::vector<std::unique_ptr<Net<T>>>& replicas,
                       std::vector<T>& total, const LossSpec& loss, int64_t batch, int64_t x_size,
                       int64_t y_size, const T* x, const T* y, T* pred, T* dpred) {
   ParamSet<T>& ps = net.params();
-  const int64_t count = batch * y_size, chunks = trainer_chunks(batch);
+  const int64_t count = batch * y_size, chunks = trainer_chunks(batch, ps.size());
   // The loss is a mean over the batch's terms: chunk c's mean and gradient count
   // weight(c) / weight(batch) (for mse and bce rows / batch, i.e. m / count).
   const double batch_weight = loss_weight(loss, y, batch, y_size);
@@ -119,7 +122,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
   std::vector<T> best = ps.values();
   std::vector<std::unique_ptr<Net<T>>> replicas;
   if (make_replica)
-    for (int w = 1; w < parallel_workers(trainer_chunks(c.batch)); ++w)
+    for (int w = 1; w < parallel_workers(trainer_chunks(c.batch, ps.size())); ++w)
       replicas.push_back(make_replica());
   std::vector<T> total;  // the chunks' gradient sum (step_gradients)
   TrainReport r;

@@ -77,8 +77,8 @@ class TrainingDiverged : public UserError {
 template <class T>
 using NetFactory = std::function<std::unique_ptr<Net<T>>()>;
 
-// Each step's batch is split into trainer_chunks(batch) contiguous chunks, a number fixed by
-// the batch size alone; chunk c runs forward and backward on its own (one network per
+// Each step's batch is split into trainer_chunks(batch, parameters) contiguous chunks, a number
+// fixed by the batch size and the network's parameter count (never the thread count); chunk c runs forward and backward on its own (one network per
 // compute thread: net itself and, with more than one thread and a factory, replicas), its
 // loss and gradients are weighted by its share of the batch, and the chunks' losses and
 // gradients are summed in chunk order. Results are therefore bit-identical for any thread
@@ -88,10 +88,15 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& config, const BatchSou
                         const TrainSet<T>& val, FitLog& log,
                         const NetFactory<T>& make_replica = {});
 
-// The number of chunks a step's batch is split into: batch / 32 samples, at least 1, at
-// most 8 (so up to 8 compute threads share a step). Chunk c holds the rows
-// [batch·c/C, batch·(c+1)/C).
-int64_t trainer_chunks(int64_t batch);
+// The number of chunks a step's batch is split into: batch / 32, at least 1, at most 8 (so up
+// to 8 compute threads share a step); one chunk for a network of kTrainerOneChunkParams
+// parameters or more, whose per-chunk gradient buffers (zeroed and summed per chunk: three
+// passes over the parameters) and per-chunk weight repacking in the GEMMs cost more than a
+// split gains (docs/performance.md#one-chunk-for-large-networks: an MLP of width 1024 trains
+// 1.6–2.0× faster a step in one chunk, width 256 1.1–1.4×; an attention unit of 22 k
+// parameters 1.1–1.5× slower). Chunk c holds the rows [batch·c/C, batch·(c+1)/C).
+constexpr int64_t kTrainerOneChunkParams = int64_t{1} << 17;
+int64_t trainer_chunks(int64_t batch, int64_t params);
 
 // Mean loss of the network on a whole set (no gradients), in chunks of eval_batch: the
 // chunks' losses weighted by loss_weight (ops/loss.h), so it is the mean over the set's terms.
