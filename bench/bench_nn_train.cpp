@@ -456,8 +456,8 @@ int bench_main(int argc, char** argv) {
     const Config* c = nullptr;
     for (const Config& k : kConfigs)
       if (k.id == id) c = &k;
-    ATTN_CHECK(c != nullptr,
-               "bench_nn_train: unknown config '" + id + "' (a, b, c, d, e, f, g, h, i, t2, t3, t4, t5)");
+    ATTN_CHECK(c != nullptr, "bench_nn_train: unknown config '" + id +
+                                 "' (a, b, c, d, e, f, g, h, i, t2, t3, t4, t5)");
     if (o.trainer_threads.empty()) run_config(*c, o, sgemm_rate);
     for (int t : o.trainer_threads) run_trainer_config(*c, o, t);
   }

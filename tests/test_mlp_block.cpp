@@ -168,8 +168,9 @@ TEST(MlpBlock, ThePathFollowsEachCallsInput) {
     std::vector<double> want_out(rows * out_dim), want_dw(in * out_dim, 0.0);
     linear_forward_ref(want_out.data(), x->data(), ps.value(w), ps.value(ps.find("lin.b0")), rows,
                        in, out_dim);
-    linear_backward_ref(static_cast<double*>(nullptr), want_dw.data(), static_cast<double*>(nullptr),
-                        dout.data(), x->data(), ps.value(w), rows, in, out_dim);
+    double* none = nullptr;
+    linear_backward_ref(none, want_dw.data(), none, dout.data(), x->data(), ps.value(w), rows, in,
+                        out_dim);
     expect_close(out, want_out.data(), 1e-12, "out");
     expect_close(std::vector<double>(ps.grad(w), ps.grad(w) + in * out_dim), want_dw.data(), 1e-12,
                  "lin.w0");

@@ -580,7 +580,8 @@ TEST(NeuralModel, ThreadCountChangesNoBitOfAnyModel) {
   using Sets = std::vector<std::pair<std::string, std::string>>;
   const std::vector<std::pair<std::string, Sets>> runs = {
       {"attention", {{"task.N", "5"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
-      {"attention", {{"task.N", "32"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
+      {"attention",
+       {{"task.N", "32"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
       {"third_order",
        {{"task.N", "5"}, {"task.q", "2"}, {"model.m", "4"}, {"model.phi_width", "8"}}},
       {"transformer",

@@ -78,11 +78,12 @@ template <class T>
 using NetFactory = std::function<std::unique_ptr<Net<T>>()>;
 
 // Each step's batch is split into trainer_chunks(batch, parameters) contiguous chunks, a number
-// fixed by the batch size and the network's parameter count (never the thread count); chunk c runs forward and backward on its own (one network per
-// compute thread: net itself and, with more than one thread and a factory, replicas), its
-// loss and gradients are weighted by its share of the batch, and the chunks' losses and
-// gradients are summed in chunk order. Results are therefore bit-identical for any thread
-// count (core/threads.h); without a factory the chunks run one after another on net.
+// fixed by the batch size and the network's parameter count (never the thread count); chunk c
+// runs forward and backward on its own (one network per compute thread: net itself and, with
+// more than one thread and a factory, replicas), its loss and gradients are weighted by its
+// share of the batch, and the chunks' losses and gradients are summed in chunk order. Results
+// are therefore bit-identical for any thread count (core/threads.h); without a factory the
+// chunks run one after another on net.
 template <class T>
 TrainReport trainer_run(Net<T>& net, const TrainerConfig& config, const BatchSource<T>& source,
                         const TrainSet<T>& val, FitLog& log,
