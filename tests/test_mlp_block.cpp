@@ -11,6 +11,7 @@
 #include "nn/mlp_block.h"
 #include "ops/activation.h"
 #include "ops/linear.h"
+#include "ops_basic_test_helpers.h"
 
 namespace attn {
 namespace {
@@ -68,16 +69,12 @@ Reference<T> reference(const std::vector<T>& x, const std::vector<T>& w0, const 
   return r;
 }
 
+// got against the naive loops' want, by the norm-wise relative error of the op tests.
 template <class T>
-void expect_close(const std::vector<T>& got, const T* want, double tol, const char* what) {
-  double worst = 0;
-  int64_t at = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])) /
-                       (1 + std::abs(static_cast<double>(want[i])));
-    if (err > worst) worst = err, at = static_cast<int64_t>(i);
-  }
-  EXPECT_LE(worst, tol) << what << ": largest relative error at entry " << at;
+void expect_close(const std::vector<T>& got, const std::vector<T>& want, double tol,
+                  const char* what) {
+  EXPECT_LE(test_ops_basic::rel_err(got, std::vector<double>(want.begin(), want.end())), tol)
+      << what;
 }
 
 // Runs a 2-layer block (in → hidden → out, relu) on x with and without dinp and compares it
@@ -111,20 +108,20 @@ bool check_block(int64_t rows, int64_t in, int64_t nonzeros_per_row, double tol)
   block.forward(ps, x.data(), rows, out.data());
   ps.zero_grad();
   block.backward(ps, dout.data(), dinp.data());
-  expect_close(out, want.out.data(), tol, "out");
-  expect_close(dinp, want.dinp.data(), tol, "dinp");
+  expect_close(out, want.out, tol, "out");
+  expect_close(dinp, want.dinp, tol, "dinp");
   const std::pair<const char*, const std::vector<T>*> grads[] = {
       {"phi.w0", &want.dw0}, {"phi.b0", &want.db0}, {"phi.w1", &want.dw1}, {"phi.b1", &want.db1}};
   for (const auto& [name, w] : grads) {
     const int id = ps.find(name);
     const std::vector<T> got(ps.grad(id), ps.grad(id) + ps.entry(id).size);
-    expect_close(got, w->data(), tol, name);
+    expect_close(got, *w, tol, name);
   }
   // Without dinp (the models' φ): the same parameter gradients.
   ps.zero_grad();
   block.backward(ps, dout.data(), static_cast<T*>(nullptr));
   const int w0 = ps.find("phi.w0");
-  expect_close(std::vector<T>(ps.grad(w0), ps.grad(w0) + ps.entry(w0).size), want.dw0.data(), tol,
+  expect_close(std::vector<T>(ps.grad(w0), ps.grad(w0) + ps.entry(w0).size), want.dw0, tol,
                "phi.w0 without dinp");
   return block.first_layer_sparse();
 }
@@ -171,8 +168,8 @@ TEST(MlpBlock, ThePathFollowsEachCallsInput) {
     double* none = nullptr;
     linear_backward_ref(none, want_dw.data(), none, dout.data(), x->data(), ps.value(w), rows, in,
                         out_dim);
-    expect_close(out, want_out.data(), 1e-12, "out");
-    expect_close(std::vector<double>(ps.grad(w), ps.grad(w) + in * out_dim), want_dw.data(), 1e-12,
+    expect_close(out, want_out, 1e-12, "out");
+    expect_close(std::vector<double>(ps.grad(w), ps.grad(w) + in * out_dim), want_dw, 1e-12,
                  "lin.w0");
   }
 }

@@ -59,12 +59,12 @@ void MlpBlock<T>::forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out) {
   }
   pre_.resize(layers());
   post_.resize(layers());
+  inp_is_sparse_ = sparse_rows_build(inp_sparse_, inp, rows, dims_[0]);
   const T* a = inp;
   for (int l = 0; l < layers(); ++l) {
     const bool last = l + 1 == layers();
     const int64_t n_out = rows * dims_[l + 1];
     T* z = last ? out : (pre_[l].resize(n_out), pre_[l].data());
-    if (l == 0) inp_is_sparse_ = sparse_rows_build(inp_sparse_, inp, rows, dims_[0]);
     if (l == 0 && inp_is_sparse_) {
       sparse_rows_times(z, dims_[1], inp_sparse_, ps.value(w_[0]), dims_[1], SparseRowSet{},
                         ps.value(b_[0]));  // z = b + x · w on x's non-zeros
