@@ -20,8 +20,10 @@
 #   --keep-blas-env  keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE; by default both are unset
 #                    for the timed commands (only there), so OpenBLAS picks its kernel itself
 # Writes DIR/SIDE.log (each output line after its Unix time and UTC time of day) and DIR/SIDE.time
-# (/usr/bin/time -v), SIDE = grouped or no_groups. Needs build/attnlab (ATTNLAB_BUILD to
-# use another build folder) and /usr/bin/time.
+# (/usr/bin/time -v), SIDE = grouped or no_groups. A resumed call appends to both, so every
+# segment's record is kept: the log gets a `=== segment` line at each call's start, SIDE.time one
+# record per call (a segment stopped by a signal leaves a record of its wall time only).
+# Needs build/attnlab (ATTNLAB_BUILD to use another build folder) and /usr/bin/time.
 set -euo pipefail
 shopt -s inherit_errexit  # a failing command inside $(...) stops the script too
 
@@ -57,34 +59,44 @@ field() {  # $1: time file, $2: label of a /usr/bin/time -v line; prints the las
 side() {  # $1: grouped | no_groups; rest: extra flags. Prints "label wall_s cpu_s peak_gib core"
   local label=$1; shift
   local dir=$out/$label
-  "${envcmd[@]}" /usr/bin/time -v -o "$out/$label.time" \
+  # This call's record goes to its own file first (the checks below read only it), then is
+  # appended to SIDE.time, which keeps the records of earlier segments of a resumed run.
+  local record=$out/$label.time.segment
+  printf '%s %s === segment: %s%s -j %s (%s) ===\n' "$(date -u +%s)" "$(date -u +%T)" \
+    "$group" "${quick[*]:+ --quick}" "$jobs" "$("$ATTNLAB" --version 2>/dev/null | head -1)" \
+    >> "$out/$label.log"
+  "${envcmd[@]}" /usr/bin/time -v -o "$record" \
     "$ATTNLAB" reproduce "$group" "${quick[@]}" -j "$jobs" -o "$dir" "$@" 2>&1 |
     while IFS= read -r line; do printf '%s %s %s\n' "$(date -u +%s)" "$(date -u +%T)" "$line"; done \
-      > "$out/$label.log" || true
+      >> "$out/$label.log" || true
+  cat "$record" >> "$out/$label.time"
   # Exit 1 or 3 (claims failing or undecided) is a finished run, still timed; 2 or a signal is
   # not (GNU time then writes "Command terminated by signal N" and "Exit status: 0").
-  if grep -q 'Command terminated by signal' "$out/$label.time"; then
-    echo "full_reproduction.sh: reproduce was killed: $(grep 'terminated by signal' "$out/$label.time")" >&2
+  if grep -q 'Command terminated by signal' "$record"; then
+    echo "full_reproduction.sh: reproduce was killed: $(grep 'terminated by signal' "$record")" >&2
     exit 1
   fi
   local status
-  status=$(field "$out/$label.time" 'Exit status')
+  status=$(field "$record" 'Exit status')
   [[ $status == 0 || $status == 1 || $status == 3 ]] ||
     { echo "full_reproduction.sh: reproduce exited with $status ($out/$label.log)" >&2; exit 1; }
   [[ -f $dir/report.md ]] || { echo "full_reproduction.sh: no report in $dir ($out/$label.log)" >&2; exit 1; }
   local wall cpu peak core
-  wall=$(field "$out/$label.time" 'Elapsed (wall clock) time' | time_seconds)
-  cpu=$(awk -v u="$(field "$out/$label.time" 'User time (seconds)')" \
-            -v s="$(field "$out/$label.time" 'System time (seconds)')" 'BEGIN { printf "%.1f", u + s }')
-  peak=$(time_kib_gib "$(field "$out/$label.time" 'Maximum resident set size (kbytes)')")
+  wall=$(field "$record" 'Elapsed (wall clock) time' | time_seconds)
+  cpu=$(awk -v u="$(field "$record" 'User time (seconds)')" \
+            -v s="$(field "$record" 'System time (seconds)')" 'BEGIN { printf "%.1f", u + s }')
+  peak=$(time_kib_gib "$(field "$record" 'Maximum resident set size (kbytes)')")
+  rm -f "$record"
   core=$(grep -o -m1 'OpenBLAS core [A-Za-z0-9_]*' "$dir/report.md" | sed 's/OpenBLAS core //' || true)
   echo "$label $wall $cpu $peak ${core:-unrecorded}"
 }
-per_experiment() {  # $1: log; when each experiment's last run was stored, from the start
-  # (experiments overlap: a worker freed by one starts the next one's runs)
-  awk 'NR == 1 { start = $1 }
+per_experiment() {  # $1: log; when each experiment's last run was stored, from the start of
+  # the last segment (experiments overlap: a worker freed by one starts the next one's runs)
+  awk '/^[0-9]+ [0-9:]+ === segment: / { start = $1; n = 0; next }
+       NR == 1 { start = $1 }
        / runs: .* already done$/ { line = $0; sub(/^[^ ]+ [^ ]+ /, "", line)
-                                   printf "  done at %7d s  %s\n", $1 - start, line }' "$1"
+                                   out[++n] = sprintf("  done at %7d s  %s", $1 - start, line) }
+       END { for (i = 1; i <= n; ++i) print out[i] }' "$1"
 }
 
 echo "$("$ATTNLAB" --version 2>/dev/null | head -1); $group${quick:+ --quick}, -j $jobs;" \
