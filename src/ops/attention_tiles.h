@@ -124,7 +124,9 @@ ATTN_COPY_BODY void tile_vec(T* c, int64_t ldc, const T* a, int64_t ars, int64_t
     for (int u = 0; u < NV; ++u) std::memcpy(&bv[u], b + k * ldb + u * L, sizeof(V));
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const V av = V{} + a[r * ars + k * aks];
+      // x − (+0) is x for every x (−0 and NaN included), so this is a plain broadcast (the
+      // embedded one of AVX-512); 0 + x would cost an add, as it turns −0 into +0.
+      const V av = a[r * ars + k * aks] - V{};
 #pragma GCC unroll 16
       for (int u = 0; u < NV; ++u) acc[r][u] += av * bv[u];
     }

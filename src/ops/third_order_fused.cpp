@@ -1,16 +1,22 @@
 // The fused per-(sequence, head) third-order attention kernel (see third_order_fused.h).
 //
-// Per query i (n = i + 1 under causal, else N; A_i (n × dk) row j = k1_j ∘ q_i; K2ᵀ and V2ᵀ
-// copied once per block):
-//   forward   S_i = scale · A_i K2ᵀ (n × n) into query i's pair block of p, softmax over its
-//             entries (masked pairs exactly 0), W = P_i V2 (n × dv), o_i = Σ_j v1_j ∘ W_j;
-//   backward  W = P_i V2, dv1_j += W_j ∘ do_i;  dW_j = v1_j ∘ do_i;  dv2 += P_iᵀ dW;
-//             dP = dW V2ᵀ;  dS = P ∘ (dP − Σ dP ∘ P);  dk2 += scale · dSᵀ A_i;  E = dS K2;
-//             dk1_j += scale · E_j ∘ q_i;  u = Σ_j E_j ∘ k1_j;  dq_i += scale · u;
-//             dscale += <q_i, u>.
-// score_bits rounds all N³ scores of the block with one scale, so the scores of every query
-// are computed first. The products are ops/attention_tiles.h's: each output entry one
-// accumulator summed in order, the same bits in every ISA copy.
+// All pairs at once: with n2 = N² and the pair index jk = j·N + k, the scores of every query
+// are one product, S (N × n2) = scale · Q Cᵀ with C (n2 × dk) row jk = k1_j ∘ k2_k, and the
+// output another, O (N × dv) = P D with D (n2 × dv) row jk = v1_j ∘ v2_k. Row i of S and P is
+// query i's N × N pair block, the layout of p. The products are ops/attention_tiles.h's
+// register tiles over long, regular dimensions (n2 columns, or n2 terms) instead of one small
+// product per query:
+//   forward   S = scale · Q Cᵀ into p; per row, softmax over its unmasked pairs (masked
+//             exactly 0); O = P D (one fixed-order dot per entry);
+//   backward  dDᵀ = dOᵀ P, dv1_j += Σ_k dD_jk ∘ v2_k, dv2_k += Σ_j dD_jk ∘ v1_j;
+//             dP = dO Dᵀ, dS = P ∘ (dP − Σ dP ∘ P) per row;
+//             U = dS C, dq += scale · U, dscale += Σ_i <q_i, U_i>;
+//             dC = scale · dSᵀ Q, dk1_j += Σ_k dC_jk ∘ k2_k, dk2_k += Σ_j dC_jk ∘ k1_j.
+// Masked pairs (exclude_self: j = i, k = i or j = k; causal: j > i or k > i) are computed and
+// then set to −∞ before the softmax: causal blocks do the full N³·dk products (no shipped
+// experiment trains a causal third-order unit). score_bits rounds all N³ scores of the block
+// with one scale (masked ones set to 0 first). Every output entry is one accumulator summed in
+// a fixed order, so the same bits in every ISA copy, thread count and batch split.
 #include "ops/third_order_fused.h"
 
 #include <algorithm>
@@ -26,111 +32,157 @@ namespace {
 
 using namespace attention_tiles;
 
-// Scratch layout of one block.
+// Scratch layout of one block (n2 = N²).
 struct Scratch {
   int64_t N, dk, dv;
   template <class T>
   struct Parts {
-    T *k2t, *v2t, *A, *W, *dW, *dS, *E, *u;
+    T *k2t, *v2t, *c, *dt, *ds, *ddt, *dc, *u, *acc;
   };
   template <class T>
   Parts<T> parts(T* s) const {
+    const int64_t n2 = N * N;
     Parts<T> x;
     x.k2t = s;               // dk × N
     x.v2t = x.k2t + dk * N;  // dv × N
-    x.A = x.v2t + dv * N;    // N × dk
-    x.W = x.A + N * dk;      // N × dv
-    x.dW = x.W + N * dv;     // N × dv
-    x.dS = x.dW + N * dv;    // N × N
-    x.E = x.dS + N * N;      // N × dk
-    x.u = x.E + N * dk;      // dk
+    x.c = x.v2t + dv * N;    // Cᵀ (dk × n2) in the forward, C (n2 × dk) in the backward
+    x.dt = x.c + dk * n2;    // Dᵀ (dv × n2)
+    x.ds = x.dt + dv * n2;   // dP, then dS (N × n2)
+    x.ddt = x.ds + N * n2;   // dDᵀ (dv × n2)
+    x.dc = x.ddt + dv * n2;  // dC (n2 × dk)
+    x.u = x.dc + n2 * dk;    // U (N × dk)
+    x.acc = x.u + N * dk;    // one row of max(N, dk)
     return x;
   }
-  int64_t size() const { return 3 * dk * N + 3 * dv * N + N * N + dk; }
+  int64_t size() const {
+    const int64_t n2 = N * N;
+    return (dk + dv) * N + 2 * dk * n2 + 2 * dv * n2 + N * n2 + N * dk + std::max(N, dk);
+  }
 };
 
-// Whether pair (j, k) of query i is masked.
-inline bool masked(const ThirdOrderBlock& a, int64_t i, int64_t j, int64_t k) {
-  return (a.exclude_self && (j == i || k == i || j == k)) || (a.causal && (j > i || k > i));
+// xt (d × N, row l = column l of x) from x (N × d, row stride ld).
+template <class T>
+ATTN_COPY_BODY void transpose_rows(T* xt, const T* x, int64_t N, int64_t d, int64_t ld) {
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t l = 0; l < d; ++l) xt[l * N + j] = x[j * ld + l];
 }
 
-// A (n × dk) row j = k1_j ∘ q_i.
+// Pair products transposed: out (d × n2), out[l][j·N + k] = x_jl · yᵀ[l][k]; x (N × d, row
+// stride ld), yt (d × N).
 template <class T>
-ATTN_COPY_BODY void pair_keys(T* A, const T* qi, const T* k1, int64_t n, int64_t dk, int64_t ldk) {
-  for (int64_t j = 0; j < n; ++j) {
-    const T* k1j = k1 + j * ldk;
-    T* r = A + j * dk;
-    for (int64_t l = 0; l < dk; ++l) r[l] = k1j[l] * qi[l];
-  }
-}
-
-// Query i's scores into its pair block pi (row stride N): the n × n leading pairs of
-// scale · A_i K2ᵀ (A_i into A; n = i + 1 under causal, else N).
-template <class T>
-ATTN_COPY_BODY void query_scores(T* pi, T* A, const T* qi, const T* k1, const T* k2t, T scale,
-                                 const ThirdOrderBlock& a, int64_t i) {
-  const int64_t N = a.N, n = a.causal ? i + 1 : N;
-  pair_keys(A, qi, k1, n, a.dk, a.ldk);
-  product<T>(pi, N, A, a.dk, 1, k2t, N, n, n, a.dk, scale, false, Span::all);
-}
-
-// In place: query i's pair block pi (N × N; its n × n leading pairs hold the scores) becomes
-// the softmax over its unmasked pairs; every other entry exactly 0.
-template <class T>
-ATTN_COPY_BODY void pair_softmax(T* pi, int64_t N, int64_t n, int64_t i, const ThirdOrderBlock& a) {
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  if (a.exclude_self)
-    for (int64_t j = 0; j < N; ++j) pi[i * N + j] = pi[j * N + i] = pi[j * N + j] = neg_inf;
-  T mx = neg_inf;
-  for (int64_t j = 0; j < n; ++j) mx = lane_max(pi + j * N, n, mx);
-  for (int64_t j = 0; j < N; ++j) {
-    T* r = pi + j * N;
-    if (j >= n) {
-      std::fill(r, r + N, neg_inf);
-      continue;
+ATTN_COPY_BODY void pair_products_t(T* out, const T* x, const T* yt, int64_t N, int64_t d,
+                                    int64_t ld) {
+  for (int64_t l = 0; l < d; ++l) {
+    const T* y = yt + l * N;
+    for (int64_t j = 0; j < N; ++j) {
+      const T xj = x[j * ld + l];
+      T* o = out + l * N * N + j * N;
+      for (int64_t k = 0; k < N; ++k) o[k] = xj * y[k];
     }
-    for (int64_t k = 0; k < n; ++k) r[k] -= mx;
-    std::fill(r + n, r + N, neg_inf);
   }
-  vmath_exp_nonpositive(pi, pi, N * N);  // masked: exp(−inf) = 0 exactly
-  T sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += lane_sum(pi + j * N, n);
-  const T inv = T(1) / sum;
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t k = 0; k < n; ++k) pi[j * N + k] *= inv;
+}
+
+// Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld).
+template <class T>
+ATTN_COPY_BODY void pair_products(T* out, const T* x, const T* y, int64_t N, int64_t d,
+                                  int64_t ld) {
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < N; ++k) {
+      const T* xj = x + j * ld;
+      const T* yk = y + k * ld;
+      T* o = out + (j * N + k) * d;
+      for (int64_t l = 0; l < d; ++l) o[l] = xj[l] * yk[l];
+    }
+}
+
+// Sets query i's masked pairs of its row s (n2 entries) to value.
+template <class T>
+ATTN_COPY_BODY void mask_row(T* s, int64_t i, const ThirdOrderBlock& a, T value) {
+  const int64_t N = a.N;
+  if (a.causal) {
+    for (int64_t j = 0; j <= i; ++j) std::fill(s + j * N + i + 1, s + (j + 1) * N, value);
+    std::fill(s + (i + 1) * N, s + N * N, value);
+  }
+  if (a.exclude_self)
+    for (int64_t j = 0; j < N; ++j) s[i * N + j] = s[j * N + i] = s[j * N + j] = value;
+}
+
+// In place: row s (n2 scores of query i) becomes the softmax over its unmasked pairs, every
+// masked entry exactly 0 (exp(−∞)).
+template <class T>
+ATTN_COPY_BODY void pair_softmax(T* s, int64_t i, const ThirdOrderBlock& a) {
+  const int64_t n2 = a.N * a.N;
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  mask_row(s, i, a, neg_inf);
+  const T mx = lane_max(s, n2, neg_inf);
+  for (int64_t e = 0; e < n2; ++e) s[e] -= mx;
+  vmath_exp_nonpositive(s, s, n2);
+  const T inv = T(1) / lane_sum(s, n2);
+  for (int64_t e = 0; e < n2; ++e) s[e] *= inv;
 }
 
 template <class T>
 ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k1, const T* k2, const T* v1,
                                  const T* v2, T scale, const ThirdOrderBlock& a, T* scratch) {
-  const int64_t N = a.N, dk = a.dk, dv = a.dv, nn = N * N;
+  const int64_t N = a.N, dk = a.dk, dv = a.dv, n2 = N * N;
   const auto x = Scratch{N, dk, dv}.parts(scratch);
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t l = 0; l < dk; ++l) x.k2t[l * N + j] = k2[j * a.ldk + l];
+  transpose_rows(x.k2t, k2, N, dk, a.ldk);
+  pair_products_t(x.c, k1, x.k2t, N, dk, a.ldk);  // Cᵀ
+  product<T>(p, n2, q, a.ldk, 1, x.c, n2, N, n2, dk, scale, false, Span::all);
   if (a.score_bits > 0) {
-    for (int64_t i = 0; i < N; ++i) {
-      std::fill(p + i * nn, p + (i + 1) * nn, T(0));
-      query_scores(p + i * nn, x.A, q + i * a.ldk, k1, x.k2t, scale, a, i);
-      for (int64_t j = 0; j < N; ++j)
-        for (int64_t k = 0; k < N; ++k)
-          if (masked(a, i, j, k)) p[i * nn + j * N + k] = T(0);
-    }
-    quantize_fixed_point(p, N * nn, a.score_bits);
+    for (int64_t i = 0; i < N; ++i) mask_row(p + i * n2, i, a, T(0));
+    quantize_fixed_point(p, N * n2, a.score_bits);
   }
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t n = a.causal ? i + 1 : N;
-    T* pi = p + i * nn;
-    if (a.score_bits == 0) query_scores(pi, x.A, q + i * a.ldk, k1, x.k2t, scale, a, i);
-    pair_softmax(pi, N, n, i, a);
-    product<T>(x.W, dv, pi, N, 1, v2, a.ldv, n, dv, n, T(1), false, Span::all);
-    T* oi = o + i * a.ldv;
-    std::fill(oi, oi + dv, T(0));
-    for (int64_t j = 0; j < n; ++j) {
-      const T* v1j = v1 + j * a.ldv;
-      const T* w = x.W + j * dv;
-      for (int64_t c = 0; c < dv; ++c) oi[c] += v1j[c] * w[c];
+  for (int64_t i = 0; i < N; ++i) pair_softmax(p + i * n2, i, a);
+  transpose_rows(x.v2t, v2, N, dv, a.ldv);
+  pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t c = 0; c < dv; ++c) o[i * a.ldv + c] = lane_dot(p + i * n2, x.dt + c * n2, n2);
+}
+
+// dv1_j += Σ_k dD_jk ∘ v2_k and dv2_k += Σ_j dD_jk ∘ v1_j (each sum in order), from dDᵀ.
+template <class T>
+ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const T* v2t, T* acc,
+                                int64_t N, int64_t dv, int64_t ldv) {
+  const int64_t n2 = N * N;
+  for (int64_t c = 0; c < dv; ++c) {
+    const T* g = ddt + c * n2;
+    if (dv1)
+      for (int64_t j = 0; j < N; ++j) dv1[j * ldv + c] += lane_dot(g + j * N, v2t + c * N, N);
+    if (!dv2) continue;
+    std::fill(acc, acc + N, T(0));
+    for (int64_t j = 0; j < N; ++j) {
+      const T v = v1[j * ldv + c];
+      for (int64_t k = 0; k < N; ++k) acc[k] += g[j * N + k] * v;
     }
+    for (int64_t k = 0; k < N; ++k) dv2[k * ldv + c] += acc[k];
   }
+}
+
+// dk1_j += Σ_k dC_jk ∘ k2_k and dk2_k += Σ_j dC_jk ∘ k1_j (each sum in order).
+template <class T>
+ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T* k2, T* acc,
+                              int64_t N, int64_t dk, int64_t ldk) {
+  if (dk1)
+    for (int64_t j = 0; j < N; ++j) {
+      std::fill(acc, acc + dk, T(0));
+      for (int64_t k = 0; k < N; ++k) {
+        const T* g = dc + (j * N + k) * dk;
+        const T* y = k2 + k * ldk;
+        for (int64_t l = 0; l < dk; ++l) acc[l] += g[l] * y[l];
+      }
+      for (int64_t l = 0; l < dk; ++l) dk1[j * ldk + l] += acc[l];
+    }
+  if (dk2)
+    for (int64_t k = 0; k < N; ++k) {
+      std::fill(acc, acc + dk, T(0));
+      for (int64_t j = 0; j < N; ++j) {
+        const T* g = dc + (j * N + k) * dk;
+        const T* y = k1 + j * ldk;
+        for (int64_t l = 0; l < dk; ++l) acc[l] += g[l] * y[l];
+      }
+      for (int64_t l = 0; l < dk; ++l) dk2[k * ldk + l] += acc[l];
+    }
 }
 
 template <class T>
@@ -138,65 +190,43 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
                                   const T* do_, const T* q, const T* k1, const T* k2, const T* v1,
                                   const T* v2, const T* p, T scale, const ThirdOrderBlock& a,
                                   T* scratch) {
-  const int64_t N = a.N, dk = a.dk, dv = a.dv, nn = N * N;
+  const int64_t N = a.N, dk = a.dk, dv = a.dv, n2 = N * N;
   const auto x = Scratch{N, dk, dv}.parts(scratch);
+  transpose_rows(x.v2t, v2, N, dv, a.ldv);
   const bool need_scores = dq || dk1 || dk2 || dscale_acc;
-  const bool need_e = dq || dk1 || dscale_acc;
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t c = 0; c < dv; ++c) x.v2t[c * N + j] = v2[j * a.ldv + c];
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t n = a.causal ? i + 1 : N;
-    const T* pi = p + i * nn;
-    const T* doi = do_ + i * a.ldv;
-    const T* qi = q + i * a.ldk;
-    if (dv1) {  // dv1_j += (P_i V2)_j ∘ do_i
-      product<T>(x.W, dv, pi, N, 1, v2, a.ldv, n, dv, n, T(1), false, Span::all);
-      for (int64_t j = 0; j < n; ++j) {
-        T* d = dv1 + j * a.ldv;
-        const T* w = x.W + j * dv;
-        for (int64_t c = 0; c < dv; ++c) d[c] += w[c] * doi[c];
+  if (need_scores) {  // first, as it reads p in order (from the probs cache, out of L1)
+    pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
+    product<T>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);  // dP
+    for (int64_t i = 0; i < N; ++i) {  // dS = P ∘ (dP − Σ dP ∘ P); masked pairs: P = 0
+      T* ds = x.ds + i * n2;
+      const T* pr = p + i * n2;
+      const T dot = lane_dot(ds, pr, n2);
+      for (int64_t e = 0; e < n2; ++e) ds[e] = pr[e] * (ds[e] - dot);
+    }
+  }
+  if (dv1 || dv2) {  // dDᵀ (dv × n2) = dOᵀ P
+    product<T>(x.ddt, n2, do_, 1, a.ldv, p, n2, dv, n2, N, T(1), false, Span::all);
+    value_grads(dv1, dv2, x.ddt, v1, x.v2t, x.acc, N, dv, a.ldv);
+  }
+  if (!need_scores) return;
+  pair_products(x.c, k1, k2, N, dk, a.ldk);  // C (n2 × dk)
+  if (dq || dscale_acc) {                    // U (N × dk) = dS C
+    product<T>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
+    for (int64_t i = 0; i < N; ++i) {
+      const T* u = x.u + i * dk;
+      const T* qi = q + i * a.ldk;
+      if (dq)
+        for (int64_t l = 0; l < dk; ++l) dq[i * a.ldk + l] += scale * u[l];
+      if (dscale_acc) {
+        T acc = 0;
+        for (int64_t l = 0; l < dk; ++l) acc += u[l] * qi[l];
+        *dscale_acc += acc;
       }
     }
-    if (!dv2 && !need_scores) continue;
-    for (int64_t j = 0; j < n; ++j) {  // dW_j = v1_j ∘ do_i
-      const T* v1j = v1 + j * a.ldv;
-      T* d = x.dW + j * dv;
-      for (int64_t c = 0; c < dv; ++c) d[c] = v1j[c] * doi[c];
-    }
-    if (dv2) product<T>(dv2, a.ldv, pi, 1, N, x.dW, dv, n, dv, n, T(1), true, Span::all);
-    if (!need_scores) continue;
-    // dP = dW V2ᵀ, then dS = P ∘ (dP − Σ dP ∘ P) over the n × n pairs (row stride N).
-    product<T>(x.dS, N, x.dW, dv, 1, x.v2t, N, n, n, dv, T(1), false, Span::all);
-    T dot = 0;
-    for (int64_t j = 0; j < n; ++j) dot += lane_dot(x.dS + j * N, pi + j * N, n);
-    for (int64_t j = 0; j < n; ++j) {
-      T* ds = x.dS + j * N;
-      const T* pr = pi + j * N;
-      for (int64_t k = 0; k < n; ++k) ds[k] = pr[k] * (ds[k] - dot);
-    }
-    if (dk2 || need_e) pair_keys(x.A, qi, k1, n, dk, a.ldk);
-    if (dk2) product<T>(dk2, a.ldk, x.dS, 1, N, x.A, dk, n, dk, n, scale, true, Span::all);
-    if (!need_e) continue;
-    product<T>(x.E, dk, x.dS, N, 1, k2, a.ldk, n, dk, n, T(1), false, Span::all);
-    std::fill(x.u, x.u + dk, T(0));
-    for (int64_t j = 0; j < n; ++j) {
-      const T* e = x.E + j * dk;
-      const T* k1j = k1 + j * a.ldk;
-      if (dk1) {
-        T* d = dk1 + j * a.ldk;
-        for (int64_t l = 0; l < dk; ++l) d[l] += scale * e[l] * qi[l];
-      }
-      for (int64_t l = 0; l < dk; ++l) x.u[l] += e[l] * k1j[l];
-    }
-    if (dq) {
-      T* d = dq + i * a.ldk;
-      for (int64_t l = 0; l < dk; ++l) d[l] += scale * x.u[l];
-    }
-    if (dscale_acc) {
-      T acc = 0;
-      for (int64_t l = 0; l < dk; ++l) acc += x.u[l] * qi[l];
-      *dscale_acc += acc;
-    }
+  }
+  if (dk1 || dk2) {  // dC (n2 × dk) = scale · dSᵀ Q
+    product<T>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
+    key_grads(dk1, dk2, x.dc, k1, k2, x.acc, N, dk, a.ldk);
   }
 }
 
