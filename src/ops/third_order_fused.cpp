@@ -20,6 +20,7 @@
 #include "ops/third_order_fused.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "ops/attention_tiles.h"
@@ -51,12 +52,12 @@ struct Scratch {
     x.ddt = x.ds + N * n2;   // dDᵀ (dv × n2)
     x.dc = x.ddt + dv * n2;  // dC (n2 × dk)
     x.u = x.dc + n2 * dk;    // U (N × dk)
-    x.acc = x.u + N * dk;    // one row of max(N, dk)
+    x.acc = x.u + N * dk;    // one row of N
     return x;
   }
   int64_t size() const {
     const int64_t n2 = N * N;
-    return (dk + dv) * N + 2 * dk * n2 + 2 * dv * n2 + N * n2 + N * dk + std::max(N, dk);
+    return (dk + dv) * N + 2 * dk * n2 + 2 * dv * n2 + N * n2 + N * dk + N;
   }
 };
 
@@ -159,30 +160,44 @@ ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const
   }
 }
 
+// out[0 … d) += Σ_{t < n} x_t ∘ y_t with x_t = x + t·xs, y_t = y + t·ys: each entry one
+// accumulator from 0 summed over t in order, held in registers 32 bytes at a time.
+template <class T>
+ATTN_COPY_BODY void add_sum_of_products(T* out, const T* x, int64_t xs, const T* y, int64_t ys,
+                                        int64_t n, int64_t d) {
+  using V = typename Vec32<T>::type;
+  constexpr int64_t L = 32 / sizeof(T);
+  int64_t l = 0;
+  for (; l + L <= d; l += L) {
+    V acc = V{};
+    for (int64_t t = 0; t < n; ++t) {
+      V a, b;
+      std::memcpy(&a, x + t * xs + l, sizeof(V));
+      std::memcpy(&b, y + t * ys + l, sizeof(V));
+      acc += a * b;
+    }
+    V o;
+    std::memcpy(&o, out + l, sizeof(V));
+    o += acc;
+    std::memcpy(out + l, &o, sizeof(V));
+  }
+  for (; l < d; ++l) {
+    T acc = 0;
+    for (int64_t t = 0; t < n; ++t) acc += x[t * xs + l] * y[t * ys + l];
+    out[l] += acc;
+  }
+}
+
 // dk1_j += Σ_k dC_jk ∘ k2_k and dk2_k += Σ_j dC_jk ∘ k1_j (each sum in order).
 template <class T>
-ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T* k2, T* acc,
-                              int64_t N, int64_t dk, int64_t ldk) {
+ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T* k2, int64_t N,
+                              int64_t dk, int64_t ldk) {
   if (dk1)
-    for (int64_t j = 0; j < N; ++j) {
-      std::fill(acc, acc + dk, T(0));
-      for (int64_t k = 0; k < N; ++k) {
-        const T* g = dc + (j * N + k) * dk;
-        const T* y = k2 + k * ldk;
-        for (int64_t l = 0; l < dk; ++l) acc[l] += g[l] * y[l];
-      }
-      for (int64_t l = 0; l < dk; ++l) dk1[j * ldk + l] += acc[l];
-    }
+    for (int64_t j = 0; j < N; ++j)
+      add_sum_of_products(dk1 + j * ldk, dc + j * N * dk, dk, k2, ldk, N, dk);
   if (dk2)
-    for (int64_t k = 0; k < N; ++k) {
-      std::fill(acc, acc + dk, T(0));
-      for (int64_t j = 0; j < N; ++j) {
-        const T* g = dc + (j * N + k) * dk;
-        const T* y = k1 + j * ldk;
-        for (int64_t l = 0; l < dk; ++l) acc[l] += g[l] * y[l];
-      }
-      for (int64_t l = 0; l < dk; ++l) dk2[k * ldk + l] += acc[l];
-    }
+    for (int64_t k = 0; k < N; ++k)
+      add_sum_of_products(dk2 + k * ldk, dc + k * dk, N * dk, k1, ldk, N, dk);
 }
 
 template <class T>
@@ -226,7 +241,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   }
   if (dk1 || dk2) {  // dC (n2 × dk) = scale · dSᵀ Q
     product<T>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
-    key_grads(dk1, dk2, x.dc, k1, k2, x.acc, N, dk, a.ldk);
+    key_grads(dk1, dk2, x.dc, k1, k2, N, dk, a.ldk);
   }
 }
 
