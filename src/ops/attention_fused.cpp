@@ -49,7 +49,7 @@ ATTN_COPY_BODY void softmax_body(T* p, int64_t n, bool exclude_self, bool causal
   }
 }
 
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k, const T* v, T scale,
                                  const AttentionBlock& a, T* scratch) {
   const int64_t N = a.N, dk = a.dk, dv = a.dv;
@@ -58,7 +58,7 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k, const T* v,
   for (int64_t j = 0; j < N; ++j)
     for (int64_t l = 0; l < dk; ++l) kt[l * N + j] = k[j * a.ldk + l];
   // S = scale · Q Kᵀ (causal: the tiles right of the diagonal are skipped).
-  product<T>(p, N, q, a.ldq, 1, kt, N, N, N, dk, scale, false, rows_span);
+  product<T, VB>(p, N, q, a.ldq, 1, kt, N, N, N, dk, scale, false, rows_span);
   if (a.score_bits > 0) {
     // Masked entries must not set the scale: zero them first.
     for (int64_t i = 0; i < N; ++i) {
@@ -69,18 +69,18 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k, const T* v,
   }
   softmax_body(p, N, a.exclude_self, a.causal);
   // O = P V (causal: row i's terms j ≤ i).
-  product<T>(o, a.ldv, p, N, 1, v, a.ldv, N, dv, N, T(1), false,
+  product<T, VB>(o, a.ldv, p, N, 1, v, a.ldv, N, dv, N, T(1), false,
              a.causal ? Span::k_below : Span::all);
 }
 
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const T* do_, const T* q,
                                   const T* k, const T* v, const T* p, T scale,
                                   const AttentionBlock& a, T* scratch) {
   const int64_t N = a.N, dkk = a.dk, dvv = a.dv;
   // dV += Pᵀ dO (causal: row j's terms i ≥ j).
   if (dv)
-    product<T>(dv, a.ldv, p, 1, N, do_, a.ldv, N, dvv, N, T(1), true,
+    product<T, VB>(dv, a.ldv, p, 1, N, do_, a.ldv, N, dvv, N, T(1), true,
                a.causal ? Span::k_from : Span::all);
   if (!dq && !dk && !dscale_acc) return;
   T* vt = scratch;       // Vᵀ, dv × N
@@ -89,7 +89,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   for (int64_t j = 0; j < N; ++j)
     for (int64_t c = 0; c < dvv; ++c) vt[c * N + j] = v[j * a.ldv + c];
   // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) row by row (causal: j ≤ i, the rest 0).
-  product<T>(ds, N, do_, a.ldv, 1, vt, N, N, N, dvv, T(1), false,
+  product<T, VB>(ds, N, do_, a.ldv, 1, vt, N, N, N, dvv, T(1), false,
              a.causal ? Span::cols_below : Span::all);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t len = a.causal ? i + 1 : N;
@@ -101,11 +101,11 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   }
   // dK += scale · dSᵀ Q (causal: row j's terms i ≥ j).
   if (dk)
-    product<T>(dk, a.ldk, ds, 1, N, q, a.ldq, N, dkk, N, scale, true,
+    product<T, VB>(dk, a.ldk, ds, 1, N, q, a.ldq, N, dkk, N, scale, true,
                a.causal ? Span::k_from : Span::all);
   if (!dq && !dscale_acc) return;
   // G = dS K (causal: row i's terms j ≤ i); dQ += scale · G; dscale += Σ G ∘ Q.
-  product<T>(g, dkk, ds, N, 1, k, a.ldk, N, dkk, N, T(1), false,
+  product<T, VB>(g, dkk, ds, N, 1, k, a.ldk, N, dkk, N, T(1), false,
              a.causal ? Span::k_below : Span::all);
   for (int64_t i = 0; i < N; ++i) {
     const T* gi = g + i * dkk;

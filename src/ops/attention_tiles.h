@@ -146,10 +146,12 @@ ATTN_COPY_BODY void tile_vec(T* c, int64_t ldc, const T* a, int64_t ars, int64_t
     }
 }
 
-template <class T, int R, int W>
+template <class T, int R, int W, int VB>
 ATTN_COPY_BODY void tile(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                          int64_t ldb, int64_t k0, int64_t k1, T alpha, bool add) {
-  if constexpr (W % (32 / sizeof(T)) == 0) {
+  if constexpr (VB == 64 && W % (64 / sizeof(T)) == 0) {
+    tile_vec<T, R, W, 64>(c, ldc, a, ars, aks, b, ldb, k0, k1, alpha, add);
+  } else if constexpr (W % (32 / sizeof(T)) == 0) {
     tile_vec<T, R, W, 32>(c, ldc, a, ars, aks, b, ldb, k0, k1, alpha, add);
   } else if constexpr (W % (16 / sizeof(T)) == 0) {
     tile_vec<T, R, W, 16>(c, ldc, a, ars, aks, b, ldb, k0, k1, alpha, add);
@@ -168,24 +170,28 @@ ATTN_COPY_BODY void tile(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks
   }
 }
 
-// The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 16, 8, 4
-// columns and then single columns.
-template <class T, int R>
+// The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 32
+// (64-byte vectors only: 32 registers hold them), 16, 8, 4 columns and then single columns.
+template <class T, int R, int VB>
 ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                              int64_t ldb, int64_t j1, int64_t k0, int64_t k1, T alpha, bool add) {
   int64_t j = 0;
+  if constexpr (VB == 64)
+    for (; j + 32 <= j1; j += 32)
+      tile<T, R, 32, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
   for (; j + 16 <= j1; j += 16)
-    tile<T, R, 16>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+    tile<T, R, 16, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
   for (; j + 8 <= j1; j += 8)
-    tile<T, R, 8>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+    tile<T, R, 8, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
   for (; j + 4 <= j1; j += 4)
-    tile<T, R, 4>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
-  for (; j < j1; ++j) tile<T, R, 1>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+    tile<T, R, 4, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
+  for (; j < j1; ++j) tile<T, R, 1, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
 }
 
 // C (M × n, ldc) = (or +=) alpha · A · B over the span a causal block needs (Span::all
-// otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb).
-template <class T>
+// otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb). VB: the widest
+// vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it).
+template <class T, int VB>
 ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                             int64_t ldb, int64_t M, int64_t n, int64_t K, T alpha, bool add,
                             Span span) {
@@ -198,37 +204,41 @@ ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t 
     T* cr = c + r0 * ldc;
     const T* ar = a + r0 * ars;
     if (rows == R) {
-      tile_row<T, 4>(cr, ldc, ar, ars, aks, b, ldb, j1, k0, k1, alpha, add);
+      tile_row<T, 4, VB>(cr, ldc, ar, ars, aks, b, ldb, j1, k0, k1, alpha, add);
     } else {
       for (int64_t r = 0; r < rows; ++r)
-        tile_row<T, 1>(cr + r * ldc, ldc, ar + r * ars, ars, aks, b, ldb, j1, k0, k1, alpha, add);
+        tile_row<T, 1, VB>(cr + r * ldc, ldc, ar + r * ars, ars, aks, b, ldb, j1, k0, k1, alpha,
+                           add);
     }
   }
 }
 
-// A kernel type for isa_run whose run(args …) is body(args …) (body an ATTN_COPY_BODY template).
+// A kernel type for isa_run whose run<VB>(args …) is body<VB>(args …) (body an ATTN_COPY_BODY
+// template whose first parameter is the copy's widest vector in bytes, for product).
 #define ATTN_TILES_KERNEL(Name, body)        \
   struct Name {                              \
-    template <class... A>                    \
+    template <int VB, class... A>            \
     ATTN_COPY_BODY static void run(A... a) { \
-      body(a...);                            \
+      body<VB>(a...);                        \
     }                                        \
   };
 
-// K::run(args …) in the ISA copy isa_active() picks (ops/isa.h): K::run is an ATTN_COPY_BODY
-// function that each copy below compiles for its own target.
+// K::run<VB>(args …) in the ISA copy isa_active() picks (ops/isa.h): K::run is an
+// ATTN_COPY_BODY function that each copy below compiles for its own target, with VB = 64 (one
+// zmm register) in the AVX-512 copy and 32 in the others (64-byte GCC vectors would spill
+// there).
 template <class K, class... A>
 void copy_generic(A... a) {
-  K::run(a...);
+  K::template run<32>(a...);
 }
 #if ATTN_HAVE_ISA_COPIES
 template <class K, class... A>
 [[gnu::target("avx2")]] void copy_avx2(A... a) {
-  K::run(a...);
+  K::template run<32>(a...);
 }
 template <class K, class... A>
 ATTN_TARGET_AVX512 void copy_avx512(A... a) {
-  K::run(a...);
+  K::template run<64>(a...);
 }
 #endif
 template <class K, class... A>

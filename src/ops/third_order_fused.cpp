@@ -122,14 +122,14 @@ ATTN_COPY_BODY void pair_softmax(T* s, int64_t i, const ThirdOrderBlock& a) {
   for (int64_t e = 0; e < n2; ++e) s[e] *= inv;
 }
 
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k1, const T* k2, const T* v1,
                                  const T* v2, T scale, const ThirdOrderBlock& a, T* scratch) {
   const int64_t N = a.N, dk = a.dk, dv = a.dv, n2 = N * N;
   const auto x = Scratch{N, dk, dv}.parts(scratch);
   transpose_rows(x.k2t, k2, N, dk, a.ldk);
   pair_products_t(x.c, k1, x.k2t, N, dk, a.ldk);  // Cᵀ
-  product<T>(p, n2, q, a.ldk, 1, x.c, n2, N, n2, dk, scale, false, Span::all);
+  product<T, VB>(p, n2, q, a.ldk, 1, x.c, n2, N, n2, dk, scale, false, Span::all);
   if (a.score_bits > 0) {
     for (int64_t i = 0; i < N; ++i) mask_row(p + i * n2, i, a, T(0));
     quantize_fixed_point(p, N * n2, a.score_bits);
@@ -200,7 +200,7 @@ ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T*
       add_sum_of_products(dk2 + k * ldk, dc + k * dk, N * dk, k1, ldk, N, dk);
 }
 
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double* dscale_acc,
                                   const T* do_, const T* q, const T* k1, const T* k2, const T* v1,
                                   const T* v2, const T* p, T scale, const ThirdOrderBlock& a,
@@ -211,7 +211,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   const bool need_scores = dq || dk1 || dk2 || dscale_acc;
   if (need_scores) {  // first, as it reads p in order (from the probs cache, out of L1)
     pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
-    product<T>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);  // dP
+    product<T, VB>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);  // dP
     for (int64_t i = 0; i < N; ++i) {  // dS = P ∘ (dP − Σ dP ∘ P); masked pairs: P = 0
       T* ds = x.ds + i * n2;
       const T* pr = p + i * n2;
@@ -220,13 +220,13 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
     }
   }
   if (dv1 || dv2) {  // dDᵀ (dv × n2) = dOᵀ P
-    product<T>(x.ddt, n2, do_, 1, a.ldv, p, n2, dv, n2, N, T(1), false, Span::all);
+    product<T, VB>(x.ddt, n2, do_, 1, a.ldv, p, n2, dv, n2, N, T(1), false, Span::all);
     value_grads(dv1, dv2, x.ddt, v1, x.v2t, x.acc, N, dv, a.ldv);
   }
   if (!need_scores) return;
   pair_products(x.c, k1, k2, N, dk, a.ldk);  // C (n2 × dk)
   if (dq || dscale_acc) {                    // U (N × dk) = dS C
-    product<T>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
+    product<T, VB>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
     for (int64_t i = 0; i < N; ++i) {
       const T* u = x.u + i * dk;
       const T* qi = q + i * a.ldk;
@@ -240,7 +240,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
     }
   }
   if (dk1 || dk2) {  // dC (n2 × dk) = scale · dSᵀ Q
-    product<T>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
+    product<T, VB>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
     key_grads(dk1, dk2, x.dc, k1, k2, N, dk, a.ldk);
   }
 }
