@@ -6,13 +6,15 @@
 //   e  attention B 256, N 32, 1 head, dk 32, dv 4, shared keys (m 32)
 //   f  third order B 256, N 16, 1 head, dk 16, dv 4 (the `third_order` model, m 16)
 //   t  attention B 32, N 64, 4 heads, dk = dv = 128, causal (one transformer layer)
+//   g, h  attention B 256, N 64, 1 head, dk 128 and 64, dv 4, shared keys (bench_nn_train's g
+//         and h: sanford2023 E1's largest shapes)
 // Repetitions alternate the two paths (fused first in odd ones) so both see the same load; each
 // prints the median CPU µs per forward + backward, the GFLOP/s of the products (2 flops a
 // multiply-add: attention 3 · 2·B·H·N²·(dk + dv) counting forward once and backward twice, the
 // causal pairs N(N+1)/2 only; third order 3 · 2·B·H·N³·(dk + dv)), their share of the 1-thread
 // sgemm rate (2048³, measured first) and the ratio blas / fused (> 1: fused faster).
 //
-// Usage: bench_attention_kernels [--shapes d,e,f,t] [--reps 9] [--rep-seconds 0.3]
+// Usage: bench_attention_kernels [--shapes d,e,f,t,g,h] [--reps 9] [--rep-seconds 0.3]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +54,8 @@ const Shape kShapes[] = {
     {"e", false, 256, 32, 1, 32, 4, true, false},
     {"f", true, 256, 16, 1, 16, 4, false, false},
     {"t", false, 32, 64, 4, 128, 128, false, true},
+    {"g", false, 256, 64, 1, 128, 4, true, false},
+    {"h", false, 256, 64, 1, 64, 4, true, false},
 };
 
 // One forward + backward of shape s through the fused (true) or GEMM (false) path.
