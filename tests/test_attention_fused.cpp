@@ -137,8 +137,20 @@ struct TriResult {
   }
 };
 
+// Which gradients a backward asks for (bits of `wanted` below); the others get null.
+enum TriGrad : unsigned {
+  kDq = 1,
+  kDk1 = 2,
+  kDk2 = 4,
+  kDv1 = 8,
+  kDv2 = 16,
+  kDscale = 32,
+  kAll = 63
+};
+
 template <class T>
-TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed) {
+TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed,
+                             unsigned wanted = kAll) {
   const int64_t nk = s.B * s.N * s.H * s.dk, nv = s.B * s.N * s.H * s.dv;
   const auto q = random_vec<T>(nk, seed, "test.q"), k1 = random_vec<T>(nk, seed, "test.k1");
   const auto k2 = random_vec<T>(nk, seed, "test.k2"), v1 = random_vec<T>(nv, seed, "test.v1");
@@ -157,9 +169,11 @@ TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed
   sp.path = fused ? AttentionPath::fused : AttentionPath::blas;
   third_order_forward<T>(r.out.data(), r.probs.data(), q.data(), k1.data(), k2.data(), v1.data(),
                          v2.data(), scale, sp);
-  third_order_backward<T>(r.dq.data(), r.dk1.data(), r.dk2.data(), r.dv1.data(), r.dv2.data(),
-                          &r.dscale, dout.data(), q.data(), k1.data(), k2.data(), v1.data(),
-                          v2.data(), r.probs.data(), scale, sp);
+  auto want = [&](unsigned bit, std::vector<T>& g) { return (wanted & bit) ? g.data() : nullptr; };
+  third_order_backward<T>(want(kDq, r.dq), want(kDk1, r.dk1), want(kDk2, r.dk2), want(kDv1, r.dv1),
+                          want(kDv2, r.dv2), (wanted & kDscale) ? &r.dscale : nullptr, dout.data(),
+                          q.data(), k1.data(), k2.data(), v1.data(), v2.data(), r.probs.data(),
+                          scale, sp);
   return r;
 }
 
@@ -167,7 +181,8 @@ TriResult<T> third_order_run(const ThirdOrderShape& s, bool fused, uint64_t seed
 const std::vector<ThirdOrderShape> kTriShapes = {
     {1, 1, 1, 1, 1, false, 0, false},   {2, 7, 3, 5, 3, true, 0, false},
     {2, 16, 1, 16, 4, false, 0, false}, {1, 19, 2, 17, 9, false, 0, false},
-    {2, 13, 2, 3, 2, false, 0, true},   {1, 18, 1, 16, 4, false, 0, true}};
+    {2, 13, 2, 3, 2, false, 0, true},   {1, 18, 1, 16, 4, false, 0, true},
+    {2, 13, 2, 3, 2, false, 5, true},   {2, 7, 3, 5, 3, true, 4, false}};
 
 template <class T>
 void check_third_order_fused_vs_blas(double tol) {
@@ -181,6 +196,37 @@ void check_third_order_fused_vs_blas(double tol) {
 
 TEST(ThirdOrderFused, MatchesTheGemmPathDouble) { check_third_order_fused_vs_blas<double>(1e-12); }
 TEST(ThirdOrderFused, MatchesTheGemmPathFloat) { check_third_order_fused_vs_blas<float>(2e-5); }
+
+// A backward asked for some gradients gives those the bits it gives when asked for all, and
+// leaves the others as they were (null), on the fused path in float and double.
+template <class T>
+void check_third_order_null_gradients() {
+  const unsigned subsets[] = {kDq,     kDk1,        kDk2,          kDv1,       kDv2,
+                              kDscale, kDv1 | kDv2, kDq | kDscale, kDk1 | kDv2};
+  for (const ThirdOrderShape& s : kTriShapes) {
+    const auto all = third_order_run<T>(s, true, 5), init = third_order_run<T>(s, true, 5, 0);
+    for (const unsigned w : subsets) {
+      const auto r = third_order_run<T>(s, true, 5, w);
+      const std::string at = "N=" + std::to_string(s.N) + " causal=" + std::to_string(s.causal) +
+                             " wanted=" + std::to_string(w);
+      const std::vector<T>* got[] = {&r.dq, &r.dk1, &r.dk2, &r.dv1, &r.dv2};
+      const std::vector<T>* full[] = {&all.dq, &all.dk1, &all.dk2, &all.dv1, &all.dv2};
+      const std::vector<T>* start[] = {&init.dq, &init.dk1, &init.dk2, &init.dv1, &init.dv2};
+      const unsigned bits[] = {kDq, kDk1, kDk2, kDv1, kDv2};
+      for (int g = 0; g < 5; ++g)
+        EXPECT_EQ(*got[g], (w & bits[g]) ? *full[g] : *start[g]) << at << " gradient " << g;
+      EXPECT_EQ(r.dscale, (w & kDscale) ? all.dscale : init.dscale) << at;
+      EXPECT_EQ(r.out, all.out) << at;
+    }
+  }
+}
+
+TEST(ThirdOrderFused, NullGradientsChangeNothingElseFloat) {
+  check_third_order_null_gradients<float>();
+}
+TEST(ThirdOrderFused, NullGradientsChangeNothingElseDouble) {
+  check_third_order_null_gradients<double>();
+}
 
 TEST(ThirdOrderFused, DispatchByHeadSize) {
   EXPECT_TRUE(third_order_fused_applies(kThirdOrderFusedMaxDim, kThirdOrderFusedMaxDim));

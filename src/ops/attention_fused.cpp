@@ -1,6 +1,6 @@
 // The fused per-(sequence, head) softmax attention kernel (see attention_fused.h).
 //
-// The products are register-tiled loops (`product`: 4 rows × 16/8/4/1 columns of
+// The products are register-tiled loops (`product`: 4 rows × 32/16/8/4/1 columns of
 // accumulators, B read along its rows), the same products as the GEMM path of
 // ops/attention.cpp:
 //   forward   S = scale · Q Kᵀ (Kᵀ copied once, dk × N) into p, [score rounding], row
@@ -70,7 +70,7 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k, const T* v,
   softmax_body(p, N, a.exclude_self, a.causal);
   // O = P V (causal: row i's terms j ≤ i).
   product<T, VB>(o, a.ldv, p, N, 1, v, a.ldv, N, dv, N, T(1), false,
-             a.causal ? Span::k_below : Span::all);
+                 a.causal ? Span::k_below : Span::all);
 }
 
 template <int VB, class T>
@@ -81,7 +81,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   // dV += Pᵀ dO (causal: row j's terms i ≥ j).
   if (dv)
     product<T, VB>(dv, a.ldv, p, 1, N, do_, a.ldv, N, dvv, N, T(1), true,
-               a.causal ? Span::k_from : Span::all);
+                   a.causal ? Span::k_from : Span::all);
   if (!dq && !dk && !dscale_acc) return;
   T* vt = scratch;       // Vᵀ, dv × N
   T* ds = vt + dvv * N;  // N × N
@@ -90,7 +90,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
     for (int64_t c = 0; c < dvv; ++c) vt[c * N + j] = v[j * a.ldv + c];
   // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) row by row (causal: j ≤ i, the rest 0).
   product<T, VB>(ds, N, do_, a.ldv, 1, vt, N, N, N, dvv, T(1), false,
-             a.causal ? Span::cols_below : Span::all);
+                 a.causal ? Span::cols_below : Span::all);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t len = a.causal ? i + 1 : N;
     T* dsi = ds + i * N;
@@ -102,11 +102,11 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   // dK += scale · dSᵀ Q (causal: row j's terms i ≥ j).
   if (dk)
     product<T, VB>(dk, a.ldk, ds, 1, N, q, a.ldq, N, dkk, N, scale, true,
-               a.causal ? Span::k_from : Span::all);
+                   a.causal ? Span::k_from : Span::all);
   if (!dq && !dscale_acc) return;
   // G = dS K (causal: row i's terms j ≤ i); dQ += scale · G; dscale += Σ G ∘ Q.
   product<T, VB>(g, dkk, ds, N, 1, k, a.ldk, N, dkk, N, T(1), false,
-             a.causal ? Span::k_below : Span::all);
+                 a.causal ? Span::k_below : Span::all);
   for (int64_t i = 0; i < N; ++i) {
     const T* gi = g + i * dkk;
     if (dq) {

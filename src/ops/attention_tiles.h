@@ -4,11 +4,12 @@
 //
 // product: C (M × n, row stride ldc) = (or +=) alpha · A · B with A (M × K) read through
 // strides (rows ars, terms aks: a transposed operand is just swapped strides) and B (K × n,
-// row stride ldb), in register tiles of 4 rows × 16/8/4/1 columns. Every entry of C is one
+// row stride ldb), in register tiles of 4 rows × 32 (AVX-512 copy only)/16/8/4/1 columns, of
+// vectors up to 64 bytes in the AVX-512 copy and up to 32 elsewhere. Every entry of C is one
 // accumulator summed over its terms in order, so no tiling, vector width or ISA copy changes
 // a bit (the files that include this are compiled with -ffp-contract=off, no fast-math).
 // Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
-// ISA copy in use. lane_sum / lane_dot: sums in one
+// ISA copy in use, telling it the copy's vector width. lane_sum / lane_dot: sums in one
 // fixed order (32-byte lane sums, the lanes added pairwise, then the tail); lane_max: a
 // maximum (order-free).
 #pragma once
@@ -22,8 +23,8 @@
 namespace attn {
 namespace attention_tiles {
 
-// GCC vectors of T of 32 bytes (one AVX register; two SSE ones in the generic copy) and of
-// 16 bytes (one SSE register).
+// GCC vectors of T of 64 bytes (one AVX-512 register: the AVX-512 copy's tiles only), 32 bytes
+// (one AVX register; two SSE ones in the generic copy) and 16 bytes (one SSE register).
 template <class T, int Bytes>
 struct VecOf {
   typedef T type __attribute__((vector_size(Bytes)));
@@ -104,8 +105,9 @@ enum class Span { all, cols_below, k_below, k_from };
 // One register tile: C[r][w] = (or +=) alpha · Σ_{k = k0}^{k1 − 1} A[r][k] · B[k][w] for
 // r < R, w < W, with A[r][k] = a[r·ars + k·aks] and B[k][w] = b[k·ldb + w]. Every entry is
 // one accumulator summed over k in order, so its value never depends on the tiling. W a
-// multiple of a 32- or 16-byte vector's lanes: GCC vector types (the same element-wise
-// arithmetic whatever registers a copy maps them to); else scalar.
+// multiple of a 64- (VB = 64 only), 32- or 16-byte vector's lanes: GCC vector types (the same
+// element-wise arithmetic whatever registers a copy maps them to); else scalar. (As everywhere
+// in ops/isa.h's copies, NaN inputs stay NaN but their payload may differ between copies.)
 
 // The tile with W / (Bytes / sizeof(T)) vectors of Bytes bytes per row.
 template <class T, int R, int W, int Bytes>

@@ -11,8 +11,9 @@
 // Softmax domain: all N² ordered pairs, or with exclude_self only pairs with j ≠ i, k ≠ i
 // and j ≠ k (spec §7 A9/A11; needs N ≥ 3); with causal only pairs with j ≤ i and k ≤ i
 // (probs is exactly 0 elsewhere; refused together with exclude_self, which would leave query
-// 0 no pair). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs; causal skips about half of
-// the products (queries in blocks, each against keys below the block's end).
+// 0 no pair). Cost Θ(B·H·N³·(dk + dv)), memory B·H·N³ for probs; on the GEMM path causal
+// skips about half of the products (queries in blocks, each against keys below the block's
+// end), the fused path (dk, dv ≤ kThirdOrderFusedMaxDim) computes all pairs and masks them.
 // Backward accumulates (+=) into every non-null buffer (dq, dk1, dk2, dv1, dv2, dscale).
 // score_bits > 0 rounds the N³ scores of each (b, h) to score_bits-bit fixed point with one
 // scale per (b, h) (ops/quantize.h; masked pairs excluded) before the softmax; backward

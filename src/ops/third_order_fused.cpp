@@ -210,8 +210,8 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   transpose_rows(x.v2t, v2, N, dv, a.ldv);
   const bool need_scores = dq || dk1 || dk2 || dscale_acc;
   if (need_scores) {  // first, as it reads p in order (from the probs cache, out of L1)
-    pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
-    product<T, VB>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);  // dP
+    pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ, then dP = dO Dᵀ into ds
+    product<T, VB>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);
     for (int64_t i = 0; i < N; ++i) {  // dS = P ∘ (dP − Σ dP ∘ P); masked pairs: P = 0
       T* ds = x.ds + i * n2;
       const T* pr = p + i * n2;
@@ -224,8 +224,8 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
     value_grads(dv1, dv2, x.ddt, v1, x.v2t, x.acc, N, dv, a.ldv);
   }
   if (!need_scores) return;
-  pair_products(x.c, k1, k2, N, dk, a.ldk);  // C (n2 × dk)
-  if (dq || dscale_acc) {                    // U (N × dk) = dS C
+  if (dq || dscale_acc) {  // U (N × dk) = dS C, C (n2 × dk) the pair keys
+    pair_products(x.c, k1, k2, N, dk, a.ldk);
     product<T, VB>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
     for (int64_t i = 0; i < N; ++i) {
       const T* u = x.u + i * dk;

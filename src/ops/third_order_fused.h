@@ -1,4 +1,4 @@
-// The cache-resident third-order attention kernel of one (sequence, head) block, used by
+// The fused third-order attention kernel of one (sequence, head) block, used by
 // third_order_forward / third_order_backward (ops/third_order_attention.h) for small head
 // dimensions (third_order_fused_applies), where the GEMM path's calls on blocks of queries
 // spend more in OpenBLAS's overhead, packing and β-scaling than in flops.
@@ -8,8 +8,10 @@
 // are one product of Q with the block's pair keys C (N² × dk, row j·N + k = k1_j ∘ k2_k), the
 // output one product of the probs with the pair values (v1_j ∘ v2_k); the pair tables and the
 // gradients' N × N² buffers live in a caller's scratch of third_order_fused_scratch(N, dk, dv)
-// values (58 KB at N = 16, dk = 16, dv = 4 in float: L2). Causal queries i get the
-// (i + 1) × (i + 1) leading pairs only (the others computed, then masked); exclude_self and
+// values (N²·(2dk + 2dv + N) and a little more: 58 KB at N = 16, dk = 16, dv = 4 in float,
+// 1.2 MB at N = 32, dk = dv = 64). Causal queries i get the (i + 1) × (i + 1) leading pairs
+// only (the others computed, then masked: a non-finite future token can make earlier queries
+// NaN, 0 · ∞, as within a query block of the GEMM path); exclude_self and
 // score_bits as in ops/third_order_attention.h. Summation orders are fixed by the code
 // (ops/attention_tiles.h), so a block's result never depends on the thread count, the batch
 // split or the ISA copy.
