@@ -107,6 +107,28 @@ TEST(OpsBasicLinear, BackwardAccumulatesAndSkipsNullBuffers) {
   EXPECT_EQ(dw3, dw1);
 }
 
+// The input gradient set (not added) equals, bit for bit but for the sign of a zero, the one
+// added into a zeroed buffer, whatever the buffer held before; out_dim 0 sets zeros.
+template <class T>
+void check_input_gradient_set() {
+  for (const LinearShape& s : {kLinearShapes[0], kLinearShapes[1], kLinearShapes[2],
+                               kLinearShapes[3], kLinearShapes[4], LinearShape{6, 4, 0}}) {
+    const auto w = cast<T>(random_vec(s.in * s.out, 2, "w"));
+    const auto dout = cast<T>(random_vec(s.rows * s.out, 2, "dout"));
+    std::vector<T> added(static_cast<size_t>(s.rows * s.in), T(0));
+    linear_backward<T>(added.data(), nullptr, nullptr, dout.data(), nullptr, w.data(), s.rows,
+                       s.in, s.out);
+    auto set = cast<T>(random_vec(s.rows * s.in, 2, "garbage"));
+    linear_backward_input_set<T>(set.data(), dout.data(), w.data(), s.rows, s.in, s.out);
+    EXPECT_EQ(set, added) << s.rows << " x " << s.in << " -> " << s.out;
+  }
+}
+
+TEST(OpsBasicLinear, InputGradientSetEqualsTheOneAddedToZeros) {
+  check_input_gradient_set<float>();
+  check_input_gradient_set<double>();
+}
+
 TEST(OpsBasicLinear, EmptyInputGivesBiasAndZeroRowsDoNothing) {
   const std::vector<double> bias{1.5, -2.0, 0.25};
   std::vector<double> out(6, 99.0);
@@ -184,6 +206,40 @@ TEST(OpsBasicActivation, ForwardAndBackwardMatchScalarRefs) {
       EXPECT_LE(std::abs(df[k] - g), 1e-5 * std::max(1.0, std::abs(g))) << "x = " << x[k];
     }
   }
+}
+
+// activation_backward_set gives the bits of activation_backward into a zeroed buffer (the sign
+// of a zero included), out of place and in place, with out given and without.
+template <class T>
+void check_backward_set() {
+  const auto x = cast<T>(activation_points());
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto dout = cast<T>(random_vec(n, 7, "act.dout"));
+  dout[0] = T(-0.0);  // a negative zero gradient stays exact
+  for (Activation a : kActivations) {
+    SCOPED_TRACE(activation_name(a));
+    std::vector<T> y(x.size());
+    activation_forward<T>(y.data(), x.data(), n, a);
+    for (const T* out : {static_cast<const T*>(y.data()), static_cast<const T*>(nullptr)}) {
+      std::vector<T> added(x.size(), T(0));
+      activation_backward<T>(added.data(), dout.data(), x.data(), out, n, a);
+      auto set = cast<T>(random_vec(n, 7, "garbage"));
+      activation_backward_set<T>(set.data(), dout.data(), x.data(), out, n, a);
+      auto in_place = dout;
+      activation_backward_set<T>(in_place.data(), in_place.data(), x.data(), out, n, a);
+      for (int64_t k = 0; k < n; ++k) {
+        EXPECT_EQ(std::signbit(set[k]), std::signbit(added[k])) << k;
+        EXPECT_EQ(std::signbit(in_place[k]), std::signbit(added[k])) << k;
+      }
+      EXPECT_EQ(set, added);
+      EXPECT_EQ(in_place, added);
+    }
+  }
+}
+
+TEST(OpsBasicActivation, BackwardSetEqualsTheBackwardIntoZerosInPlaceToo) {
+  check_backward_set<float>();
+  check_backward_set<double>();
 }
 
 TEST(OpsBasicActivation, ReluDerivativeAtZeroIsZeroAndOutAloneSuffices) {

@@ -89,27 +89,24 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
   if (rows_ == 0) return;  // no rows: nothing to add (and no activations to read)
   // g: gradient w.r.t. layer l's output (its pre-activation for hidden layers).
   const T* g = dout;
-  for (int l = layers() - 1; l >= 0; --l) {
-    const T* a = l == 0 ? inp_ : post_[l - 1].data();
-    T* da = dinp;
-    if (l > 0) {
-      grad_a_.assign(static_cast<size_t>(rows_ * dims_[l]), T(0));
-      da = grad_a_.data();
-    }
-    const bool sparse = l == 0 && inp_is_sparse_;
-    linear_backward(da, sparse ? nullptr : ps.grad(w_[l]), ps.grad(b_[l]), g, a, ps.value(w_[l]),
-                    rows_, dims_[l], dims_[l + 1]);
-    if (sparse) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);
-    if (l == 0) {
-      first_dout_ = g;
-      break;
-    }
-    // Through layer l − 1's activation (g no longer read, so grad_b_ may be reused).
-    grad_b_.assign(grad_a_.size(), T(0));
-    activation_backward(grad_b_.data(), grad_a_.data(), pre_[l - 1].data(), post_[l - 1].data(),
-                        rows_ * dims_[l], act_);
-    g = grad_b_.data();
+  for (int l = layers() - 1; l > 0; --l) {
+    linear_backward<T>(nullptr, ps.grad(w_[l]), ps.grad(b_[l]), g, post_[l - 1].data(),
+                       ps.value(w_[l]), rows_, dims_[l], dims_[l + 1]);
+    // Layer l's input gradient, set into the scratch buffer g is not in, then through layer
+    // l − 1's activation in place: the bits of adding both into zeroed buffers, without the
+    // zeroing passes.
+    std::vector<T>& da = g == grad_a_.data() ? grad_b_ : grad_a_;
+    da.resize(static_cast<size_t>(rows_ * dims_[l]));
+    linear_backward_input_set(da.data(), g, ps.value(w_[l]), rows_, dims_[l], dims_[l + 1]);
+    activation_backward_set(da.data(), da.data(), pre_[l - 1].data(), post_[l - 1].data(),
+                            rows_ * dims_[l], act_);
+    g = da.data();
   }
+  const bool sparse = inp_is_sparse_;
+  linear_backward(dinp, sparse ? nullptr : ps.grad(w_[0]), ps.grad(b_[0]), g, inp_, ps.value(w_[0]),
+                  rows_, dims_[0], dims_[1]);
+  if (sparse) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);
+  first_dout_ = g;
 }
 
 template class MlpBlock<float>;

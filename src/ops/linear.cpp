@@ -64,6 +64,19 @@ void linear_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
 }
 
 template <class T>
+void linear_backward_input_set(T* dinp, const T* dout, const T* weight, int64_t rows,
+                               int64_t in_dim, int64_t out_dim) {
+  linear_check(rows, in_dim, out_dim);
+  if (out_dim == 0) {
+    std::fill(dinp, dinp + rows * in_dim, T(0));
+    return;
+  }
+  // (rows, in_dim) = (rows, out_dim) · (in_dim, out_dim)ᵀ
+  gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(0), dinp,
+          in_dim);
+}
+
+template <class T>
 void linear_forward_ref(T* out, const T* inp, const T* weight, const T* bias, int64_t rows,
                         int64_t in_dim, int64_t out_dim) {
   linear_check(rows, in_dim, out_dim);
@@ -100,6 +113,10 @@ template void linear_backward<float>(float*, float*, float*, const float*, const
                                      const float*, int64_t, int64_t, int64_t);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*,
                                       const double*, int64_t, int64_t, int64_t);
+template void linear_backward_input_set<float>(float*, const float*, const float*, int64_t,
+                                               int64_t, int64_t);
+template void linear_backward_input_set<double>(double*, const double*, const double*, int64_t,
+                                                int64_t, int64_t);
 template void linear_forward_ref<float>(float*, const float*, const float*, const float*, int64_t,
                                         int64_t, int64_t);
 template void linear_forward_ref<double>(double*, const double*, const double*, const double*,

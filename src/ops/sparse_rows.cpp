@@ -2,21 +2,22 @@
 //
 // sparse_rows_times (float) keeps 32 outputs of one row in registers while it adds v · w[k, slice]
 // for each non-zero (k, v) of the row, so out is read and written once per row.
-// sparse_rows_t_times (float) works on blocks of rows; within a block, on one 32-column slice of
-// dw (cols × 32 floats, in L1) at a time: each row's slice of d is loaded once into registers and
-// added, scaled, to the slices of its non-zeros' columns.
+// sparse_rows_t_times (float) works on blocks of rows, their non-zeros grouped by column (a
+// counting sort that keeps each column's entries in row order): for each column and 32-column
+// slice of dw, the slice is loaded once into registers, the scaled slices of d of the column's
+// entries are added in row order, and it is stored once (before 2026-12-05 each non-zero loaded
+// and stored its column's slice: bound by stores). The order of the additions into each dw
+// element is the rows' order either way, so the bits are the same.
 // The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h);
 // the slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
-// vectors. (sparse_rows_t_times stores a slice of dw per non-zero and is bound by stores, which
-// Zen 5 does at the same bytes per cycle at either width; with 64-byte vectors every store of a
-// row not 64-byte aligned splits across two cache lines: it measured 0–16 % slower than
-// with 32-byte ones.) Each output element gets the same operations in the same order in every
-// copy, and this file is built with -ffp-contract=off, so that the copies round alike.
+// vectors. Each output element gets the same operations in the same order in every copy, and this
+// file is built with -ffp-contract=off, so that the copies round alike.
 #include "ops/sparse_rows.h"
 
 #include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/error.h"
 #include "ops/isa.h"
@@ -118,7 +119,7 @@ ATTN_COPY_BODY void times_slices(float* out, int64_t ldo, const Range<float>& g,
       V acc[kVecs<V>];
       for (int j = 0; j < kVecs<V>; ++j) load(acc[j], a + c0 + j * L);
       for (int64_t e = start[q]; e < start[q + 1]; ++e) {
-        const V v = V{} + val[e];  // val[e] is never 0, so 0 + v is v
+        const V v = val[e] - V{};  // a plain broadcast (x − 0 is x; 0 + x costs an add)
         const float* wr = w + col[e] * n + c0;
         for (int j = 0; j < kVecs<V>; ++j) {  // acc += v · w[col, slice]
           V x;
@@ -132,35 +133,63 @@ ATTN_COPY_BODY void times_slices(float* out, int64_t ldo, const Range<float>& g,
   if (n_full < n) times_cols(out, ldo, g, w, n, init, n_full);
 }
 
+// The non-zeros of rows k0 … k1 − 1 of a Range grouped by column: column c's entries are
+// start[c] … start[c + 1] − 1 of (k, v), in increasing k.
+struct ByColumn {
+  std::vector<int64_t> start, next;
+  std::vector<int64_t> k;
+  std::vector<float> v;
+};
+
+void group_by_column(ByColumn& b, const Range<float>& g, int64_t k0, int64_t k1) {
+  const int64_t cols = g.s.cols;
+  b.start.assign(static_cast<size_t>(cols + 1), 0);
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t q = g.q(k);
+    for (int64_t e = g.s.start[q]; e < g.s.start[q + 1]; ++e) ++b.start[g.s.col[e] + 1];
+  }
+  for (int64_t c = 0; c < cols; ++c) b.start[c + 1] += b.start[c];
+  b.next.assign(b.start.begin(), b.start.end() - 1);
+  b.k.resize(static_cast<size_t>(b.start[cols]));
+  b.v.resize(b.k.size());
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t q = g.q(k);
+    for (int64_t e = g.s.start[q]; e < g.s.start[q + 1]; ++e) {
+      const int64_t i = b.next[g.s.col[e]]++;
+      b.k[i] = k;
+      b.v[i] = g.s.val[e];
+    }
+  }
+}
+
 template <class V>
 ATTN_COPY_BODY void t_times_slices(float* dw, const Range<float>& g, const float* d, int64_t ldd,
-                                   int64_t n) {
+                                   int64_t n, ByColumn& b) {
   constexpr int L = kLanes<V>;
-  const int64_t* start = g.s.start.data();
-  const int32_t* col = g.s.col.data();
-  const float* val = g.s.val.data();
   const int64_t n_full = n - n % kSlice;
-  for (int64_t k0 = 0; k0 < g.count; k0 += kRowBlock) {
-    const int64_t k1 = std::min(g.count, k0 + kRowBlock);
-    for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
-      for (int64_t k = k0; k < k1; ++k) {
-        const int64_t q = g.q(k);
-        const float* dr = d + k * ldd + c0;
-        V dv[kVecs<V>];
-        for (int j = 0; j < kVecs<V>; ++j) load(dv[j], dr + j * L);
-        for (int64_t e = start[q]; e < start[q + 1]; ++e) {
-          const V v = V{} + val[e];
-          float* gw = dw + col[e] * n + c0;
-          for (int j = 0; j < kVecs<V>; ++j) {  // dw[col, slice] += v · d[k, slice]
-            V acc;
-            load(acc, gw + j * L);
-            acc += v * dv[j];
-            store(gw + j * L, acc);
+  if (n_full > 0)
+    for (int64_t k0 = 0; k0 < g.count; k0 += kRowBlock) {
+      group_by_column(b, g, k0, std::min(g.count, k0 + kRowBlock));
+      for (int64_t c = 0; c < g.s.cols; ++c) {
+        const int64_t e0 = b.start[c], e1 = b.start[c + 1];
+        if (e0 == e1) continue;
+        for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
+          float* gw = dw + c * n + c0;
+          V acc[kVecs<V>];
+          for (int j = 0; j < kVecs<V>; ++j) load(acc[j], gw + j * L);
+          for (int64_t e = e0; e < e1; ++e) {  // dw[c, slice] += v · d[k, slice], k in order
+            const V v = b.v[e] - V{};          // a plain broadcast (x − 0 is x)
+            const float* dr = d + b.k[e] * ldd + c0;
+            for (int j = 0; j < kVecs<V>; ++j) {
+              V x;
+              load(x, dr + j * L);
+              acc[j] += v * x;
+            }
           }
+          for (int j = 0; j < kVecs<V>; ++j) store(gw + j * L, acc[j]);
         }
       }
     }
-  }
   if (n_full < n) t_times_cols(dw, g, d, ldd, n, n_full);
 }
 
@@ -170,10 +199,9 @@ ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g,
   times_slices<f8>(out, ldo, g, w, n, init);
 }
 
-template <>
-ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float* d, int64_t ldd,
-                                   int64_t n) {
-  t_times_slices<f8>(dw, g, d, ldd, n);
+void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd, int64_t n,
+                   ByColumn& b) {
+  t_times_slices<f8>(dw, g, d, ldd, n, b);
 }
 
 #if ATTN_HAVE_ISA_COPIES
@@ -182,16 +210,16 @@ ATTN_COPY_BODY void t_times<float>(float* dw, const Range<float>& g, const float
   times(out, ldo, g, w, n, init);
 }
 [[gnu::target("avx2")]] void t_times_avx2(float* dw, const Range<float>& g, const float* d,
-                                          int64_t ldd, int64_t n) {
-  t_times(dw, g, d, ldd, n);
+                                          int64_t ldd, int64_t n, ByColumn& b) {
+  t_times_slices<f8>(dw, g, d, ldd, n, b);
 }
 ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>& g,
                                      const float* w, int64_t n, const float* init) {
   times_slices<f16>(out, ldo, g, w, n, init);
 }
 ATTN_TARGET_AVX512 void t_times_avx512(float* dw, const Range<float>& g, const float* d,
-                                       int64_t ldd, int64_t n) {
-  t_times_slices<f8>(dw, g, d, ldd, n);  // 32-byte vectors: see the top of this file
+                                       int64_t ldd, int64_t n, ByColumn& b) {
+  t_times_slices<f8>(dw, g, d, ldd, n, b);
 }
 #endif
 
@@ -327,15 +355,17 @@ template <class T>
 void sparse_rows_t_times(T* dw, const SparseRows<T>& s, const T* d, int64_t ldd, int64_t n,
                          SparseRowSet rows) {
   const Range<T> g = range_of(s, n, ldd, rows, "t_times");
-#if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
+    ByColumn b;
+#if ATTN_HAVE_ISA_COPIES
     switch (isa_active()) {
-      case IsaCopy::avx512: return t_times_avx512(dw, g, d, ldd, n);
-      case IsaCopy::avx2: return t_times_avx2(dw, g, d, ldd, n);
+      case IsaCopy::avx512: return t_times_avx512(dw, g, d, ldd, n, b);
+      case IsaCopy::avx2: return t_times_avx2(dw, g, d, ldd, n, b);
       default: break;
     }
-  }
 #endif
+    return t_times_float(dw, g, d, ldd, n, b);
+  }
   t_times(dw, g, d, ldd, n);
 }
 
