@@ -145,7 +145,7 @@ enum TriGrad : unsigned {
   kDv1 = 8,
   kDv2 = 16,
   kDscale = 32,
-  kAll = 63
+  kAll = kDq | kDk1 | kDk2 | kDv1 | kDv2 | kDscale
 };
 
 template <class T>

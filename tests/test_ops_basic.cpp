@@ -111,8 +111,9 @@ TEST(OpsBasicLinear, BackwardAccumulatesAndSkipsNullBuffers) {
 // added into a zeroed buffer, whatever the buffer held before; out_dim 0 sets zeros.
 template <class T>
 void check_input_gradient_set() {
-  for (const LinearShape& s : {kLinearShapes[0], kLinearShapes[1], kLinearShapes[2],
-                               kLinearShapes[3], kLinearShapes[4], LinearShape{6, 4, 0}}) {
+  std::vector<LinearShape> shapes(std::begin(kLinearShapes), std::end(kLinearShapes));
+  shapes.push_back({6, 4, 0});
+  for (const LinearShape& s : shapes) {
     const auto w = cast<T>(random_vec(s.in * s.out, 2, "w"));
     const auto dout = cast<T>(random_vec(s.rows * s.out, 2, "dout"));
     std::vector<T> added(static_cast<size_t>(s.rows * s.in), T(0));

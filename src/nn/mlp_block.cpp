@@ -102,10 +102,9 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
                             rows_ * dims_[l], act_);
     g = da.data();
   }
-  const bool sparse = inp_is_sparse_;
-  linear_backward(dinp, sparse ? nullptr : ps.grad(w_[0]), ps.grad(b_[0]), g, inp_, ps.value(w_[0]),
-                  rows_, dims_[0], dims_[1]);
-  if (sparse) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);
+  linear_backward(dinp, inp_is_sparse_ ? nullptr : ps.grad(w_[0]), ps.grad(b_[0]), g, inp_,
+                  ps.value(w_[0]), rows_, dims_[0], dims_[1]);
+  if (inp_is_sparse_) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);
   first_dout_ = g;
 }
 

@@ -55,8 +55,7 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k, const T* v,
   const int64_t N = a.N, dk = a.dk, dv = a.dv;
   const Span rows_span = a.causal ? Span::cols_below : Span::all;
   T* kt = scratch;  // Kᵀ, dk × N
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t l = 0; l < dk; ++l) kt[l * N + j] = k[j * a.ldk + l];
+  transpose_rows(kt, k, N, dk, a.ldk);
   // S = scale · Q Kᵀ (causal: the tiles right of the diagonal are skipped).
   product<T, VB>(p, N, q, a.ldq, 1, kt, N, N, N, dk, scale, false, rows_span);
   if (a.score_bits > 0) {
@@ -86,8 +85,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   T* vt = scratch;       // Vᵀ, dv × N
   T* ds = vt + dvv * N;  // N × N
   T* g = ds + N * N;     // N × dk
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t c = 0; c < dvv; ++c) vt[c * N + j] = v[j * a.ldv + c];
+  transpose_rows(vt, v, N, dvv, a.ldv);
   // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) row by row (causal: j ≤ i, the rest 0).
   product<T, VB>(ds, N, do_, a.ldv, 1, vt, N, N, N, dvv, T(1), false,
                  a.causal ? Span::cols_below : Span::all);

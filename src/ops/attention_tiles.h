@@ -32,6 +32,13 @@ struct VecOf {
 template <class T>
 using Vec32 = VecOf<T, 32>;
 
+// xt (d × N, row l = column l of x) from x (N × d, row stride ld).
+template <class T>
+ATTN_COPY_BODY void transpose_rows(T* xt, const T* x, int64_t N, int64_t d, int64_t ld) {
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t l = 0; l < d; ++l) xt[l * N + j] = x[j * ld + l];
+}
+
 // Σ x[0 … n−1] in a fixed order: L lane sums over the 32-byte chunks, the lanes added
 // pairwise, then the tail in order (the same bits in every ISA copy).
 template <class T>

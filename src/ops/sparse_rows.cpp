@@ -364,9 +364,10 @@ void sparse_rows_t_times(T* dw, const SparseRows<T>& s, const T* d, int64_t ldd,
       default: break;
     }
 #endif
-    return t_times_float(dw, g, d, ldd, n, b);
+    t_times_float(dw, g, d, ldd, n, b);
+  } else {
+    t_times(dw, g, d, ldd, n);
   }
-  t_times(dw, g, d, ldd, n);
 }
 
 #define ATTN_SPARSE_ROWS_INSTANTIATE(T)                                                          \

@@ -61,13 +61,6 @@ struct Scratch {
   }
 };
 
-// xt (d × N, row l = column l of x) from x (N × d, row stride ld).
-template <class T>
-ATTN_COPY_BODY void transpose_rows(T* xt, const T* x, int64_t N, int64_t d, int64_t ld) {
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t l = 0; l < d; ++l) xt[l * N + j] = x[j * ld + l];
-}
-
 // Pair products transposed: out (d × n2), out[l][j·N + k] = x_jl · yᵀ[l][k]; x (N × d, row
 // stride ld), yt (d × N).
 template <class T>
