@@ -209,40 +209,6 @@ TEST(OpsBasicActivation, ForwardAndBackwardMatchScalarRefs) {
   }
 }
 
-// activation_backward_set gives the bits of activation_backward into a zeroed buffer (the sign
-// of a zero included), out of place and in place, with out given and without.
-template <class T>
-void check_backward_set() {
-  const auto x = cast<T>(activation_points());
-  const int64_t n = static_cast<int64_t>(x.size());
-  auto dout = cast<T>(random_vec(n, 7, "act.dout"));
-  dout[0] = T(-0.0);  // a negative zero gradient stays exact
-  for (Activation a : kActivations) {
-    SCOPED_TRACE(activation_name(a));
-    std::vector<T> y(x.size());
-    activation_forward<T>(y.data(), x.data(), n, a);
-    for (const T* out : {static_cast<const T*>(y.data()), static_cast<const T*>(nullptr)}) {
-      std::vector<T> added(x.size(), T(0));
-      activation_backward<T>(added.data(), dout.data(), x.data(), out, n, a);
-      auto set = cast<T>(random_vec(n, 7, "garbage"));
-      activation_backward_set<T>(set.data(), dout.data(), x.data(), out, n, a);
-      auto in_place = dout;
-      activation_backward_set<T>(in_place.data(), in_place.data(), x.data(), out, n, a);
-      for (int64_t k = 0; k < n; ++k) {
-        EXPECT_EQ(std::signbit(set[k]), std::signbit(added[k])) << k;
-        EXPECT_EQ(std::signbit(in_place[k]), std::signbit(added[k])) << k;
-      }
-      EXPECT_EQ(set, added);
-      EXPECT_EQ(in_place, added);
-    }
-  }
-}
-
-TEST(OpsBasicActivation, BackwardSetEqualsTheBackwardIntoZerosInPlaceToo) {
-  check_backward_set<float>();
-  check_backward_set<double>();
-}
-
 TEST(OpsBasicActivation, ReluDerivativeAtZeroIsZeroAndOutAloneSuffices) {
   const std::vector<double> x{0.0, -2.0, 2.0}, dout{1.0, 1.0, 1.0};
   std::vector<double> y(3), d(3, 0.0), d2(3, 0.0);

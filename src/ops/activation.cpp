@@ -1,8 +1,7 @@
 // Element-wise activations (identity, relu, exact gelu, tanh, sigmoid): names, forward,
 // backward, and scalar double references.
 //
-// Shapes: inp, out, dinp, dout hold `count` values. Backward dinp += dout · σ'(inp), or
-// (activation_backward_set) dinp = 0 + dout · σ'(inp), in place when dinp is dout.
+// Shapes: inp, out, dinp, dout hold `count` values. Backward dinp += dout · σ'(inp).
 // Which forward values backward reads: relu reads inp (or out when inp is null), gelu reads
 // inp, tanh and sigmoid read out (or recompute from inp when out is null), identity neither.
 // gelu(x) = x·Φ(x) = ½·x·erfc(−x/√2) (erfc keeps Φ accurate in the left tail);
@@ -25,17 +24,9 @@ namespace {
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
-// Where backward puts dout · σ'(x): added to dinp (Set false), or dinp = 0 + it (Set true:
-// the bits, the sign of a zero included, of adding it to a zeroed dinp; dinp may be dout, as
-// each element is read before it is written).
-template <bool Set, class T>
-inline void put(T& d, T v) {
-  d = (Set ? T(0) : d) + v;
-}
-
-// dinp (+)= dout · σ'(x) with σ' from the activation's value y, for tanh and sigmoid when the
+// dinp += dout · σ'(x) with σ' from the activation's value y, for tanh and sigmoid when the
 // forward's output is not at hand: y recomputed a chunk at a time (bit-equal to the forward).
-template <bool Set, class T, class Value, class Slope>
+template <class T, class Value, class Slope>
 void backward_from_value(T* dinp, const T* dout, const T* inp, int64_t count, Value value,
                          Slope slope) {
   constexpr int64_t kChunk = 256;
@@ -43,7 +34,7 @@ void backward_from_value(T* dinp, const T* dout, const T* inp, int64_t count, Va
   for (int64_t k0 = 0; k0 < count; k0 += kChunk) {
     const int64_t n = std::min(kChunk, count - k0);
     value(y, inp + k0, n);
-    for (int64_t k = 0; k < n; ++k) put<Set>(dinp[k0 + k], dout[k0 + k] * slope(y[k]));
+    for (int64_t k = 0; k < n; ++k) dinp[k0 + k] += dout[k0 + k] * slope(y[k]);
   }
 }
 
@@ -91,15 +82,13 @@ void activation_forward(T* out, const T* inp, int64_t count, Activation a) {
   ATTN_ASSERT(false, "activation_forward: unknown activation");
 }
 
-namespace {
-
-template <bool Set, class T>
-void backward_body(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
-                   Activation a) {
+template <class T>
+void activation_backward(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
+                         Activation a) {
   ATTN_CHECK(count >= 0, "activation: count must be non-negative, got " + std::to_string(count));
   switch (a) {
     case Activation::identity:
-      for (int64_t k = 0; k < count; ++k) put<Set>(dinp[k], dout[k]);
+      for (int64_t k = 0; k < count; ++k) dinp[k] += dout[k];
       return;
     case Activation::relu: {
       const T* x = inp ? inp : out;  // out > 0 exactly when inp > 0
@@ -108,7 +97,7 @@ void backward_body(T* dinp, const T* dout, const T* inp, const T* out, int64_t c
       // mispredicts about half the time).
       for (int64_t k = 0; k < count; ++k) {
         const T g = dout[k];
-        put<Set>(dinp[k], x[k] > T(0) ? g : T(0));
+        dinp[k] += x[k] > T(0) ? g : T(0);
       }
       return;
     }
@@ -119,44 +108,30 @@ void backward_body(T* dinp, const T* dout, const T* inp, const T* out, int64_t c
         const T x = inp[k];
         const T cdf = T(0.5) * std::erfc(-x * c);
         const T pdf = n * std::exp(T(-0.5) * x * x);
-        put<Set>(dinp[k], dout[k] * (cdf + x * pdf));
+        dinp[k] += dout[k] * (cdf + x * pdf);
       }
       return;
     }
     case Activation::tanh:
       if (out) {
-        for (int64_t k = 0; k < count; ++k) put<Set>(dinp[k], dout[k] * (T(1) - out[k] * out[k]));
+        for (int64_t k = 0; k < count; ++k) dinp[k] += dout[k] * (T(1) - out[k] * out[k]);
       } else {
         ATTN_ASSERT(inp != nullptr, "activation_backward(tanh) needs inp or out");
-        backward_from_value<Set>(dinp, dout, inp, count, vmath_tanh<T>,
-                                 [](T y) { return T(1) - y * y; });
+        backward_from_value(dinp, dout, inp, count, vmath_tanh<T>,
+                            [](T y) { return T(1) - y * y; });
       }
       return;
     case Activation::sigmoid:
       if (out) {
-        for (int64_t k = 0; k < count; ++k) put<Set>(dinp[k], dout[k] * out[k] * (T(1) - out[k]));
+        for (int64_t k = 0; k < count; ++k) dinp[k] += dout[k] * out[k] * (T(1) - out[k]);
       } else {
         ATTN_ASSERT(inp != nullptr, "activation_backward(sigmoid) needs inp or out");
-        backward_from_value<Set>(dinp, dout, inp, count, vmath_sigmoid<T>,
-                                 [](T y) { return y * (T(1) - y); });
+        backward_from_value(dinp, dout, inp, count, vmath_sigmoid<T>,
+                            [](T y) { return y * (T(1) - y); });
       }
       return;
   }
   ATTN_ASSERT(false, "activation_backward: unknown activation");
-}
-
-}  // namespace
-
-template <class T>
-void activation_backward(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
-                         Activation a) {
-  backward_body<false>(dinp, dout, inp, out, count, a);
-}
-
-template <class T>
-void activation_backward_set(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
-                             Activation a) {
-  backward_body<true>(dinp, dout, inp, out, count, a);
 }
 
 // References: the textbook formulas, written without the fast path's rewrites.
@@ -200,9 +175,5 @@ template void activation_backward<float>(float*, const float*, const float*, con
                                          Activation);
 template void activation_backward<double>(double*, const double*, const double*, const double*,
                                           int64_t, Activation);
-template void activation_backward_set<float>(float*, const float*, const float*, const float*,
-                                             int64_t, Activation);
-template void activation_backward_set<double>(double*, const double*, const double*,
-                                              const double*, int64_t, Activation);
 
 }  // namespace attn

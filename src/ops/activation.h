@@ -3,8 +3,6 @@
 //
 // Shapes: inp, out, dinp, dout all hold `count` values. Backward accumulates
 // dinp += dout · σ'(inp); it may read inp or out (the forward's result), whichever is cheaper.
-// activation_backward_set writes dinp = 0 + dout · σ'(inp) instead (the same bits as the
-// backward into a zeroed dinp, without zeroing it first), and may run in place (dinp = dout).
 // relu'(0) is taken as 0.
 #pragma once
 
@@ -26,9 +24,6 @@ void activation_forward(T* out, const T* inp, int64_t count, Activation a);
 template <class T>
 void activation_backward(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
                          Activation a);
-template <class T>
-void activation_backward_set(T* dinp, const T* dout, const T* inp, const T* out, int64_t count,
-                             Activation a);
 
 // Scalar references: σ(x) and σ'(x) in double.
 double activation_value_ref(double x, Activation a);
