@@ -16,7 +16,9 @@ tick=$(getconf CLK_TCK)
 while [[ -r /proc/$root/stat ]]; do
   # Each stat line: "pid (comm) state ppid ... utime stime cutime cstime ..."; comm may hold
   # spaces, so the fields are counted after its closing parenthesis.
-  total=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$root" -v tick="$tick" '
+  # A process that exits between the glob and cat's read makes cat fail: not an error here
+  # (before, pipefail then stopped the sampler at the first short-lived process).
+  total=$({ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$root" -v tick="$tick" '
     { pid = $1; rest = substr($0, index($0, ") ") + 2); split(rest, f, " ")
       parent[pid] = f[2]; cpu[pid] = f[12] + f[13] + f[14] + f[15] }
     END {
