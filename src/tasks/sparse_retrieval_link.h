@@ -7,7 +7,8 @@
 //             network, W1 (width × q·d) entries N(0, 1/q), W2 (d × width) entries
 //             N(0, 2/width), drawn once per dataset seed (stream sparse_retrieval.link, index 0):
 //             a dataset constant, like rf_target's β. For unit-norm tokens the pre-activations
-//             have unit variance and the outputs variance about 1.
+//             have unit variance and the outputs mean square about 1 (over the weights' draw;
+//             for one draw each output coordinate has its own non-zero mean).
 // Only mean is additive; product, max and relu_net are not (order matters for relu_net only).
 #pragma once
 
