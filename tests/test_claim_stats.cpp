@@ -1,5 +1,5 @@
 // The statistics behind claim verdicts against closed forms: Student-t quantiles (df = 1 and
-// 2 have closed forms; large df tends to the normal; two table values), least-squares slopes
+// 2 have closed forms; large df tends to the normal; table values from scipy), least-squares slopes
 // and their standard errors by hand, intervals and the seeds-to-decide count.
 #include <gtest/gtest.h>
 
@@ -16,8 +16,17 @@ TEST(ClaimStats, StudentQuantilesMatchClosedForms) {
                 1e-9 * (1 + std::tan(M_PI * (p - 0.5))));
     EXPECT_NEAR(student_t_quantile(p, 2), (2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-9);
     EXPECT_NEAR(student_t_cdf(student_t_quantile(p, 7.5), 7.5), p, 1e-12);
-    EXPECT_NEAR(student_t_quantile(1 - p, 3), -student_t_quantile(p, 3), 1e-12);
   }
+  // Lower quantiles (p < 0.5) and more table values (scipy.stats.t.ppf), checked as numbers:
+  // the code takes a lower quantile by symmetry, so comparing it with its own mirror could not
+  // fail.
+  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.182446305284263, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.05, 3), -2.3533634348018273, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.2, 3), -0.9784723118282994, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 5), 2.5705818366147395, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.05, 5), -2.0150483726691575, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 30), 2.0422724563012373, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.2, 30), -0.853767259839686, 1e-9);
   EXPECT_NEAR(student_t_quantile(0.95, 1e8), 1.6448536269514722, 1e-6);  // normal
   EXPECT_NEAR(student_t_quantile(0.975, 10), 2.2281388519649385, 1e-9);
   EXPECT_NEAR(student_t_quantile(0.95, 4), 2.1318467863266495, 1e-9);

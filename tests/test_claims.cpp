@@ -357,7 +357,8 @@ TEST(Claims, SizeIncreasingBracketsTheSmallestSizeReachingTheGoal) {
   // A bar every width surely reaches at every N: 16 throughout, surely not increasing.
   r = claim_evaluate(size_claim(ClaimKind::size_increasing, 2.0), size_table());
   EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;
-  EXPECT_TRUE(has(r, "task.N=4: 16, task.N=8: 16, task.N=16: 16")) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=4: at most 16, task.N=8: at most 16, task.N=16: at most 16"))
+      << r.detail;
   // N = 16 reaching the bar at 256, like N = 8: 64, 256, 256 — never smaller, larger at the end.
   r = claim_evaluate(c, size_table(0.4));
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
@@ -436,8 +437,8 @@ TEST(Claims, SizeRatioIncreasingBracketsTheRatioOfTwoNeededSizes) {
   // a needs 64, 256, none up to 256; b needs 16 throughout: ratios 4, 16, [16, inf].
   ClaimResult r = claim_evaluate(c, size_ratio_table());
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
-  EXPECT_TRUE(has(r, "task.N=4: [4, 4] (64 / 16), task.N=8: [16, 16] (256 / 16), "
-                     "task.N=16: [16, inf] (none up to 256 / 16)")) << r.detail;
+  EXPECT_TRUE(has(r, "task.N=4: [4, 4] (64 / at most 16), task.N=8: [16, 16] (256 / at most 16), "
+                     "task.N=16: [16, inf] (none up to 256 / at most 16)")) << r.detail;
   // b never reaching the goal at N = 16: a's none over b's none is [0, inf], undecided.
   r = claim_evaluate(c, size_ratio_table({0.9, 0.9, 0.9}));
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
@@ -451,6 +452,66 @@ TEST(Claims, SizeRatioIncreasingBracketsTheRatioOfTwoNeededSizes) {
   r = claim_evaluate(c, runs);
   EXPECT_EQ(r.verdict, Verdict::Fail) << r.detail;
   EXPECT_TRUE(has(r, "task.N=16: [1, 1] (64 / 64)")) << r.detail;
+}
+
+TEST(Claims, ATrendWithEveryRunFailedAtOneValueIsUndecided) {
+  ClaimSpec c = claim(ClaimKind::decreasing);
+  c.along = "train.n";
+  c.where = model_is("linear");
+  EXPECT_EQ(claim_evaluate(c, table()).verdict, Verdict::Pass);  // 0.5, 0.2, 0.1
+  // Every linear run at n = 1000 failed: judged on n = 10 and 100 alone it would pass, on a
+  // shorter range than the claim names.
+  auto runs = table();
+  for (auto& r : runs)
+    if (r.param("train.n") == "1000" && r.param("model.name") == "linear") {
+      r.status = "failed";
+      r.metrics.clear();
+    }
+  const ClaimResult r = claim_evaluate(c, runs);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
+  EXPECT_TRUE(has(r, "at train.n = 1000 failed")) << r.detail;
+}
+
+TEST(Claims, ASeedLeftOutForAValueWithoutALogSaysSo) {
+  // power_law on linear's NMSE along n: seed 0 has 0 at n = 1000 (no log), so it is left out
+  // for that, not for "not at every train.n"; with both seeds at 0 none is left.
+  auto runs = table();
+  for (auto& r : runs)
+    if (r.param("model.name") == "linear" && r.param("train.n") == "1000" && r.seed == 0)
+      r.metrics = {{"test_nmse", 0.0}};
+  ClaimSpec c = claim(ClaimKind::power_law);
+  c.along = "train.n";
+  c.where = model_is("linear");
+  c.exponent = -0.35;
+  c.margin = 1;
+  ClaimResult r = claim_evaluate(c, runs);
+  EXPECT_TRUE(has(r, "(1 seeds left out: a value <= 0, which has no log)")) << r.detail;
+  for (auto& run : runs)
+    if (run.param("model.name") == "linear" && run.param("train.n") == "1000")
+      run.metrics = {{"test_nmse", 0.0}};
+  r = claim_evaluate(c, runs);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
+  EXPECT_TRUE(has(r, "2 seeds left out for a value <= 0, which has no log; no seed is left"))
+      << r.detail;
+}
+
+TEST(Claims, OneSeedRatioOfZeroKeepsItsNumeratorsError) {
+  // One seed, a = 0 ± 0.01 and b = 0.5 ± 0.01 (test-set errors, 1000 samples) at n = 10 and 100:
+  // the ratio is 0 ± 0.02 at both, so its change is undecided (before, the delta method's
+  // |y|·(sa/a) made the error 0 and the claim failed on a sure "no change").
+  std::vector<StoredRun> runs;
+  for (int64_t n : {10, 100})
+    for (const auto& [model, value] : {std::pair{"a", 0.0}, std::pair{"b", 0.5}}) {
+      StoredRun r = make_run(model, n, 0, value);
+      r.metrics = {{"test_nmse", value}, {"test_nmse_se", 0.01}, {"test_samples", 1000}};
+      runs.push_back(r);
+    }
+  ClaimSpec c = claim(ClaimKind::ratio_increasing);
+  c.along = "train.n";
+  c.a = model_is("a");
+  c.b = model_is("b");
+  const ClaimResult r = claim_evaluate(c, runs);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
 }
 
 }  // namespace

@@ -98,6 +98,21 @@ TEST(ClaimsReach, TheLargestSolvedSliceIsBracketedAndCompared) {
   EXPECT_TRUE(has(r, "none (-1)")) << r.detail;
 }
 
+TEST(ClaimsReach, AReachAtTheLargestSliceTriedIsOpenAbove) {
+  // L = 5: every k = 0 … 8 solved (0.01 ± 0.001) on three seeds. The reach is 8 or more: at
+  // least 8 passes; "equal to 8" and "at most 8" cannot (k = 9 was not tested).
+  std::vector<StoredRun> runs;
+  for (uint64_t seed = 0; seed < 3; ++seed)
+    runs.push_back(hop_run(5, seed, std::vector<double>(9, 0.01 + 0.001 * (double(seed) - 1))));
+  ClaimResult r = claim_evaluate(reach_claim_at(5, 8, "at_least"), runs);
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.detail;
+  EXPECT_TRUE(has(r, "bounds [8, beyond 8]")) << r.detail;
+  EXPECT_EQ(claim_evaluate(reach_claim_at(5, 8, "equal"), runs).verdict, Verdict::Inconclusive);
+  EXPECT_EQ(claim_evaluate(reach_claim_at(5, 8, "at_most"), runs).verdict, Verdict::Inconclusive);
+  EXPECT_EQ(claim_evaluate(reach_claim_at(5, 9, "equal"), runs).verdict, Verdict::Inconclusive);
+  EXPECT_EQ(claim_evaluate(reach_claim_at(5, 7, "at_most"), runs).verdict, Verdict::Fail);
+}
+
 TEST(ClaimsReach, ASliceNearTheLevelLeavesItUndecided) {
   // k = 2 at L = 3 becomes 0.03, 0.05, 0.07 across seeds (mean 0.05, se 0.0115): its bounds
   // [0.016, 0.084] straddle 0.05, so the reach is bracketed by [1, 2].

@@ -137,6 +137,23 @@ bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
   return false;
 }
 
+bool along_values_finished(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                           const RunFilter& scope, ClaimResult* out) {
+  std::map<double, bool> finished;  // along value -> some matching run finished
+  double x;
+  for (const auto& r : runs)
+    if (run_matches(r, scope) && as_number(r.param(c.along), &x))
+      finished[x] = finished[x] || r.status == "ok";
+  std::string failed;
+  for (const auto& [value, ok] : finished)
+    if (!ok) failed += (failed.empty() ? "" : ", ") + fmt_num(value);
+  if (failed.empty()) return true;
+  *out = result(c, Verdict::Inconclusive,
+                "every run matching {" + filter_text(scope) + "} at " + c.along + " = " + failed +
+                    " failed; the claim needs a finished run at each value of " + c.along);
+  return false;
+}
+
 Sample sample_of(const SeedValues& v) {
   Sample s;
   for (const auto& [seed, sv] : v) s.values.push_back(sv.value());

@@ -55,6 +55,11 @@ std::map<double, SeedValues> seed_values_along(const std::vector<StoredRun>& run
 // *out is NOT EVALUATED, saying which value (if any) they hold.
 bool along_values_enough(const ClaimSpec& c, const std::vector<StoredRun>& runs,
                          const RunFilter& scope, ClaimResult* out);
+// Whether every value of `along` held by runs matching `scope` has a finished run; else *out
+// is INCONCLUSIVE naming the values whose runs all failed (a trend judged without them would
+// cover a shorter range than the spec asks, on evidence that is missing, not against it).
+bool along_values_finished(const ClaimSpec& c, const std::vector<StoredRun>& runs,
+                           const RunFilter& scope, ClaimResult* out);
 // The distinct numeric values of `along` among runs matching `filter` (any status).
 std::vector<double> along_values(const std::vector<StoredRun>& runs, const RunFilter& filter,
                                  const std::string& along);
@@ -75,13 +80,26 @@ ClaimResult result(const ClaimSpec& c, Verdict v, std::string detail);
 // The smallest size that reaches a goal (mean below or above `threshold`), from each tried
 // size's seed values, bracketed by the confidence bounds: `may` the smallest size whose bounds
 // allow reaching it, `sure` the smallest whose bounds are past it, `by_mean` the smallest whose
-// mean is past it (infinite: no size tried does); `largest` the largest size tried.
+// mean is past it (infinite: no size tried does); `largest` the largest size tried;
+// `none_may` true when no size tried may reach it. `grid_floor`: the smallest size of the grid
+// the bracket is on (size_brackets_on_grid; 0 for a bracket of one value alone).
 constexpr double kNever = std::numeric_limits<double>::infinity();
 struct SizeBracket {
-  double may = kNever, sure = kNever, by_mean = kNever, largest = 0;
+  double may = kNever, sure = kNever, by_mean = kNever, largest = 0, grid_floor = 0;
+  bool none_may = true;
 };
 SizeBracket size_bracket(const std::map<double, SeedValues>& by_size, bool above,
                          double threshold, double confidence);
+
+// The brackets of each value of `along` (cells: along value -> size -> seed values) on the grid
+// of every size tried at any value (docs/spec-format.md#size-brackets). A size of that grid not
+// tried at one value (not in its sweep, or its runs failed) could be what that value needs, so
+// the lower end `may` moves down past every such size below it; where no size tried may reach
+// the goal, `may` is the grid's next size above the largest tried there (∞ past the grid's end).
+// `sure` and `by_mean` stay as size_bracket gives them.
+std::map<double, SizeBracket> size_brackets_on_grid(
+    const std::map<double, std::map<double, SeedValues>>& cells, bool above, double threshold,
+    double confidence);
 
 // `filter` with `key` = x added (the runs of one value of `along`).
 RunFilter filter_at(const RunFilter& filter, const std::string& key, double x);

@@ -4,6 +4,7 @@
 // bounds at each slice value and compares it with a number; reach_growth (claims_trend.cpp)
 // fits log2 of each seed's reach against `along`.
 #include <cmath>
+#include <limits>
 
 #include "experiment/claims_evidence.h"
 
@@ -89,10 +90,14 @@ ReachBracket reach_bracket(const ClaimSpec& c, const std::map<double, SeedValues
                fmt_num(iv.mean) +
                (iv.ok ? " [" + fmt_num(iv.lo) + ", " + fmt_num(iv.hi) + "]" : std::string());
   }
+  // Every slice value tried may be reached: the reach may lie past the largest one, so the
+  // bracket's upper end is open (an at_most or equal claim cannot pass on such runs).
+  if (may) b.may = std::numeric_limits<double>::infinity();
   return b;
 }
 
-std::string reach_text(double r, double first) {
+std::string reach_text(double r, double first, double last) {
+  if (std::isinf(r)) return "beyond " + fmt_num(last);
   return r < first ? "none (" + fmt_num(r) + ")" : fmt_num(r);
 }
 
@@ -126,7 +131,7 @@ ClaimResult reach_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
                   "none of the " + std::to_string(m.any) + " runs matching " + scope +
                       " has finished with the series " + c.metric + "_by_" + c.slice);
   const ReachBracket b = reach_bracket(c, by_slice);
-  const double first = by_slice.begin()->first;
+  const double first = by_slice.begin()->first, last = by_slice.rbegin()->first;
   int64_t seeds = 0;
   for (const auto& [s, v] : by_slice)
     seeds = std::max<int64_t>(seeds, static_cast<int64_t>(v.size()));
@@ -148,9 +153,9 @@ ClaimResult reach_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
   return result(c, v,
                 "largest " + c.slice + " with mean " + c.metric + " " + goal +
                     " at it and every smaller " + c.slice + " over " + scope + ": " +
-                    reach_text(b.by_mean, first) + " by the means, bracketed by the " +
-                    level_text(c.confidence) + " bounds [" + reach_text(b.sure, first) + ", " +
-                    reach_text(b.may, first) + "] over " + std::to_string(seeds) +
+                    reach_text(b.by_mean, first, last) + " by the means, bracketed by the " +
+                    level_text(c.confidence) + " bounds [" + reach_text(b.sure, first, last) +
+                    ", " + reach_text(b.may, first, last) + "] over " + std::to_string(seeds) +
                     (seeds == 1 ? " seed" : " seeds") + "; claim: " + want + "; " + b.curve);
 }
 

@@ -2,7 +2,9 @@
 // metric reaches the goal, bracketed by the confidence bounds of each size's mean across
 // seeds: `may` is the smallest size whose bounds allow reaching the goal, `sure` the smallest
 // whose bounds are past it (infinite when no size tried is). The needed size lies in
-// [may, sure] at the claim's confidence (sizes assumed to help monotonically).
+// [may, sure] at the claim's confidence (sizes assumed to help monotonically), on the grid of
+// every size tried at any value of `along`: a size of that grid missing at one value leaves its
+// bracket open down to it (size_brackets_on_grid).
 // size_ratio_increasing brackets the ratio of two needed sizes (filters a and b) the same way:
 // [a's lower end / b's upper end, a's upper end / b's lower end], a size never reached counting
 // as larger than the largest tried.
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "experiment/claim_kinds.h"
 #include "experiment/claims_evidence.h"
@@ -21,11 +24,14 @@ namespace {
 
 using Bracket = SizeBracket;
 
+// "64", "at most 16" (the grid's smallest size surely reaches the goal: smaller ones were not
+// tried), "between 16 and 64", "between 64 and none up to 128", "none up to 128" (no size tried
+// may reach it).
 std::string bracket_text(const Bracket& b) {
-  auto size = [&](double s) {
-    return s == kNever ? "none up to " + fmt_num(b.largest) : fmt_num(s);
-  };
-  if (b.may == b.sure) return size(b.sure);
+  const std::string none = "none up to " + fmt_num(b.largest);
+  if (b.none_may) return none;
+  auto size = [&](double s) { return s == kNever ? none : fmt_num(s); };
+  if (b.may == b.sure) return (b.sure == b.grid_floor ? "at most " : "") + size(b.sure);
   return "between " + size(b.may) + " and " + size(b.sure);
 }
 
@@ -58,15 +64,13 @@ std::map<double, Bracket> brackets_along(const ClaimSpec& c, const RunFilter& wh
         as_number(r.param(c.along), &x) && run_size(r, keys, &size)) {
       seed_value_add(r, c.metric, cells[x][size][r.seed]);
     }
-  std::map<double, Bracket> out;
-  for (const auto& [along, by_size] : cells)
-    out[along] = size_bracket(by_size, c.goal == "above", c.threshold, c.confidence);
-  return out;
+  return size_brackets_on_grid(cells, c.goal == "above", c.threshold, c.confidence);
 }
 
 // The bracket of needed(a) / needed(b): a never-reached side is larger than its largest size.
 Bracket ratio_bracket(const Bracket& a, const Bracket& b) {
   Bracket r;
+  r.none_may = false;
   const double a_lo = a.may == kNever ? a.largest : a.may,
                b_lo = b.may == kNever ? b.largest : b.may;
   r.may = b.sure == kNever ? 0 : a_lo / b.sure;
@@ -80,13 +84,15 @@ std::string ratio_text(const Bracket& a, const Bracket& b, const Bracket& r) {
          ")";
 }
 
-// Brackets that grow from the first to the last value and never surely shrink.
+// Brackets that grow from the first to the last value and never surely shrink. FAIL needs the
+// last value surely reached: two values that both need more than the grid holds say nothing
+// about which needs more.
 Verdict increasing_verdict(const std::vector<Bracket>& v) {
   bool decrease = false;
   for (size_t k = 1; k < v.size(); ++k)
     for (size_t j = 0; j < k; ++j) decrease = decrease || v[k].sure < v[j].may;
   const bool pass = !decrease && v.front().sure < v.back().may;
-  const bool fail = decrease || v.back().sure <= v.front().may;
+  const bool fail = decrease || (v.back().sure < kNever && v.back().sure <= v.front().may);
   return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
 }
 
@@ -119,6 +125,7 @@ Verdict flat_brackets(const ClaimSpec& c, const std::vector<Bracket>& v,
   const bool pass = max_sure < kNever && max_sure <= c.factor * min_may;
   const bool fail = max_may == kNever || max_may > c.factor * min_sure;
   *claim = "reached everywhere, largest / smallest <= " + fmt_num(c.factor);
+  if (!pass && !fail) *claim += " (undecided at these bounds: add seeds or sizes)";
   return pass ? Verdict::Pass : fail ? Verdict::Fail : Verdict::Inconclusive;
 }
 
@@ -168,7 +175,9 @@ ClaimResult size_ratio_verdict(const ClaimSpec& c, const std::vector<StoredRun>&
 ClaimResult needed_size_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells* cells,
                               BracketsVerdict decide) {
   ClaimResult out;
-  if (!along_values_enough(c, runs, c.where, &out)) return out;
+  if (!along_values_enough(c, runs, c.where, &out) ||
+      !along_values_finished(c, runs, c.where, &out))
+    return out;
   const auto needed = brackets_along(c, c.where, runs);
   const std::string what = "smallest " + size_name(c) + " with mean " + c.metric +
                            (c.goal == "above" ? " > " : " < ") + fmt_num(c.threshold) + " over {" +
@@ -199,14 +208,41 @@ SizeBracket size_bracket(const std::map<double, SeedValues>& by_size, bool above
   b.largest = by_size.rbegin()->first;
   for (const auto& [s, seeds] : by_size) {  // increasing size
     const Interval iv = sample_interval(sample_of(seeds), confidence);
-    const bool may = !iv.ok || (above ? iv.hi > threshold : iv.lo < threshold);
-    const bool sure = iv.ok && (above ? iv.lo > threshold : iv.hi < threshold);
+    // Bounds that are not numbers (a seed's metric infinite) decide nothing: the size may reach
+    // the goal and surely does not.
+    const bool ok = iv.ok && std::isfinite(iv.lo) && std::isfinite(iv.hi);
+    const bool may = !ok || (above ? iv.hi > threshold : iv.lo < threshold);
+    const bool sure = ok && (above ? iv.lo > threshold : iv.hi < threshold);
     const bool by_mean = above ? iv.mean > threshold : iv.mean < threshold;
     if (may && b.may == kNever) b.may = s;
     if (sure && b.sure == kNever) b.sure = s;
     if (by_mean && b.by_mean == kNever) b.by_mean = s;
   }
+  b.none_may = b.may == kNever;
   return b;
+}
+
+std::map<double, SizeBracket> size_brackets_on_grid(
+    const std::map<double, std::map<double, SeedValues>>& cells, bool above, double threshold,
+    double confidence) {
+  std::set<double> grid;
+  for (const auto& [along, by_size] : cells)
+    for (const auto& [s, seeds] : by_size) grid.insert(s);
+  std::map<double, SizeBracket> out;
+  for (const auto& [along, by_size] : cells) {
+    SizeBracket b = size_bracket(by_size, above, threshold, confidence);
+    b.grid_floor = *grid.begin();
+    if (b.may == kNever) {
+      const auto next = grid.upper_bound(b.largest);
+      b.may = next == grid.end() ? kNever : *next;
+    } else {
+      // Every size tried below `may` surely misses; one not tried here may be the one needed.
+      for (auto it = grid.find(b.may); it != grid.begin() && !by_size.count(*std::prev(it));)
+        b.may = *--it;
+    }
+    out[along] = b;
+  }
+  return out;
 }
 
 ClaimResult size_increasing_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs,
@@ -225,7 +261,11 @@ ClaimResult size_equals_along_claim(const ClaimSpec& c, const std::vector<Stored
 
 ClaimResult size_ratio_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, Cells*) {
   ClaimResult out;
-  if (!along_values_enough(c, runs, c.where, &out)) return out;
+  // Each side needs runs (of any status) at two values of along: a side no run matches, e.g. a
+  // misspelt filter or a quick size without that model, is not evaluated here.
+  for (const RunFilter& side : {filter_and(c.a, c.where), filter_and(c.b, c.where)})
+    if (!along_values_enough(c, runs, side, &out) || !along_values_finished(c, runs, side, &out))
+      return out;
   return size_ratio_verdict(c, runs);
 }
 

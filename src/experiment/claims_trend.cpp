@@ -21,7 +21,9 @@ struct Curve {
   std::vector<double> point_se;  // one seed: per point (empty when unknown)
   double df = 0;
   std::vector<double> means;  // mean over seeds per x, for the words
-  int64_t dropped = 0;        // seeds left out for missing an x (or a non-positive value)
+  int64_t dropped = 0;        // seeds left out for missing an x
+  int64_t unusable = 0;       // seeds left out for a value that cannot be used: ≤ 0 under a
+                              // log (power_law, reach_growth), a zero denominator (ratio)
 };
 
 bool is_power_law(const ClaimSpec& c) { return c.type == ClaimKind::power_law; }
@@ -41,7 +43,8 @@ bool point_value(const ClaimSpec& c, const SeedValue& a, const SeedValue* b, dou
     if (vb == 0) return false;
     *y = va / vb;
     const double sb = b->has_se ? std::sqrt(b->se_sq) / b->runs : -1;
-    *se = sa < 0 || sb < 0 ? -1 : std::fabs(*y) * std::hypot(va ? sa / va : 0, sb / vb);
+    // se(a / b)² = (sa / b)² + (y · sb / b)²: written without dividing by a, which may be 0.
+    *se = sa < 0 || sb < 0 ? -1 : std::hypot(sa, std::fabs(*y) * sb) / std::fabs(vb);
     *df = std::min(a.df, b->df);
     return true;
   }
@@ -81,7 +84,7 @@ Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
   for (uint64_t seed : seeds) {
     std::vector<double> ys, ses;
     double df = 1e300;
-    bool complete = true;
+    bool complete = true, unusable = false;
     for (double x : cv.along) {
       const auto& at = a.at(x);
       const auto ia = at.find(seed);
@@ -91,8 +94,13 @@ Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
         vb = ib == b.at(x).end() ? nullptr : &ib->second;
       }
       double y, se, point_df;
-      if (ia == at.end() || (ratio && !vb) || !point_value(c, ia->second, vb, &y, &se, &point_df)) {
+      if (ia == at.end() || (ratio && !vb)) {
         complete = false;
+        break;
+      }
+      if (!point_value(c, ia->second, vb, &y, &se, &point_df)) {
+        complete = false;
+        unusable = true;
         break;
       }
       ys.push_back(y);
@@ -100,7 +108,7 @@ Curve curve_make(const ClaimSpec& c, const std::vector<StoredRun>& runs) {
       df = std::min(df, point_df);
     }
     if (!complete) {
-      ++cv.dropped;
+      ++(unusable ? cv.unusable : cv.dropped);
       continue;
     }
     cv.y[seed] = ys;
@@ -148,6 +156,9 @@ std::string curve_text(const ClaimSpec& c, const Curve& cv) {
                                    : cv.means[i]);
   if (cv.dropped)
     seq += " (" + std::to_string(cv.dropped) + " seeds left out: not at every " + c.along + ")";
+  if (cv.unusable)
+    seq += " (" + std::to_string(cv.unusable) + " seeds left out: " +
+           (is_ratio(c) ? "a zero denominator" : "a value <= 0, which has no log") + ")";
   return seq;
 }
 
@@ -266,7 +277,7 @@ ClaimResult power_law_verdict(const ClaimSpec& c, const Curve& cv, const std::st
 // The curve's points as the claim's numbers (when no seed was left out, so each point is the
 // mean over every seed that has it): the runs at along = x, mean and bounds over seeds.
 void curve_cells(const ClaimSpec& c, const Curve& cv, Cells* cells) {
-  if (!cells || cv.dropped > 0 || is_ratio(c) || is_slope(c)) return;
+  if (!cells || cv.dropped > 0 || cv.unusable > 0 || is_ratio(c) || is_slope(c)) return;
   for (size_t i = 0; i < cv.along.size(); ++i) {
     Sample s;
     for (const auto& [seed, ys] : cv.y) s.values.push_back(ys[i]);
@@ -289,6 +300,10 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
   const bool ratio = is_ratio(c);
   ClaimResult out;
   if (!along_values_enough(c, runs, ratio ? filter_and(c.a, c.where) : c.where, &out)) return out;
+  for (const RunFilter& scope : ratio ? std::vector<RunFilter>{filter_and(c.a, c.where),
+                                                               filter_and(c.b, c.where)}
+                                      : std::vector<RunFilter>{c.where})
+    if (!along_values_finished(c, runs, scope, &out)) return out;
   const Curve cv = curve_make(c, runs);
   const std::string what =
       ratio ? "mean " + c.metric + " {" + filter_text(filter_and(c.a, c.where)) + "} / {" +
@@ -299,10 +314,21 @@ ClaimResult trend_claim(const ClaimSpec& c, const std::vector<StoredRun>& runs, 
                           filter_text(c.where) + "}"
                     : (is_power_law(c) ? c.metric : "mean " + c.metric) + " over {" +
                           filter_text(c.where) + "}";
-  if (cv.y.empty() || cv.along.size() < 2)
-    return result(c, Verdict::Inconclusive,
-                  "no seed has finished runs with " + c.metric + " at two or more values of " +
-                      c.along + " (" + what + ")");
+  if (cv.y.empty() || cv.along.size() < 2) {
+    const std::string why =
+        cv.along.size() < 2
+            ? "no two values of " + c.along + " to compare (" + what + ")"
+        : cv.unusable > 0
+            ? std::to_string(cv.unusable) + " seeds left out for " +
+                  (is_ratio(c) ? "a zero denominator" : "a value <= 0, which has no log") +
+                  (cv.dropped > 0 ? ", " + std::to_string(cv.dropped) + " for missing a value of " +
+                                        c.along
+                                  : std::string()) +
+                  "; no seed is left (" + what + ")"
+            : "no seed has finished runs with " + c.metric + " at two or more values of " +
+                  c.along + " (" + what + ")";
+    return result(c, Verdict::Inconclusive, why);
+  }
   curve_cells(c, cv, cells);
   return decide(c, cv, what);
 }

@@ -260,26 +260,31 @@ FigureData size_needed_data(const PlotSpec& plot, const std::vector<std::string>
     FigureLine line;
     line.label =
         plot.line.empty() ? "smallest " + plot.size : (lv.label.empty() ? "(empty)" : lv.label);
+    // The line's brackets on the grid of every size it tried, as the size claims take them.
+    std::map<double, std::map<double, SeedValues>> cells;
     for (const auto& xv : d.x_values) {
       const Runs at = runs_at(runs, plot.x, xv, line_keys, &lv);
       if (at.empty()) continue;
-      std::map<double, SeedValues> by_size;
+      std::map<double, SeedValues>& by_size = cells[xv.number];
       for (const auto& sv : values_of(at, plot.size)) {
         const Runs group = runs_at(at, plot.size, sv, {}, nullptr);
         groups.push_back(group);
         by_size[sv.number] = seeds_of(group, plot.metric);
       }
-      const claims_detail::SizeBracket b =
-          claims_detail::size_bracket(by_size, above, plot.threshold, kFigureConfidence);
       FigurePoint p;
       p.x = xv;
       p.filter = point_filter(plot, line_keys, *at[0]);
       for (const auto* r : at) p.run_ids.push_back(r->run_id);
+      line.points.push_back(p);
+    }
+    const auto brackets =
+        claims_detail::size_brackets_on_grid(cells, above, plot.threshold, kFigureConfidence);
+    for (FigurePoint& p : line.points) {
+      const claims_detail::SizeBracket& b = brackets.at(p.x.number);
       p.size = b.by_mean;
       p.may = b.may;
       p.sure = b.sure;
       p.largest = b.largest;
-      line.points.push_back(p);
     }
     d.lines.push_back(line);
   }
