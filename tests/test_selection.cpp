@@ -77,12 +77,46 @@ TEST(Selection, ChoosesOnValidationWhereTestWouldChooseOtherwise) {
 }
 
 TEST(Selection, TestMetricsDoNotChangeTheChoice) {
-  auto runs = val_test_disagree(1);
-  for (auto& r : runs)
-    for (auto& [name, value] : r.metrics)
-      if (name == "test_mse") value = -value * 100;  // any test values at all
-  const Selection sel = selection_make(select_m(), kSwept, runs);
-  EXPECT_EQ(sel.rows[0].chosen_candidate()->values, std::vector<std::string>{"4"});
+  // Test values that make m = 8 the best by the smallest test metric (sign 1), then by the
+  // largest (sign -1): a choice that read them either way would move to m = 8 once.
+  for (double sign : {1.0, -1.0}) {
+    auto runs = val_test_disagree(1);
+    for (auto& r : runs)
+      for (auto& [name, value] : r.metrics)
+        if (name == "test_mse") value = sign * value * 100;
+    const Selection sel = selection_make(select_m(), kSwept, runs);
+    EXPECT_EQ(sel.rows[0].chosen_candidate()->values, std::vector<std::string>{"4"}) << sign;
+  }
+}
+
+TEST(Selection, AKeyNamesAnAxisByEitherSpellingOfAModelOrTaskKey) {
+  SelectSpec s;
+  s.axes = {"model.attention.m", "train.lr", "task.N"};
+  EXPECT_EQ(s.axis_named_by("model.attention.m"), "model.attention.m");
+  EXPECT_EQ(s.axis_named_by("model.m"), "model.attention.m");  // m at an attention run
+  EXPECT_EQ(s.axis_named_by("model.mlp.m"), "");                // another model's m
+  EXPECT_EQ(s.axis_named_by("model.width"), "");
+  EXPECT_EQ(s.axis_named_by("train.lr"), "train.lr");
+  EXPECT_EQ(s.axis_named_by("train.x.lr"), "");                 // train keys have one spelling
+  EXPECT_EQ(s.axis_named_by("task.qsa.N"), "task.N");
+  EXPECT_EQ(s.axis_named_by(""), "");
+}
+
+TEST(Selection, ASweptKeyNamingTheSelectedAxisByItsOtherSpellingSplitsNoGroup) {
+  // The store's swept list holds the keys plots name too: a plot's "model.m" beside the selected
+  // "model.attention.m" must not become a reported key (each group would hold one candidate).
+  std::vector<StoredRun> runs;
+  for (const char* m : {"4", "8"})
+    runs.push_back(run_of(static_cast<int64_t>(runs.size()), 0,
+                          {{"model.name", "attention"}, {"model.m", m}},
+                          {{"val_loss", std::string(m) == "4" ? 0.3 : 0.2}}));
+  SelectSpec s;
+  s.axes = {"model.attention.m"};
+  const Selection sel = selection_make(s, {"model.name", "model.attention.m", "model.m"}, runs);
+  EXPECT_EQ(sel.reported_keys, std::vector<std::string>{"model.name"});
+  ASSERT_EQ(sel.rows.size(), 1u);
+  ASSERT_EQ(sel.rows[0].candidates.size(), 2u);
+  EXPECT_EQ(sel.rows[0].chosen_candidate()->values, std::vector<std::string>{"8"});
 }
 
 TEST(Selection, BudgetLeavesOutLargerCandidates) {
@@ -94,10 +128,25 @@ TEST(Selection, BudgetLeavesOutLargerCandidates) {
   EXPECT_EQ(row.chosen_candidate()->values[0], "4");
   EXPECT_FALSE(row.candidates[1].eligible);
   EXPECT_EQ(row.candidates[1].why, "n_params 2000 > 1500");
-  // A budget below every candidate leaves the group without a choice: no chosen run.
+  // A budget below every candidate leaves the group without a choice: claims see one failed
+  // run saying why, and a claim on it is undecided ("failed"), not "no run matches".
   const Selection none = selection_make(select_m(10), kSwept, runs);
   EXPECT_EQ(none.rows[0].chosen, -1);
-  EXPECT_TRUE(selection_chosen_runs(none).empty());
+  const auto chosen = selection_chosen_runs(none);
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0].status, "failed");
+  EXPECT_TRUE(chosen[0].metrics.empty());
+  EXPECT_EQ(chosen[0].error,
+            "no eligible candidate for [select]: n_params 1000 > 10; n_params 2000 > 10");
+  ClaimSpec claim;
+  claim.id = "c";
+  claim.text = "t";
+  claim.type = ClaimKind::below;
+  claim.metric = "test_mse";
+  claim.threshold = 0.6;
+  const ClaimResult r = claim_evaluate(claim, chosen);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
+  EXPECT_NE(r.detail.find("failed"), std::string::npos) << r.detail;
 }
 
 TEST(Selection, TiesGoToTheEarliestPointWhateverTheStoredOrder) {
@@ -233,13 +282,16 @@ TEST_F(SelectSpecTest, ReadsTheSectionAndPlansTheSameRuns) {
 }
 
 TEST_F(SelectSpecTest, RefusesWhatCannotBeSelected) {
-  auto error_of = [&](const std::string& select) {
+  auto error_of_spec = [&](const std::string& text) {
     try {
-      load(std::string(kSelectSpec) + select);
+      load(text);
     } catch (const UserError& e) {
       return std::string(e.what());
     }
     return std::string();
+  };
+  auto error_of = [&](const std::string& select) {
+    return error_of_spec(std::string(kSelectSpec) + select);
   };
   EXPECT_NE(error_of("[select]\naxes = [\"seed\"]\n").find("seeds are selected independently"),
             std::string::npos);
@@ -259,6 +311,18 @@ TEST_F(SelectSpecTest, RefusesWhatCannotBeSelected) {
                      "metric = \"test_mse\"\ntext = \"t\"\na = { \"model.m\" = 4 }\n"
                      "b = { \"model.m\" = 8 }\n")
                 .find("claim 'claim1': a names \"model.m\""),
+            std::string::npos);
+  // A factor of a product size, or the scoped spelling of a selected plain key, is refused too.
+  const std::string with_d = std::string(kSelectSpec) + "\"task.d\" = [4, 8]\n";
+  EXPECT_NE(error_of_spec(with_d + "[select]\naxes = [\"model.m\"]\n[[claim]]\n"
+                          "type = \"size_increasing\"\nmetric = \"test_mse\"\ntext = \"t\"\n"
+                          "along = \"train.n\"\nsize = \"task.d * model.m\"\nthreshold = 1\n")
+                .find("claim 'claim1': size names \"model.m\""),
+            std::string::npos);
+  EXPECT_NE(error_of("[select]\naxes = [\"model.m\"]\n[[claim]]\ntype = \"below\"\n"
+                     "metric = \"test_mse\"\ntext = \"t\"\nthreshold = 1\n"
+                     "where = { \"model.attention.m\" = 4 }\n")
+                .find("where names \"model.attention.m\" (the selected axis \"model.m\")"),
             std::string::npos);
   // spec.json keeps the section (the figures and `attnlab export` read it back).
   const Spec spec =

@@ -134,7 +134,9 @@ def _csv_columns(path):
         rows = list(reader)
     if header is None:
         return None
-    return {name: _column([row[i] if row[i] != "" else None for row in rows])
+    # Run ids are text even when all 16 hex digits happen to be digits (as results() keeps them).
+    return {name: (np.array([row[i] for row in rows], dtype=str) if name == "run_id" else
+                   _column([row[i] if row[i] != "" else None for row in rows]))
             for i, name in enumerate(header)}
 
 

@@ -195,7 +195,7 @@ bool plot_names_selected_axis(const PlotSpec& plot, const SelectSpec& select) {
   for (const std::string* k : {&plot.x, &plot.y, &plot.size}) keys.push_back(*k);
   for (const auto& [k, values] : plot.where) keys.push_back(k);
   for (const auto& k : keys)
-    if (std::find(select.axes.begin(), select.axes.end(), k) != select.axes.end()) return true;
+    if (!select.axis_named_by(k).empty()) return true;
   return false;
 }
 

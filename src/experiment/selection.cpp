@@ -13,12 +13,6 @@
 namespace attn {
 namespace {
 
-bool selected(const SelectSpec& spec, const std::string& key) {
-  for (const auto& a : spec.axes)
-    if (a == key) return true;
-  return false;
-}
-
 std::string number_short(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -63,8 +57,11 @@ Selection selection_make(const SelectSpec& spec, const std::vector<std::string>&
                          const std::vector<StoredRun>& runs) {
   Selection out;
   out.spec = spec;
+  // A key naming a selected axis by its other spelling (a plot's "model.m" beside a selected
+  // "model.attention.m", kept in the store's swept list) is no reported key either: it would
+  // split each group by the chosen value.
   for (const auto& k : swept)
-    if (!selected(spec, k)) out.reported_keys.push_back(k);
+    if (spec.axis_named_by(k).empty()) out.reported_keys.push_back(k);
   std::map<std::pair<uint64_t, std::vector<std::string>>, size_t> row_of;
   for (const StoredRun& run : runs) {
     std::vector<std::string> reported;
@@ -91,8 +88,22 @@ Selection selection_make(const SelectSpec& spec, const std::vector<std::string>&
 
 std::vector<StoredRun> selection_chosen_runs(const Selection& selection) {
   std::vector<StoredRun> out;
-  for (const SelectedRow& row : selection.rows)
-    if (const SelectionCandidate* c = row.chosen_candidate()) out.push_back(*c->run);
+  for (const SelectedRow& row : selection.rows) {
+    if (const SelectionCandidate* c = row.chosen_candidate()) {
+      out.push_back(*c->run);
+    } else if (!row.candidates.empty()) {
+      // No eligible candidate: the group reads as one failed run (its first candidate's
+      // parameters, no metrics), so claims say its runs failed instead of finding no run.
+      StoredRun failed = *row.candidates.front().run;
+      failed.status = "failed";
+      failed.metrics.clear();
+      failed.series.clear();
+      failed.error = "no eligible candidate for [select]:";
+      for (const SelectionCandidate& cand : row.candidates) failed.error += " " + cand.why + ";";
+      failed.error.pop_back();
+      out.push_back(std::move(failed));
+    }
+  }
   return out;
 }
 
@@ -182,7 +193,7 @@ void selection_export_csv(const Selection& selection, const std::vector<std::str
     out += (c ? c->run->run_id : "") + "," + std::to_string(row.seed) + "," + (c ? "ok" : "none");
     for (const auto& k : swept) {
       std::string value;
-      if (!selected(spec, k)) {
+      if (spec.axis_named_by(k).empty()) {
         value = row.candidates.front().run->param(k);
       } else if (c) {
         value = c->run->param(k);

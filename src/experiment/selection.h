@@ -9,7 +9,7 @@
 // `by`; ties go to the candidate earliest in the plan (the smallest point index), so the choice
 // does not depend on the order runs were stored. Test metrics are never read: a chosen run's
 // test metrics are reported as they are. A group without an eligible candidate has no chosen
-// run (its row says so and claims do not see it).
+// run: its row says so, and claims see it as one failed run (as every candidate failed).
 //
 // A selected key that does not apply to a run (its value is "" in the store, e.g. model.width
 // at an attention point) is not an axis for that run: the run's group is formed by the reported
@@ -62,7 +62,9 @@ double run_param_count(const StoredRun& run);
 Selection selection_make(const SelectSpec& spec, const std::vector<std::string>& swept,
                          const std::vector<StoredRun>& runs);
 
-// The chosen runs, one per row that has one, in row order: what claims and figures read.
+// The chosen runs in row order, what claims and figures read: per row its chosen run, or for a
+// row without one a copy of its first candidate with status "failed", no metrics, and an error
+// listing why each candidate was not eligible.
 std::vector<StoredRun> selection_chosen_runs(const Selection& selection);
 
 // The runs a spec's claims, figures and report read: the chosen runs when [select] is given,

@@ -105,6 +105,10 @@ struct SelectSpec {
   double max_params = 0;          // has_max_params: only runs with n_params <= it are eligible
   bool has_max_params = false;
   bool active() const { return !axes.empty(); }
+  // The selected axis `key` names, itself or by the other spelling of a model or task key
+  // ("model.m" and the scoped "model.attention.m" name the same run parameter at an attention
+  // run); "" when it names none.
+  std::string axis_named_by(const std::string& key) const;
 };
 
 struct Spec {

@@ -9,10 +9,49 @@
 // every key of a [[sweep.zip]] group together), `by` a validation metric (a test_* or
 // train_* metric is refused: selection never looks at test data), max_params > 0; and, once
 // the claims are read, that no claim filters on or runs along a selected axis (its values are
-// chosen per seed, so a claim cannot hold one fixed).
+// chosen per seed, so a claim cannot hold one fixed), by either spelling of a model or task key
+// (SelectSpec::axis_named_by, also used by the figures and the selection's groups).
 #include "experiment/spec_loader.h"
 
 #include <cmath>
+
+#include "experiment/claim_kinds.h"
+
+namespace attn {
+namespace {
+
+// "model.attention.m" -> {"model", "attention", "m"}; "model.m" -> {"model", "", "m"}; keys of
+// other sections (or without a second dot) -> {"", "", key}: they have one spelling only.
+struct KeyParts {
+  std::string section, scope, rest;
+};
+KeyParts key_parts(const std::string& key) {
+  const size_t first = key.find('.');
+  if (first == std::string::npos) return {"", "", key};
+  const std::string section = key.substr(0, first);
+  if (section != "model" && section != "task") return {"", "", key};
+  const size_t second = key.find('.', first + 1);
+  if (second == std::string::npos) return {section, "", key.substr(first + 1)};
+  return {section, key.substr(first + 1, second - first - 1), key.substr(second + 1)};
+}
+
+}  // namespace
+
+std::string SelectSpec::axis_named_by(const std::string& key) const {
+  const KeyParts k = key_parts(key);
+  for (const auto& axis : axes) {
+    if (axis == key) return axis;
+    const KeyParts a = key_parts(axis);
+    // One scoped and one plain spelling of the same section's key (StoredRun::param resolves
+    // the scoped one to the plain one at runs of that model or task).
+    if (!k.section.empty() && k.section == a.section && k.rest == a.rest &&
+        (k.scope.empty() != a.scope.empty()))
+      return axis;
+  }
+  return "";
+}
+
+}  // namespace attn
 
 namespace attn::spec_detail {
 
@@ -115,14 +154,17 @@ void select_claims_check(const Loader& L, const SpecTree* claims, const Spec& sp
     const ClaimSpec& c = spec.claims[i];
     const int line = claims->items[i].line;
     auto refuse = [&](const std::string& field, const std::string& key) {
-      if (!listed(spec.select.axes, key)) return;
-      L.fail(line, "claim '" + c.id + "': " + field + " names \"" + key +
-                       "\", which [select] chooses on validation per seed; a claim reads the "
+      const std::string axis = spec.select.axis_named_by(key);
+      if (axis.empty()) return;
+      L.fail(line, "claim '" + c.id + "': " + field + " names \"" + key + "\"" +
+                       (axis == key ? "" : " (the selected axis \"" + axis + "\")") +
+                       ", which [select] chooses on validation per seed; a claim reads the "
                        "chosen runs, so remove \"" +
-                       key + "\" from " + field + " (or from select.axes to compare its values)");
+                       key + "\" from " + field + " (or \"" + axis +
+                       "\" from select.axes to compare its values)");
     };
     refuse("along", c.along);
-    refuse("size", c.size);
+    for (const auto& key : claim_size_keys(c.size)) refuse("size", key);
     for (const auto& [name, filter] :
          {std::pair{"a", &c.a}, std::pair{"b", &c.b}, std::pair{"where", &c.where}})
       for (const auto& [key, values] : *filter) refuse(name, key);

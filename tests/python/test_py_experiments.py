@@ -156,3 +156,13 @@ def test_results_hold_the_selection(tmp_path):
     assert list(cur["why"][cur["model.m"] == 8]) == ["n_params 2607 > 2500"] * 2
     plain = attnlab.run(DEMO, out=tmp_path / "plain", set=SMALL, progress=False)
     assert plain.selected is None and plain.selection is None
+
+
+def test_selection_csv_keeps_run_ids_as_text(tmp_path):
+    # A run id is 16 hex digits; one made only of digits (or digits and one 'e') must stay text.
+    path = tmp_path / "selected.csv"
+    path.write_text("run_id,seed,status,model.m\n1234567890123456,0,ok,4\n12e4567890123456,1,ok,8\n")
+    from attnlab._experiments import _csv_columns
+    cols = _csv_columns(str(path))
+    assert cols["run_id"].tolist() == ["1234567890123456", "12e4567890123456"]
+    assert cols["model.m"].dtype == np.int64
