@@ -213,6 +213,44 @@ TEST(SparseRetrieval, SingleVariantHasOnePointerTokenFirstAndOneOutput) {
   }
 }
 
+// The one_hot layout, field by field (the targets' reference decodes only z and the pointers):
+// [z (d) | q one-hot blocks of N | one-hot of the own position]; in `single` the pointer token
+// has no position and the data tokens no pointers (zeros).
+TEST(SparseRetrieval, OneHotTokensHoldExactlyTheirPointersAndTheirOwnPosition) {
+  const int64_t N = 6, q = 2, d = 2, w = d + (q + 1) * N;
+  for (const char* variant : {"seq2seq", "single"}) {
+    SCOPED_TRACE(variant);
+    const bool single = std::string(variant) == "single";
+    Keys keys{{"N", "6"}, {"q", "2"}, {"d", "2"}, {"variant", variant}, {"encoding", "one_hot"}};
+    if (single) keys.push_back({"exclude_self", "false"});
+    const Batch b = draw("sparse_retrieval", keys, 10);
+    ASSERT_EQ(b.shape.d_in, w);
+    ASSERT_EQ(b.shape.T, single ? N + 1 : N);
+    for (int64_t r = 0; r < b.n; ++r) {
+      const double* x = b.x(r);
+      const double* z = b.raw_f64(0, r);
+      const int64_t* t = b.raw_i64(1, r);
+      // A one-hot field of N entries at `at` of token `row`: exactly one 1 at `hot` (-1: all 0).
+      auto expect_field = [&](int64_t row, int64_t at, int64_t hot, const char* what) {
+        for (int64_t k = 0; k < N; ++k)
+          EXPECT_EQ(x[row * w + at + k], k == hot ? 1.0 : 0.0)
+              << what << ": sample " << r << " token " << row << " entry " << k;
+      };
+      for (int64_t row = 0; row < b.shape.T; ++row) {
+        const bool pointer_token = single && row == 0;
+        const int64_t j = single ? row - 1 : row;  // the data token's position
+        for (int64_t k = 0; k < d; ++k)
+          EXPECT_EQ(x[row * w + k], pointer_token ? 0.0 : z[j * d + k]) << "z, token " << row;
+        for (int64_t blk = 0; blk < q; ++blk) {
+          const int64_t hot = pointer_token ? t[blk] : single ? -1 : t[j * q + blk];
+          expect_field(row, d + blk * N, hot, "pointer block");
+        }
+        expect_field(row, d + q * N, pointer_token ? -1 : j, "position");
+      }
+    }
+  }
+}
+
 TEST(TokenSelection, TheQueryTokenNamesTheSelectedPositionsByTheirCodes) {
   for (const char* query : {"sum", "mean"}) {
     const Batch b =
