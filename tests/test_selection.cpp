@@ -61,6 +61,17 @@ SelectSpec select_m(double budget = 0) {
 
 const std::vector<std::string> kSwept = {"model.m", "train.n"};
 
+// The claim "mean test_mse < threshold" over every run given.
+ClaimSpec test_mse_below(double threshold) {
+  ClaimSpec claim;
+  claim.id = "c";
+  claim.text = "t";
+  claim.type = ClaimKind::below;
+  claim.metric = "test_mse";
+  claim.threshold = threshold;
+  return claim;
+}
+
 TEST(Selection, ChoosesOnValidationWhereTestWouldChooseOtherwise) {
   const auto runs = val_test_disagree(1);
   const Selection sel = selection_make(select_m(), kSwept, runs);
@@ -138,12 +149,7 @@ TEST(Selection, BudgetLeavesOutLargerCandidates) {
   EXPECT_TRUE(chosen[0].metrics.empty());
   EXPECT_EQ(chosen[0].error,
             "no eligible candidate for [select]: n_params 1000 > 10; n_params 2000 > 10");
-  ClaimSpec claim;
-  claim.id = "c";
-  claim.text = "t";
-  claim.type = ClaimKind::below;
-  claim.metric = "test_mse";
-  claim.threshold = 0.6;
+  const ClaimSpec claim = test_mse_below(0.6);
   const ClaimResult r = claim_evaluate(claim, chosen);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
   EXPECT_NE(r.detail.find("failed"), std::string::npos) << r.detail;
@@ -203,12 +209,7 @@ TEST(Selection, ASizeAxisOfAnotherModelIsNoAxisForARun) {
 TEST(Selection, ClaimsReadTheChosenRunsMetric) {
   // Per seed: the chosen (m = 4) run's test_mse is 0.9; all runs pooled give 0.5.
   const auto runs = val_test_disagree(3);
-  ClaimSpec claim;
-  claim.id = "c";
-  claim.text = "t";
-  claim.type = ClaimKind::below;
-  claim.metric = "test_mse";
-  claim.threshold = 0.6;
+  const ClaimSpec claim = test_mse_below(0.6);
   EXPECT_EQ(claim_evaluate(claim, runs).verdict, Verdict::Pass);
   const auto chosen = selection_apply(select_m(), kSwept, runs);
   ASSERT_EQ(chosen.size(), 3u);
