@@ -122,7 +122,8 @@ TEST(ClaimsSize, FlatAndRatioTakeProductsToo) {
   EXPECT_TRUE(has(rr, "task.N=32: [4, 4] (32 / at most 8)")) << rr.detail;
 }
 
-// Brackets on the grid of every size tried at any value of along (docs/spec-format.md#size-brackets):
+// Brackets on the grid of every size tried at any value of along
+// (docs/spec-format.md#size-brackets):
 // sizes a value did not try (or whose runs failed) open its bracket; "never reached" there is
 // "more than its largest", not "more than every size".
 std::vector<StoredRun> grid_runs(const std::vector<std::pair<int64_t, std::vector<int64_t>>>& grid,
@@ -130,7 +131,8 @@ std::vector<StoredRun> grid_runs(const std::vector<std::pair<int64_t, std::vecto
   std::vector<StoredRun> runs;
   for (const auto& [N, ms] : grid)
     for (int64_t m : ms)
-      for (uint64_t s = 0; s < 2; ++s) runs.push_back(size_run(N, 2, m, 8, s, m >= needed(N) ? 0.1 : 0.9));
+      for (uint64_t s = 0; s < 2; ++s)
+        runs.push_back(size_run(N, 2, m, 8, s, m >= needed(N) ? 0.1 : 0.9));
   return runs;
 }
 
@@ -178,7 +180,8 @@ TEST(ClaimsSizeGrid, ASizeNotTriedAtOneValueMayBeWhatItNeeds) {
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.detail;
   EXPECT_TRUE(has(r, "task.N=16: 64, task.N=32: between 16 and 64, task.N=64: 128")) << r.detail;
   // With every size tried at every N the same needs are decided: 128 / 64 = 2, flat.
-  const auto full = grid_runs({{16, {16, 32, 64, 128}}, {32, {16, 32, 64, 128}}, {64, {16, 32, 64, 128}}},
+  const std::vector<int64_t> all = {16, 32, 64, 128};
+  const auto full = grid_runs({{16, all}, {32, all}, {64, all}},
                               [](int64_t N) -> int64_t { return N == 64 ? 128 : 64; });
   EXPECT_EQ(claim_evaluate(flat, full).verdict, Verdict::Pass);
 }

@@ -17,7 +17,8 @@
 //   Y  n × 1 × d
 // Raw: selected (q,) int64, S sorted. Constant (fixed codes): codes (N, code_dim) float64.
 // Streams: token_selection.x, token_selection.subset, token_selection.codes (stochastic),
-// token_selection.fixed_codes (fixed: code j drawn at index j, so a longer sequence keeps the first N).
+// token_selection.fixed_codes (fixed: code j drawn at index j, so a longer sequence keeps the
+// first N).
 #pragma once
 
 #include <memory>

@@ -110,7 +110,7 @@ metric = "test_token_error"
 slice = "k"
 threshold = 10
 reach = 2
-compare = "equal"
+compare = "at_least"
 where = { "model.layers" = [2] }
 [[claim]]
 id = "growth"
@@ -132,8 +132,8 @@ def test_run_with_eval_length_reach_claims_and_per_k_series(tmp_path):
     assert list(res["status"]) == ["ok"] * 4
     assert list(res["eval.N"]) == [24] * 4 and list(res["task.N"]) == [12] * 4
     # Every k is below an error level of 10 even at the upper 95% bound of two seeds: the reach is
-    # k_max at every depth, so the reach claim (equal to 2) and the growth claim (slope 0 within
-    # 0.5) pass.
+    # k_max or more at every depth, so the reach claim (at least 2) and the growth claim (slope 0
+    # within 0.5) pass ("equal to 2" could not: k_max = 2 is the largest k tested).
     verdicts = {c["id"]: c["verdict"] for c in res.claims}
     assert verdicts == {"reach": "PASS", "growth": "PASS"}, res.claims
     again = attnlab.results(tmp_path / "out")
