@@ -146,7 +146,8 @@ def test_run_with_eval_length_reach_claims_and_per_k_series(tmp_path):
     assert ((s["value"][by_k] >= 0) & (s["value"][by_k] <= 1)).all()
     # A claim that cannot hold at this reach (at most 1, where k = 2 is surely solved): FAIL,
     # decided on the same runs.
-    spec.write_text(SPEC.replace('reach = 2\ncompare = "at_least"', 'reach = 1\ncompare = "at_most"'))
+    spec.write_text(
+        SPEC.replace('reach = 2\ncompare = "at_least"', 'reach = 1\ncompare = "at_most"'))
     res = attnlab.run(spec, out=tmp_path / "out2", progress=False)
     assert {c["id"]: c["verdict"] for c in res.claims}["reach"] == "FAIL"
 
