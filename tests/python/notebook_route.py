@@ -9,7 +9,7 @@ notebook executed several times in a row from it.
    from the venv's kernel. Replaced, so that the test writes only in its scratch directory:
    `~/venvs/attnlab` -> SCRATCH/v, `--user` -> `--prefix SCRATCH/jupyter` (found through
    JUPYTER_PATH), `ATTNLAB_BUILD_DIR=build` -> this build tree, `--output-dir /tmp/tour` ->
-   SCRATCH/out.
+   SCRATCH/out; TMPDIR -> SCRATCH/tmp (the tour's own temporary folders).
 2. Checks: the installed extension is the build tree's file byte for byte (no second compile)
    and the registered kernel runs the venv's python.
 3. The notebook runs REPEAT more times through the same kernel, in a smaller mode: the two
@@ -55,8 +55,10 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.join(tmp, "out"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ATTNLAB_CLI")}
+    # TMPDIR: the tour's tempfile.mkdtemp() folders land in the scratch directory, not in /tmp.
+    os.makedirs(os.path.join(tmp, "tmp"))
     env.update(JUPYTER_PATH=os.path.join(tmp, "jupyter", "share", "jupyter"), MPLBACKEND="Agg",
-               PATH="/usr/bin:" + env.get("PATH", ""))
+               PATH="/usr/bin:" + env.get("PATH", ""), TMPDIR=os.path.join(tmp, "tmp"))
     replace = [("~/venvs/attnlab", os.path.join(tmp, "v")),
                ("--user", "--prefix " + os.path.join(tmp, "jupyter")),
                ("ATTNLAB_BUILD_DIR=build", "ATTNLAB_BUILD_DIR=" + build),
