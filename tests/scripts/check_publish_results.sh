@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/publish-results on a fake reproduction: the reports' links to docs/NAME.md are rewritten
 # for docs/results/GROUP/, RUN.md takes the OpenBLAS kernel from the report (and says so when the
-# report has none), times of a resumed run are summed (or replaced when told), and results.csv and
-# figures are copied. Then its bad inputs (one row each): every one exits 2 (1 for a failure after
+# report has none), times of a resumed run are summed (or replaced when told), and results.csv,
+# the selection tables and figures are copied. Then its bad inputs (one row each): every one exits 2 (1 for a failure after
 # the checks) with a line naming the input, and leaves the published results, a folder outside
 # them and the results folder's listing exactly as they were (no temporary folder left).
 #   check_publish_results.sh SOURCE_DIR WORK_DIR
@@ -14,6 +14,8 @@ publish() { PUBLISH_RESULTS_DIR="${PUBLISH_RESULTS_DIR:-$work/pub}" "$src/script
 printf '# attnlab reproduce g\n\n1 of 2 claims pass, 1 inconclusive. attnlab 0.1.0 (abc), OpenBLAS core Haswell.\n| x | c ([why](../../home/docs/constructions.md#m-prime-against-q)) | y |\n' > "$work/out/report.md"
 printf '<p><a href="../home/docs/sanford2023.md#a">why</a></p>\n' > "$work/out/report.html"
 echo 'run_id,seed' > "$work/out/e1/results.csv"
+echo 'run_id,seed,candidates' > "$work/out/e1/selected.csv"
+echo 'group,run_id,val_loss' > "$work/out/e1/selection.csv"
 echo '{}' > "$work/out/e1/figures/data/p.json"
 echo png > "$work/out/e1/figures/p.png"
 printf '\tUser time (seconds): 10.0\n\tSystem time (seconds): 2.0\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 0:12.00\n\tMaximum resident set size (kbytes): 1000\n' > "$work/time.txt"
@@ -24,6 +26,8 @@ grep -qF 'href="../../sanford2023.md#a"' "$d/report.html" || fail "report.html l
 grep -qF '| OpenBLAS kernel set | Haswell |' "$d/RUN.md" || fail "RUN.md lacks the kernel: $(grep -i openblas "$d/RUN.md")"
 grep -qF '| commit | `abc1234` |' "$d/RUN.md" || fail "RUN.md lacks the commit"
 [ -f "$d/e1/results.csv" ] && [ -f "$d/e1/figures/p.png" ] && [ -f "$d/e1/figures/data/p.json" ] || fail "files not copied"
+cmp -s "$work/out/e1/selected.csv" "$d/e1/selected.csv" && cmp -s "$work/out/e1/selection.csv" "$d/e1/selection.csv" ||
+  fail "selection tables not copied"
 # A report that does not record the kernel: RUN.md says so instead of guessing.
 sed -i 's/, OpenBLAS core Haswell//' "$work/out/report.md"
 publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null
