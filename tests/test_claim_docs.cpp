@@ -84,5 +84,39 @@ TEST(ClaimDocs, ShippedClaimDocsExist) {
     EXPECT_TRUE(linked.count(id)) << id << " has no doc";
 }
 
+// Every FAIL or INCONCLUSIVE line of every published report (docs/results/GROUP/report.md)
+// links the paragraph that explains it, and the link resolves: "([why](../../FILE.md#anchor))"
+// names a file of docs/ holding that anchor.
+TEST(ClaimDocs, PublishedFailuresLinkTheirExplanation) {
+  const fs::path results = fs::path(test_source_dir()) / "docs" / "results";
+  int reports = 0, lines = 0;
+  for (const auto& group : fs::directory_iterator(results)) {
+    const fs::path report = group.path() / "report.md";
+    if (!fs::exists(report)) continue;
+    ++reports;
+    std::istringstream in(test::file_read(report.string()));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.starts_with("| **FAIL**") && !line.starts_with("| **INCONCLUSIVE**")) continue;
+      ++lines;
+      const size_t at = line.find("([why](");
+      const std::string claim = line.substr(0, line.find(':'));
+      if (at == std::string::npos) {
+        ADD_FAILURE() << report << ": no ([why](...)) link on " << claim;
+        continue;
+      }
+      const size_t start = at + 7, end = line.find(')', start);
+      const std::string target = line.substr(start, end - start);
+      const size_t hash = target.find('#');
+      ASSERT_NE(hash, std::string::npos) << report << ": " << target << " names no anchor";
+      const fs::path file = group.path() / target.substr(0, hash);
+      ASSERT_TRUE(fs::exists(file)) << report << ": " << target << " (no " << file << ")";
+      EXPECT_TRUE(anchors_of(test::file_read(file.string())).count(target.substr(hash + 1)))
+          << report << ": no anchor in " << target;
+    }
+  }
+  EXPECT_GE(reports, 4);  // constructions, fu2023, hop2024, sanford2023 at least
+  EXPECT_GE(lines, 1);    // the published reports do have failing or undecided claims
+}
+
 }  // namespace
 }  // namespace attn
