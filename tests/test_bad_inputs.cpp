@@ -81,6 +81,8 @@ const char* kGoodSpec =
 
 // A numeric sweep axis, a trend claim without its `along`, a plot named "p".
 const char* kClaimAxis = "[sweep]\n\"train.n\" = [4, 8]\n";
+// kClaimAxis with a second swept key that [select] may choose among.
+const char* kSelectAxes = "[sweep]\n\"train.n\" = [4, 8]\n\"train.lr\" = [0.001, 0.01]\n";
 const char* kClaim = "[[claim]]\ntype = \"increasing\"\nmetric = \"test_mse\"\ntext = \"t\"\n";
 const char* kPlot = "[[plot]]\nname = \"p\"\nmetric = \"test_mse\"\nx = \"train.n\"\n";
 
@@ -200,33 +202,39 @@ std::vector<BadInput> bad_input_corpus() {
        spec_file(kClaimAxis + std::string("[select]\naxes = [\"task.N\"]\n"))},
       {"select_by_test_metric", "run s.toml -o out",
        "select.by = \"test_mse\" is a test metric: selection never looks at test data",
-       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nby = \"test_mse\"\n"))},
+       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\nby = \"test_mse\"\n"))},
       {"select_by_train_metric", "run s.toml -o out",
        "select.by = \"train_mse\" is a training metric",
-       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nby = \"train_mse\"\n"))},
+       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\nby = \"train_mse\"\n"))},
       {"select_by_not_validation", "run s.toml -o out",
        "select.by = \"fit_seconds\" is not a validation metric",
-       spec_file(kClaimAxis +
-                 std::string("[select]\naxes = [\"train.n\"]\nby = \"fit_seconds\"\n"))},
+       spec_file(kSelectAxes +
+                 std::string("[select]\naxes = [\"train.lr\"]\nby = \"fit_seconds\"\n"))},
       {"select_budget_zero", "run s.toml -o out",
        "select.max_params must be a number of parameters > 0",
-       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\nmax_params = 0\n"))},
+       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\nmax_params = 0\n"))},
       {"select_unknown_key", "run s.toml -o out", "unknown key 'axis' in [select]",
        spec_file(kClaimAxis + std::string("[select]\naxis = [\"train.n\"]\n"))},
       {"select_part_of_zip", "run s.toml -o out",
        "vary together in a [[sweep.zip]] group; select all of them or none",
-       spec_file("[[sweep.zip]]\n\"train.n\" = [4, 8]\n\"eval.n\" = [4, 8]\n"
-                 "[select]\naxes = [\"train.n\"]\n")},
+       spec_file("[[sweep.zip]]\n\"train.lr\" = [0.001, 0.01]\n\"train.steps\" = [4, 8]\n"
+                 "[select]\naxes = [\"train.lr\"]\n")},
       {"select_claim_along_selected_axis", "run s.toml -o out",
-       "along names \"train.n\", which [select] chooses on validation per seed",
-       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\n") + kClaim +
-                 "along = \"train.n\"\n")},
+       "along names \"train.lr\", which [select] chooses on validation per seed",
+       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\n") + kClaim +
+                 "along = \"train.lr\"\n")},
       {"select_claim_where_selected_axis", "run s.toml -o out",
-       "where names \"train.n\", which [select] chooses on validation per seed",
-       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\n[[claim]]\n"
+       "where names \"train.lr\", which [select] chooses on validation per seed",
+       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\n[[claim]]\n"
                                           "type = \"below\"\nmetric = \"test_mse\"\n"
                                           "text = \"t\"\nthreshold = 1\n"
-                                          "where = { \"train.n\" = 4 }\n"))},
+                                          "where = { \"train.lr\" = 0.001 }\n"))},
+      {"select_axis_changes_validation_data", "run s.toml -o out",
+       "select.axes: \"train.n\" changes the data or the loss the validation metric is measured on",
+       spec_file(kClaimAxis + std::string("[select]\naxes = [\"train.n\"]\n"))},
+      {"select_axis_task_key", "run s.toml -o out",
+       "select.axes: \"task.N\" changes the data or the loss the validation metric is measured on",
+       spec_file("[sweep]\n\"task.N\" = [4, 8]\n[select]\naxes = [\"task.N\"]\n")},
       {"plot_name_twice", "run s.toml -o out", "plot name 'p' is used twice",
        spec_file(kClaimAxis + std::string(kPlot) + kPlot)},
       {"plot_threshold_nan", "run s.toml -o out", "plot.threshold = nan must be a finite number",

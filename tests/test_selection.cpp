@@ -276,8 +276,8 @@ TEST_F(SelectSpecTest, ReadsTheSectionAndPlansTheSameRuns) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].run_id, b[i].run_id);
   EXPECT_EQ(spec_runs_json(spec), spec_runs_json(plain));
   // One axis may be written as a string; `by` defaults to val_loss.
-  const Spec one = load(std::string(kSelectSpec) + "[select]\naxes = \"train.n\"\n");
-  EXPECT_EQ(one.select.axes, std::vector<std::string>{"train.n"});
+  const Spec one = load(std::string(kSelectSpec) + "[select]\naxes = \"model.m\"\n");
+  EXPECT_EQ(one.select.axes, std::vector<std::string>{"model.m"});
   EXPECT_EQ(one.select.by, "val_loss");
   EXPECT_FALSE(one.select.has_max_params);
 }
@@ -297,6 +297,9 @@ TEST_F(SelectSpecTest, RefusesWhatCannotBeSelected) {
   EXPECT_NE(error_of("[select]\naxes = [\"seed\"]\n").find("seeds are selected independently"),
             std::string::npos);
   EXPECT_NE(error_of("[select]\naxes = [\"model.n\"]\n").find("did you mean"), std::string::npos);
+  // The training set's size changes the validation data: its validation losses are not comparable.
+  EXPECT_NE(error_of("[select]\naxes = [\"train.n\"]\n").find("changes the data or the loss"),
+            std::string::npos);
   EXPECT_NE(error_of("[select]\naxes = []\n").find("select.axes is an empty list"),
             std::string::npos);
   EXPECT_NE(error_of("[select]\nby = \"val_loss\"\n").find("[select] needs axes"),

@@ -5,8 +5,8 @@
 //   by = "val_loss"                 # a validation metric (val_*), minimised
 //   max_params = 120000             # optional: only runs with at most this many parameters
 //
-// Checked here: the keys of the section, each axis a swept key named once (not `seed`, and
-// every key of a [[sweep.zip]] group together), `by` a validation metric (a test_* or
+// Checked here: the keys of the section, each axis a swept key named once (not `seed`, not a key
+// that changes the validation data or the loss, and every key of a [[sweep.zip]] group together), `by` a validation metric (a test_* or
 // train_* metric is refused: selection never looks at test data), max_params > 0; and, once
 // the claims are read, that no claim filters on or runs along a selected axis (its values are
 // chosen per seed, so a claim cannot hold one fixed), by either spelling of a model or task key
@@ -62,6 +62,16 @@ const std::vector<std::string>& select_keys() {
   return keys;
 }
 
+// Keys whose values give each run other validation data (the task, the training set's size and
+// its held-out part, the fresh validation set's size) or another loss: choosing among them by a
+// validation metric would compare numbers measured on different things. [eval] is the test set,
+// which selection never looks at.
+bool changes_what_validation_measures(const std::string& key) {
+  static const std::vector<std::string> train_keys = {"train.n", "train.val_fraction",
+                                                      "train.val_n", "train.loss"};
+  return key.rfind("task.", 0) == 0 || key.rfind("eval.", 0) == 0 || listed(train_keys, key);
+}
+
 void select_axis_check(const Loader& L, int line, const Spec& spec, const std::string& key) {
   const std::string what = "select.axes: \"" + key + "\"";
   if (key == "seed")
@@ -71,6 +81,12 @@ void select_axis_check(const Loader& L, int line, const Spec& spec, const std::s
   const std::vector<std::string> swept = spec_swept_keys(spec);
   if (!listed(swept, key))
     not_swept_fail(L, line, what, key, swept, "selection chooses among a swept key's values");
+  if (changes_what_validation_measures(key))
+    L.fail(line, what +
+                     " changes the data or the loss the validation metric is measured on, so "
+                     "its values' validation metrics are not comparable; keep it a reported "
+                     "axis and select among model sizes or training settings (\"model.m\", "
+                     "\"train.lr\", ...)");
 }
 
 }  // namespace
