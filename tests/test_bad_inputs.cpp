@@ -202,10 +202,12 @@ std::vector<BadInput> bad_input_corpus() {
        spec_file(kClaimAxis + std::string("[select]\naxes = [\"task.N\"]\n"))},
       {"select_by_test_metric", "run s.toml -o out",
        "select.by = \"test_mse\" is a test metric: selection never looks at test data",
-       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\nby = \"test_mse\"\n"))},
+       spec_file(kSelectAxes +
+                 std::string("[select]\naxes = [\"train.lr\"]\nby = \"test_mse\"\n"))},
       {"select_by_train_metric", "run s.toml -o out",
        "select.by = \"train_mse\" is a training metric",
-       spec_file(kSelectAxes + std::string("[select]\naxes = [\"train.lr\"]\nby = \"train_mse\"\n"))},
+       spec_file(kSelectAxes +
+                 std::string("[select]\naxes = [\"train.lr\"]\nby = \"train_mse\"\n"))},
       {"select_by_not_validation", "run s.toml -o out",
        "select.by = \"fit_seconds\" is not a validation metric",
        spec_file(kSelectAxes +

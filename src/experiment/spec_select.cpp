@@ -6,8 +6,9 @@
 //   max_params = 120000             # optional: only runs with at most this many parameters
 //
 // Checked here: the keys of the section, each axis a swept key named once (not `seed`, not a key
-// that changes the validation data or the loss, and every key of a [[sweep.zip]] group together), `by` a validation metric (a test_* or
-// train_* metric is refused: selection never looks at test data), max_params > 0; and, once
+// that changes the validation data or the loss, and every key of a [[sweep.zip]] group
+// together), `by` a validation metric (a test_* or train_* metric is refused: selection never
+// looks at test data), max_params > 0; and, once
 // the claims are read, that no claim filters on or runs along a selected axis (its values are
 // chosen per seed, so a claim cannot hold one fixed), by either spelling of a model or task key
 // (SelectSpec::axis_named_by, also used by the figures and the selection's groups).
