@@ -5,9 +5,9 @@
 //   backward  per step  dhrec = da[:, t] · whᵀ          (B × G)·(G × Hd)
 //             once      dwh += h_prevᵀ · da              (Hd × B·T)·(B·T × G)
 // (the input products are on the one- and multi-hot input's non-zeros and are left out: they are
-// not GEMMs). Prints per product the CPU ms per training step and its GFLOP/s, their sum, and the
-// 1-thread sgemm rate of a 2048³ product measured between the rounds (bench_rates.h), so the
-// shapes' share of it is read from one run. Rounds alternate the LSTM products and the 2048³ one.
+// not GEMMs). Each round (bench_rates.h step_products_round) measures the 1-thread 2048³ sgemm
+// rate, then prints per product the median CPU ms per training step and its GFLOP/s, their sum
+// and its share of that rate, so the share is read side by side.
 // Usage: bench_lstm_gemms [B T Hd [rounds]]   (default 256 32 128 5: bench_nn_train's config c)
 #include <cstdio>
 #include <cstdlib>
@@ -19,34 +19,6 @@
 namespace attn::bench {
 namespace {
 
-struct Times {
-  double fwd = 0, dh = 0, dwh = 0;  // CPU seconds of one training step's products of each kind
-};
-
-Times time_step(int64_t B, int64_t T, int64_t H, int reps) {
-  const int64_t G = 4 * H;
-  std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
-  std::vector<float> wh(H * G, 0.05f), dhrec(B * H), dwh(H * G, 0.f);
-  std::vector<double> fwd, dh, dw;
-  for (int r = 0; r < reps; ++r) {
-    double c0 = cpu_s();
-    for (int64_t t = 1; t < T; ++t)
-      gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * H, T * H, wh.data(), G, 1.f,
-                  gates.data() + t * G, T * G);
-    fwd.push_back(cpu_s() - c0);
-    c0 = cpu_s();
-    for (int64_t t = T - 1; t >= 1; --t)
-      gemm<float>(false, true, B, H, G, 1.f, da.data() + t * G, T * G, wh.data(), G, 0.f,
-                  dhrec.data(), H);
-    dh.push_back(cpu_s() - c0);
-    c0 = cpu_s();
-    gemm<float>(true, false, H, G, B * T - 1, 1.f, h.data(), H, da.data() + G, G, 1.f, dwh.data(),
-                G);
-    dw.push_back(cpu_s() - c0);
-  }
-  return {median(fwd), median(dh), median(dw)};
-}
-
 int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
   const int64_t H = argc > 3 ? std::atoll(argv[3]) : 128;
@@ -57,20 +29,29 @@ int bench_main(int argc, char** argv) {
     return 2;
   }
   const int64_t G = 4 * H;
-  const double step_flops = 2.0 * double(T - 1) * double(B) * double(H) * double(G);  // each kind
+  const double flops = 2.0 * double(T - 1) * double(B) * double(H) * double(G);  // each kind
   std::printf("bench_lstm_gemms B=%lld T=%lld Hd=%lld rounds=%d (GFLOP per kind per step %.3f)\n",
-              (long long)B, (long long)T, (long long)H, rounds, step_flops * 1e-9);
-  for (int r = 0; r < rounds; ++r) {
-    const double sgemm = sgemm_gflops();
-    const Times t = time_step(B, T, H, 7);
-    const double total = t.fwd + t.dh + t.dwh;
-    std::printf(
-        "round=%d sgemm_2048=%.1f fwd_ms=%.3f (%.1f GFLOP/s) dh_ms=%.3f (%.1f) dwh_ms=%.3f (%.1f) "
-        "sum_ms=%.3f (%.1f GFLOP/s, %.0f %% of sgemm_2048)\n",
-        r, sgemm, 1e3 * t.fwd, step_flops / t.fwd * 1e-9, 1e3 * t.dh, step_flops / t.dh * 1e-9,
-        1e3 * t.dwh, step_flops / t.dwh * 1e-9, 1e3 * total, 3 * step_flops / total * 1e-9,
-        100 * 3 * step_flops / total * 1e-9 / sgemm);
-  }
+              (long long)B, (long long)T, (long long)H, rounds, flops * 1e-9);
+  std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
+  std::vector<float> wh(H * G, 0.05f), dhrec(B * H), dwh(H * G, 0.f);
+  const std::vector<StepProduct> products = {
+      {"fwd", flops,
+       [&] {
+         for (int64_t t = 1; t < T; ++t)
+           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * H, T * H, wh.data(), G, 1.f,
+                       gates.data() + t * G, T * G);
+       }},
+      {"dh", flops,
+       [&] {
+         for (int64_t t = T - 1; t >= 1; --t)
+           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * G, T * G, wh.data(), G, 0.f,
+                       dhrec.data(), H);
+       }},
+      {"dwh", flops, [&] {
+         gemm<float>(true, false, H, G, B * T - 1, 1.f, h.data(), H, da.data() + G, G, 1.f,
+                     dwh.data(), G);
+       }}};
+  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, products);
   return 0;
 }
 

@@ -3,8 +3,8 @@
 // φ of width W (128) to m: forward Z = H1 · W2 ((R × W)·(W × m)); backward dH1 = dZ · W2ᵀ
 // ((R × m)·(m × W)) and dW2 = H1ᵀ · dZ ((W × R)·(R × m)). φ's first layer runs on the input's
 // non-zeros and the attention products in the fused kernels (not GEMMs), so they are left out.
-// Prints per product the CPU ms per training step and its GFLOP/s, their sum, and the 1-thread
-// sgemm rate of a 2048³ product measured in the same round (bench_rates.h).
+// Each round (bench_rates.h step_products_round): the 2048³ sgemm rate, then per product the
+// median CPU ms per training step and its GFLOP/s, their sum and its share of that rate.
 // Usage: bench_phi_gemms [R W m [rounds]]   (default 8192 128 16 5: bench_nn_train's config d)
 #include <cstdio>
 #include <cstdlib>
@@ -29,27 +29,19 @@ int bench_main(int argc, char** argv) {
   const double flops = 2.0 * double(R) * double(W) * double(m);  // each product
   std::printf("bench_phi_gemms R=%lld W=%lld m=%lld rounds=%d (GFLOP per product %.4f)\n",
               (long long)R, (long long)W, (long long)m, rounds, flops * 1e-9);
-  for (int r = 0; r < rounds; ++r) {
-    const double sgemm = sgemm_gflops();
-    std::vector<double> fwd, dh, dw;
-    for (int rep = 0; rep < 21; ++rep) {
-      double c0 = cpu_s();
-      gemm<float>(false, false, R, m, W, 1.f, h1.data(), W, w2.data(), m, 0.f, z.data(), m);
-      fwd.push_back(cpu_s() - c0);
-      c0 = cpu_s();
-      gemm<float>(false, true, R, W, m, 1.f, dz.data(), m, w2.data(), m, 0.f, dh1.data(), W);
-      dh.push_back(cpu_s() - c0);
-      c0 = cpu_s();
-      gemm<float>(true, false, W, m, R, 1.f, h1.data(), W, dz.data(), m, 1.f, dw2.data(), m);
-      dw.push_back(cpu_s() - c0);
-    }
-    const double f = median(fwd), d = median(dh), w = median(dw), total = f + d + w;
-    std::printf(
-        "round=%d sgemm_2048=%.1f fwd_ms=%.3f (%.1f GFLOP/s) dh1_ms=%.3f (%.1f) dw2_ms=%.3f (%.1f) "
-        "sum_ms=%.3f (%.1f GFLOP/s, %.0f %% of sgemm_2048)\n",
-        r, sgemm, 1e3 * f, flops / f * 1e-9, 1e3 * d, flops / d * 1e-9, 1e3 * w, flops / w * 1e-9,
-        1e3 * total, 3 * flops / total * 1e-9, 100 * 3 * flops / total * 1e-9 / sgemm);
-  }
+  const std::vector<StepProduct> products = {
+      {"fwd", flops,
+       [&] {
+         gemm<float>(false, false, R, m, W, 1.f, h1.data(), W, w2.data(), m, 0.f, z.data(), m);
+       }},
+      {"dh1", flops,
+       [&] {
+         gemm<float>(false, true, R, W, m, 1.f, dz.data(), m, w2.data(), m, 0.f, dh1.data(), W);
+       }},
+      {"dw2", flops, [&] {
+         gemm<float>(true, false, W, m, R, 1.f, h1.data(), W, dz.data(), m, 1.f, dw2.data(), m);
+       }}};
+  for (int r = 0; r < rounds; ++r) step_products_round(r, 21, products);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the plain-main training and kernel benchmarks (bench_nn_train.cpp,
-// bench_attention_kernels.cpp): process CPU time, the median, and the 1-thread sgemm rate the
-// shares of the sgemm rate are measured against.
+// bench_attention_kernels.cpp, bench_lstm_gemms.cpp, bench_phi_gemms.cpp): process CPU time, the
+// median, the 1-thread sgemm rate the shares of the sgemm rate are measured against, and one
+// timed round of a step's products against it.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <vector>
 
 #include "ops/blas.h"
@@ -39,6 +41,38 @@ inline double sgemm_gflops(int64_t n = 2048) {
     best = std::min(best, cpu_s() - c0);
   }
   return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
+}
+
+// One product of a training step: its name, its flops and a call making it once.
+struct StepProduct {
+  const char* name;
+  double flops;
+  std::function<void()> run;
+};
+
+// One round: the 2048³ sgemm rate, then the products `reps` times in turn (a, b, c, a, b, c, …);
+// prints "round=R sgemm_2048=G NAME_ms=T (G GFLOP/s) … sum_ms=T (G GFLOP/s, S % of sgemm_2048)"
+// from each product's median CPU time.
+inline void step_products_round(int round, int reps, const std::vector<StepProduct>& products) {
+  const double sgemm = sgemm_gflops();
+  std::vector<std::vector<double>> times(products.size());
+  for (int rep = 0; rep < reps; ++rep)
+    for (size_t k = 0; k < products.size(); ++k) {
+      const double c0 = cpu_s();
+      products[k].run();
+      times[k].push_back(cpu_s() - c0);
+    }
+  std::printf("round=%d sgemm_2048=%.1f", round, sgemm);
+  double total = 0, flops = 0;
+  for (size_t k = 0; k < products.size(); ++k) {
+    const double t = median(times[k]);
+    total += t;
+    flops += products[k].flops;
+    std::printf(" %s_ms=%.3f (%.1f GFLOP/s)", products[k].name, 1e3 * t,
+                products[k].flops / t * 1e-9);
+  }
+  std::printf(" sum_ms=%.3f (%.1f GFLOP/s, %.0f %% of sgemm_2048)\n", 1e3 * total,
+              flops / total * 1e-9, 100 * flops / total * 1e-9 / sgemm);
 }
 
 // main's body: fn(argc, argv), an exception printed and exit code 2 (user errors).

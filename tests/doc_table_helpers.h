@@ -1,7 +1,8 @@
 // Reading the reference tables of a markdown doc (docs/spec-format.md) for tests that compare
 // them with the code's tables: doc_table(text, heading, header) = the rows (cells trimmed) of
 // the first table after the line `heading` whose header row starts with `header`;
-// backticked(cell) = the `names` in a cell; anchor_of(cell) = its <a id="..."> ("" if none).
+// backticked(cell) = the `names` in a cell; anchor_of(cell) = its <a id="..."> ("" if none);
+// why_link(line) = the target of a report line's "([why](TARGET))" ("" if none).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -62,6 +63,13 @@ inline std::string anchor_of(const std::string& cell) {
   const size_t at = cell.find("<a id=\"");
   if (at == std::string::npos) return "";
   return cell.substr(at + 7, cell.find('"', at + 7) - at - 7);
+}
+
+// The link a report writes on a failing or undecided claim's line (experiment/report.cpp).
+inline std::string why_link(const std::string& line) {
+  const size_t at = line.find("([why](");
+  if (at == std::string::npos) return "";
+  return line.substr(at + 7, line.find(')', at + 7) - at - 7);
 }
 
 }  // namespace attn::test

@@ -82,7 +82,7 @@ const char* kGoodSpec =
 // A numeric sweep axis, a trend claim without its `along`, a plot named "p".
 const char* kClaimAxis = "[sweep]\n\"train.n\" = [4, 8]\n";
 // kClaimAxis with a second swept key that [select] may choose among.
-const char* kSelectAxes = "[sweep]\n\"train.n\" = [4, 8]\n\"train.lr\" = [0.001, 0.01]\n";
+const std::string kSelectAxes = std::string(kClaimAxis) + "\"train.lr\" = [0.001, 0.01]\n";
 const char* kClaim = "[[claim]]\ntype = \"increasing\"\nmetric = \"test_mse\"\ntext = \"t\"\n";
 const char* kPlot = "[[plot]]\nname = \"p\"\nmetric = \"test_mse\"\nx = \"train.n\"\n";
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli_helpers.h"
+#include "doc_table_helpers.h"
 #include "experiment/spec.h"
 
 namespace attn {
@@ -98,14 +99,11 @@ TEST(ClaimDocs, PublishedFailuresLinkTheirExplanation) {
     for (std::string line; std::getline(in, line);) {
       if (!line.starts_with("| **FAIL**") && !line.starts_with("| **INCONCLUSIVE**")) continue;
       ++lines;
-      const size_t at = line.find("([why](");
-      const std::string claim = line.substr(0, line.find(':'));
-      if (at == std::string::npos) {
-        ADD_FAILURE() << report << ": no ([why](...)) link on " << claim;
+      const std::string target = test::why_link(line);
+      if (target.empty()) {
+        ADD_FAILURE() << report << ": no ([why](...)) link on " << line.substr(0, line.find(':'));
         continue;
       }
-      const size_t start = at + 7, end = line.find(')', start);
-      const std::string target = line.substr(start, end - start);
       const size_t hash = target.find('#');
       ASSERT_NE(hash, std::string::npos) << report << ": " << target << " names no anchor";
       const fs::path file = group.path() / target.substr(0, hash);

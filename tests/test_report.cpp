@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_helpers.h"
+#include "doc_table_helpers.h"
 #include "core/home.h"
 #include "experiment/report.h"
 #include "spec_test_helpers.h"
@@ -101,9 +102,8 @@ TEST_F(ReportTest, FailingClaimsLinkTheirDocAndMissingFiguresAreListed) {
   ASSERT_NE(row, std::string::npos) << md;
   const std::string line = md.substr(row, md.find('\n', row) - row);
   EXPECT_NE(line.find("{task.N=8\\|16}"), std::string::npos) << line;
-  const size_t link = line.find("([why](");
-  ASSERT_NE(link, std::string::npos) << line;
-  const std::string target = line.substr(link + 7, line.find(')', link + 7) - link - 7);
+  const std::string target = test::why_link(line);
+  ASSERT_FALSE(target.empty()) << line;
   EXPECT_EQ(target.substr(target.find('#')), "#e4-attention-pattern");
   EXPECT_TRUE(fs::exists(fs::path(out) / target.substr(0, target.find('#')))) << target;
   EXPECT_TRUE(target.ends_with("docs/sanford2023.md#e4-attention-pattern")) << target;

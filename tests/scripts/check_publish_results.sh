@@ -2,9 +2,10 @@
 # scripts/publish-results on a fake reproduction: the reports' links to docs/NAME.md are rewritten
 # for docs/results/GROUP/, RUN.md takes the OpenBLAS kernel from the report (and says so when the
 # report has none), times of a resumed run are summed (or replaced when told), and results.csv,
-# the selection tables and figures are copied. Then its bad inputs (one row each): every one exits 2 (1 for a failure after
-# the checks) with a line naming the input, and leaves the published results, a folder outside
-# them and the results folder's listing exactly as they were (no temporary folder left).
+# the selection tables and figures are copied. Then its bad inputs (one row each): every one
+# exits 2 (1 for a failure after the checks) with a line naming the input, and leaves the
+# published results, a folder outside them and the results folder's listing exactly as they were
+# (no temporary folder left).
 #   check_publish_results.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
