@@ -62,8 +62,9 @@ class MlpBlock {
   std::vector<int> w_, b_;
   const T* inp_ = nullptr;
   int64_t rows_ = 0;
-  std::vector<std::vector<T>> pre_, post_;  // per layer: pre-activation, activation output
-  std::vector<T> grad_a_, grad_b_;           // scratch for backward
+  // Per hidden layer: pre-activation (not kept for a relu, applied in place), activation output.
+  std::vector<std::vector<T>> pre_, post_;
+  std::vector<T> grad_a_, grad_b_, grad_tmp_;  // scratch for backward
   const T* first_dout_ = nullptr;
   SparseRows<T> inp_sparse_;   // the input's non-zeros when the first layer took the sparse path
   bool inp_is_sparse_ = false;  // whether it did, for the last forward()
