@@ -12,6 +12,8 @@
 //   g, h  `attention`, N = 64, d' = 4, m = 128 and 64, 1 head, batch 256 (sanford2023 E1's
 //         largest shapes: the input is 7 of 132 columns non-zero, φ's first layer sparse)
 //   i  `attention`, N = 16, d' = 4, m = 64, 1 head, batch 256 (E1 at N = 16: 7 of 36, dense)
+//   j  `mlp`, N = 16, d' = 4, width 1024, depth 3, relu, batch 256 (sanford2023 E2's largest
+//      MLP: 576 → 1024 → 1024 → 64; no PyTorch twin: bench_mlp_gemms times its GEMMs alone)
 // and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
 // input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
 //   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32
@@ -102,6 +104,8 @@ const Config kConfigs[] = {
     // sanford2023 E1's largest shapes (N = 64: inputs 5 % non-zero) and its N = 16 (19 %).
     {"g", "attention", 64, 4, 128, 1, 0, 256},      {"h", "attention", 64, 4, 64, 1, 0, 256},
     {"i", "attention", 16, 4, 64, 1, 0, 256},
+    // sanford2023 E2's largest MLP: width 1024, depth 3, N = 16 (one chunk: 1.7 M parameters).
+    {"j", "mlp", 16, 4, 0, 0, 1024, 256},
 };
 constexpr int64_t kHopA = 4, kHopKMax = 8;  // the k-hop experiments' alphabet and k_max
 constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check
@@ -209,6 +213,9 @@ Setup setup_make(const Config& c) {
   ATTN_CHECK(st.task->shape().d_out == c.d_out, "bench_nn_train: config " + c.id + " d_out");
   if (c.model == "lstm") {
     st.mp.set_text("hidden", std::to_string(c.hidden));
+  } else if (c.model == "mlp") {
+    st.mp.set_text("width", std::to_string(c.hidden));
+    st.mp.set_text("depth", "3");
   } else {
     st.mp.set_text("m", std::to_string(c.m));
     st.mp.set_text("heads", std::to_string(c.heads));
@@ -231,6 +238,9 @@ double model_flops(const Config& c, const TaskShape& shape, int64_t B) {
   if (c.model == "lstm") {
     const double h = double(c.hidden);
     f = rows * (din + h) * 4 * h + double(B) * N * (h + din) * dout;
+  } else if (c.model == "mlp") {  // depth 3: N·d_in → w → w → N·d_out on each sample
+    const double w = double(c.hidden);
+    f = double(B) * (N * din * w + w * w + w * N * dout);
   } else if (c.model == "transformer") {
     const double pairs = N * (N + 1) / 2;  // causal
     f = rows * din * m + rows * m * dout;

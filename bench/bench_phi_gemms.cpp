@@ -5,6 +5,11 @@
 // non-zeros and the attention products in the fused kernels (not GEMMs), so they are left out.
 // Each round (bench_rates.h step_products_round): the 2048³ sgemm rate, then per product the
 // median CPU ms per training step and its GFLOP/s, their sum and its share of that rate.
+// Two more rows, outside that sum: what MlpBlock's backward now runs instead of dh1 and the
+// relu's backward (ops/linear_relu_backward.h), forced onto its register tiles (relu_tiles) and
+// onto its GEMM-then-mask path (relu_gemm), at the same shape: the evidence for where
+// kLinearReluTiledMaxOut puts the switch. (The trainer runs chunks of B/8 samples at this size:
+// R = 1024 for config d; pass it as R to see the chunk's cache behaviour.)
 // Usage: bench_phi_gemms [R W m [rounds]]   (default 8192 128 16 5: bench_nn_train's config d)
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +17,7 @@
 
 #include "bench_rates.h"
 #include "ops/blas.h"
+#include "ops/linear_relu_backward.h"
 
 namespace attn::bench {
 namespace {
@@ -41,7 +47,23 @@ int bench_main(int argc, char** argv) {
       {"dw2", flops, [&] {
          gemm<float>(true, false, W, m, R, 1.f, h1.data(), W, dz.data(), m, 1.f, dw2.data(), m);
        }}};
-  for (int r = 0; r < rounds; ++r) step_products_round(r, 21, products);
+  // A relu output with about half its entries 0, and the bias gradient.
+  std::vector<float> act(R * W), dbias(W, 0.f);
+  for (size_t i = 0; i < act.size(); ++i) act[i] = (i * 7919 % 13) < 6 ? 0.f : 0.5f;
+  const std::vector<StepProduct> relu_paths = {
+      {"relu_tiles", flops,
+       [&] {
+         linear_backward_input_relu<float>(dh1.data(), dbias.data(), dz.data(), w2.data(),
+                                           act.data(), R, W, m, m);
+       }},
+      {"relu_gemm", flops, [&] {
+         linear_backward_input_relu<float>(dh1.data(), dbias.data(), dz.data(), w2.data(),
+                                           act.data(), R, W, m, 0);
+       }}};
+  for (int r = 0; r < rounds; ++r) {
+    step_products_round(r, 21, products);
+    step_products_round(r, 21, relu_paths);
+  }
   return 0;
 }
 

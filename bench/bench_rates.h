@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/threads.h"
 #include "ops/blas.h"
 
 namespace attn::bench {
@@ -75,9 +76,12 @@ inline void step_products_round(int round, int reps, const std::vector<StepProdu
               flops / total * 1e-9, 100 * flops / total * 1e-9 / sgemm);
 }
 
-// main's body: fn(argc, argv), an exception printed and exit code 2 (user errors).
+// main's body: fn(argc, argv) with OpenBLAS on one thread (as the trainer runs it; OpenBLAS's
+// own default is a thread per core, whose waits would count as the products' CPU time), an
+// exception printed and exit code 2 (user errors).
 inline int run_main(int (*fn)(int, char**), int argc, char** argv) {
   try {
+    threads_configure(1);
     return fn(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -75,13 +75,14 @@ ATTN_TILES_KERNEL(MaskKernel, mask_body)
 
 template <class T>
 void linear_backward_input_relu(T* dinp, T* dbias, const T* dout, const T* weight, const T* act,
-                                int64_t rows, int64_t in_dim, int64_t out_dim) {
+                                int64_t rows, int64_t in_dim, int64_t out_dim,
+                                int64_t tiled_max_out) {
   ATTN_CHECK(rows >= 0 && in_dim >= 0 && out_dim >= 0,
              "linear_backward_input_relu: sizes must be non-negative (rows " +
                  std::to_string(rows) + ", in_dim " + std::to_string(in_dim) + ", out_dim " +
                  std::to_string(out_dim) + ")");
   if (rows == 0 || in_dim == 0) return;
-  if (out_dim > kLinearReluTiledMaxOut) {
+  if (out_dim > tiled_max_out) {
     linear_backward_input_set(dinp, dout, weight, rows, in_dim, out_dim);
     attention_tiles::isa_run<MaskKernel>(dinp, dbias, act, rows, in_dim);
     return;
@@ -95,8 +96,9 @@ void linear_backward_input_relu(T* dinp, T* dbias, const T* dout, const T* weigh
 }
 
 template void linear_backward_input_relu<float>(float*, float*, const float*, const float*,
-                                                const float*, int64_t, int64_t, int64_t);
+                                                const float*, int64_t, int64_t, int64_t, int64_t);
 template void linear_backward_input_relu<double>(double*, double*, const double*, const double*,
-                                                 const double*, int64_t, int64_t, int64_t);
+                                                 const double*, int64_t, int64_t, int64_t,
+                                                 int64_t);
 
 }  // namespace attn

@@ -12,19 +12,23 @@
 // the block is in cache. Every entry of the product is one accumulator summed over out_dim in
 // order (the order of linear_backward_ref), and dbias adds the rows in order, so no ISA copy and
 // no thread count changes a bit. (NaN in act: masked to 0, as activation_backward does.)
-// Above kLinearReluTiledMaxOut terms (out_dim) the tiles, which do not block for cache, lose to
-// OpenBLAS: there the product is linear_backward_input_set's GEMM, then mask and bias sum in one
-// pass (docs/performance.md#relu-backward-fused).
+// Above kLinearReluTiledMaxOut terms (out_dim) the tiles, which do not block for cache, are no
+// faster than OpenBLAS (measured by bench_phi_gemms: ahead at 16 terms, behind at 32, even at 64,
+// 1.6x behind at 128): there the product is linear_backward_input_set's GEMM, then the mask and
+// the bias sum in one pass (docs/performance.md#relu-backward-fused).
 #pragma once
 
 #include <cstdint>
 
 namespace attn {
 
-inline constexpr int64_t kLinearReluTiledMaxOut = 64;
+inline constexpr int64_t kLinearReluTiledMaxOut = 16;
 
+// tiled_max_out: the most terms the tiles take (the default; bench_phi_gemms times both paths
+// at one shape by passing 0 or a large value).
 template <class T>
 void linear_backward_input_relu(T* dinp, T* dbias, const T* dout, const T* weight, const T* act,
-                                int64_t rows, int64_t in_dim, int64_t out_dim);
+                                int64_t rows, int64_t in_dim, int64_t out_dim,
+                                int64_t tiled_max_out = kLinearReluTiledMaxOut);
 
 }  // namespace attn

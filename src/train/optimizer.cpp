@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/adam_update.h"
 
 namespace attn {
 
@@ -30,24 +31,17 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
     }
     return;
   }
-  const bool decoupled = c_.kind == OptimizerKind::adamw;
-  const T b1 = static_cast<T>(c_.beta1), b2 = static_cast<T>(c_.beta2);
   const double bc1 = 1 - std::pow(c_.beta1, static_cast<double>(t_));
   const double bc2 = 1 - std::pow(c_.beta2, static_cast<double>(t_));
-  const T step_size = static_cast<T>(lr / bc1);
-  const T inv_sqrt_bc2 = static_cast<T>(1 / std::sqrt(bc2));
-  const T eps = static_cast<T>(c_.eps), decay = static_cast<T>(1 - lr * c_.weight_decay);
-  for (int64_t i = 0; i < n; ++i) {
-    T g = grads[i];
-    if (decoupled) {
-      params[i] *= decay;
-    } else {
-      g += wd * params[i];
-    }
-    m_[i] = b1 * m_[i] + (1 - b1) * g;
-    v_[i] = b2 * v_[i] + (1 - b2) * g * g;
-    params[i] -= step_size * m_[i] / (std::sqrt(v_[i]) * inv_sqrt_bc2 + eps);
-  }
+  const AdamScalars<T> s{static_cast<T>(c_.beta1),
+                         static_cast<T>(c_.beta2),
+                         static_cast<T>(lr / bc1),
+                         static_cast<T>(1 / std::sqrt(bc2)),
+                         static_cast<T>(c_.eps),
+                         wd,
+                         static_cast<T>(1 - lr * c_.weight_decay),
+                         c_.kind == OptimizerKind::adamw};
+  adam_update(params, grads, m_.data(), v_.data(), n, s);
 }
 
 template class Optimizer<float>;
