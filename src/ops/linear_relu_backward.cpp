@@ -1,5 +1,6 @@
-// linear_backward_input_relu (see linear_relu_backward.h): register-tiled product per block of
-// rows, then the relu mask and the bias sum on the block while it is in cache.
+// linear_backward_input_relu (see linear_relu_backward.h): up to tiled_max_out terms a
+// register-tiled product per block of rows, the relu mask and the bias sum following on the block
+// while it is in cache; above it OpenBLAS's GEMM over all rows, then the mask and the bias sum.
 #include "ops/linear_relu_backward.h"
 
 #include <algorithm>
