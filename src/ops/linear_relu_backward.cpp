@@ -64,8 +64,7 @@ ATTN_COPY_BODY void input_relu_body(T* dinp, T* dbias, const T* dout, const T* w
     T* d = dinp + r0 * in_dim;
     product<T, VB>(d, in_dim, dout + r0 * out_dim, out_dim, 1, wt, in_dim, n, in_dim, out_dim,
                    T(1), false, Span::all);
-    for (int64_t r = 0; r < n; ++r)
-      mask_row<VB>(d + r * in_dim, dbias, act + (r0 + r) * in_dim, in_dim);
+    mask_body<VB>(d, dbias, act + r0 * in_dim, n, in_dim);
   }
 }
 
@@ -90,8 +89,7 @@ void linear_backward_input_relu(T* dinp, T* dbias, const T* dout, const T* weigh
   }
   thread_local std::vector<T> wt;
   wt.resize(static_cast<size_t>(out_dim * in_dim));
-  for (int64_t i = 0; i < in_dim; ++i)
-    for (int64_t j = 0; j < out_dim; ++j) wt[j * in_dim + i] = weight[i * out_dim + j];
+  attention_tiles::transpose_rows(wt.data(), weight, in_dim, out_dim, out_dim);
   attention_tiles::isa_run<InputReluKernel>(dinp, dbias, dout, static_cast<const T*>(wt.data()),
                                             act, rows, in_dim, out_dim);
 }
