@@ -9,6 +9,10 @@
 // OpenBLAS sgemm on the same x (zeros included), 1 thread. The sparse side includes building
 // the compressed rows (sparse_rows_build), as the LSTM does on every call.
 // Counter: GFLOP/s of the dense product's work (2·256·68·512), so both rows are comparable.
+// The *Steps benchmarks make the LSTM's own calls (ops/lstm.cpp): x holds all B·T rows (B = 256
+// sequences of T = 32 steps, row b·T + t) and one iteration is the T calls of a forward or a
+// backward, call t on the rows t, t + T, … whose outputs (gates) or inputs (gate gradients) are
+// rows of a (B, T, 512) array: consecutive rows of one call lie T·512 floats (64 KB) apart.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -96,12 +100,56 @@ void BM_TTimesDense(benchmark::State& state) {
   });
 }
 
+constexpr int64_t kSteps = 32;
+
+// Runs body once per iteration; the counter: GFLOP/s of the T dense products' work.
+template <class Body>
+void timed_steps(benchmark::State& state, Body body) {
+  for (auto _ : state) body();
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kSteps * kRows * kCols * kOut * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_TimesSparseSteps(benchmark::State& state) {
+  threads_configure(1);
+  const std::vector<float> x = random_matrix(kSteps * kRows * kCols,
+                                             static_cast<double>(state.range(0)) / 100, "x");
+  const std::vector<float> w = random_matrix(kCols * kOut, 1.0, "w");
+  std::vector<float> out(kSteps * kRows * kOut), bias(kOut, 0.0f);
+  SparseRows<float> s;
+  timed_steps(state, [&] {
+    sparse_rows_build(s, x.data(), kSteps * kRows, kCols, 1.0);
+    for (int64_t t = 0; t < kSteps; ++t)
+      sparse_rows_times(out.data() + t * kOut, kSteps * kOut, s, w.data(), kOut,
+                        SparseRowSet{t, kRows, kSteps}, bias.data());
+    benchmark::DoNotOptimize(out.data());
+  });
+}
+
+void BM_TTimesSparseSteps(benchmark::State& state) {
+  threads_configure(1);
+  const std::vector<float> x = random_matrix(kSteps * kRows * kCols,
+                                             static_cast<double>(state.range(0)) / 100, "x");
+  const std::vector<float> d = random_matrix(kSteps * kRows * kOut, 1.0, "d");
+  std::vector<float> dw(kCols * kOut, 0.0f);
+  SparseRows<float> s;
+  timed_steps(state, [&] {
+    sparse_rows_build(s, x.data(), kSteps * kRows, kCols, 1.0);
+    for (int64_t t = 0; t < kSteps; ++t)
+      sparse_rows_t_times(dw.data(), s, d.data() + t * kOut, kSteps * kOut, kOut,
+                          SparseRowSet{t, kRows, kSteps});
+    benchmark::DoNotOptimize(dw.data());
+  });
+}
+
 // Densities in percent; the multi-hot qsa tokens of the LSTM benchmark are 8 of 68 ≈ 12 %.
 #define ATTN_DENSITIES ->Arg(2)->Arg(5)->Arg(10)->Arg(12)->Arg(15)->Arg(20)->Arg(30)->Arg(50)
 BENCHMARK(BM_TimesSparse) ATTN_DENSITIES;
 BENCHMARK(BM_TimesDense) ATTN_DENSITIES;
 BENCHMARK(BM_TTimesSparse) ATTN_DENSITIES;
 BENCHMARK(BM_TTimesDense) ATTN_DENSITIES;
+BENCHMARK(BM_TimesSparseSteps)->Arg(10)->Arg(12);
+BENCHMARK(BM_TTimesSparseSteps)->Arg(10)->Arg(12);
 
 }  // namespace
 }  // namespace attn
