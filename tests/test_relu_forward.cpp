@@ -67,14 +67,23 @@ class ReluForwardCopies : public testing::TestWithParam<IsaCopy> {};
 TEST_P(ReluForwardCopies, GiveTheGenericCopysBits) {
   ATTN_SKIP_WITHOUT_COPY(GetParam());
   const auto x = relu_inputs<float>(1001);
+  const int64_t n = static_cast<int64_t>(x.size());
   const auto [generic, other] = test::generic_and(GetParam(), [&] {
     std::vector<float> y(x.size());
-    activation_forward<float>(y.data(), x.data(), static_cast<int64_t>(x.size()),
-                              Activation::relu);
+    activation_forward<float>(y.data(), x.data(), n, Activation::relu);
     return y;
   });
   test::expect_same_bits(generic, other, "relu forward");
   expect_scalar_relu(x, other);
+  // In place and in double (each copy has its own double loop), against the definition's bits.
+  const test::IsaForced forced(GetParam());
+  auto inplace = x;
+  activation_forward<float>(inplace.data(), inplace.data(), n, Activation::relu);
+  expect_scalar_relu(x, inplace);
+  const auto xd = relu_inputs<double>(1001);
+  auto yd = xd;
+  activation_forward<double>(yd.data(), yd.data(), n, Activation::relu);
+  expect_scalar_relu(xd, yd);
 }
 
 ATTN_ISA_COPIES_INSTANTIATE(ReluForwardCopies);
