@@ -5,12 +5,16 @@
 //   backward  per step  dhrec = da[:, t] · whᵀ          (B × G)·(G × Hd)
 //             once      dwh += h_prevᵀ · da              (Hd × B·T)·(B·T × G)
 // (the input products are on the one- and multi-hot input's non-zeros and are left out: they are
-// not GEMMs). Each round (bench_rates.h step_products_round) measures the 1-thread 2048³ sgemm
-// rate, then prints per product the median CPU ms per training step and its GFLOP/s, their sum
-// and its share of that rate, so the share is read side by side.
-// Usage: bench_lstm_gemms [B T Hd [rounds]]   (default 256 32 128 5: bench_nn_train's config c)
+// not GEMMs). With the layout argument `time`, the same products on time-major (T, B, ·) arrays:
+// each step's rows contiguous instead of T·G floats apart (64 KB at the defaults, which puts the
+// step's rows in the same cache sets), and dwh over rows B … T·B − 1. Each round (bench_rates.h
+// step_products_round) measures the 1-thread 2048³ sgemm rate, then prints per product the median
+// CPU ms per training step and its GFLOP/s, their sum and its share of that rate, side by side.
+// Usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]]   (default 256 32 128 5 batch:
+// bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "bench_rates.h"
@@ -23,15 +27,18 @@ int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
   const int64_t H = argc > 3 ? std::atoll(argv[3]) : 128;
   const int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
-  if (B < 1 || T < 2 || H < 1 || rounds < 1) {
+  const char* layout = argc > 5 ? argv[5] : "batch";
+  const bool time_major = std::strcmp(layout, "time") == 0;
+  if (B < 1 || T < 2 || H < 1 || rounds < 1 || (!time_major && std::strcmp(layout, "batch"))) {
     std::fprintf(stderr,
-                 "usage: bench_lstm_gemms [B T Hd [rounds]] (B, Hd, rounds >= 1; T >= 2)\n");
+                 "usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]] (B, Hd, rounds >= 1; "
+                 "T >= 2; batch: (B, T, ·) arrays as ops/lstm.cpp, time: (T, B, ·))\n");
     return 2;
   }
   const int64_t G = 4 * H;
   const double flops = 2.0 * double(T - 1) * double(B) * double(H) * double(G);  // each kind
-  std::printf("bench_lstm_gemms B=%lld T=%lld Hd=%lld rounds=%d (GFLOP per kind per step %.3f)\n",
-              (long long)B, (long long)T, (long long)H, rounds, flops * 1e-9);
+  std::printf("bench_lstm_gemms B=%lld T=%lld Hd=%lld rounds=%d layout=%s (GFLOP per kind per step "
+              "%.3f)\n", (long long)B, (long long)T, (long long)H, rounds, layout, flops * 1e-9);
   std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
   std::vector<float> wh(H * G, 0.05f), dhrec(B * H), dwh(H * G, 0.f);
   const std::vector<StepProduct> products = {
@@ -51,7 +58,25 @@ int bench_main(int argc, char** argv) {
          gemm<float>(true, false, H, G, B * T - 1, 1.f, h.data(), H, da.data() + G, G, 1.f,
                      dwh.data(), G);
        }}};
-  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, products);
+  // Time-major: step t's rows start at t·B·(width) and follow each other.
+  const std::vector<StepProduct> products_tm = {
+      {"fwd", flops,
+       [&] {
+         for (int64_t t = 1; t < T; ++t)
+           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * B * H, H, wh.data(), G,
+                       1.f, gates.data() + t * B * G, G);
+       }},
+      {"dh", flops,
+       [&] {
+         for (int64_t t = T - 1; t >= 1; --t)
+           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * B * G, G, wh.data(), G, 0.f,
+                       dhrec.data(), H);
+       }},
+      {"dwh", flops, [&] {
+         gemm<float>(true, false, H, G, B * (T - 1), 1.f, h.data(), H, da.data() + B * G, G, 1.f,
+                     dwh.data(), G);
+       }}};
+  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, time_major ? products_tm : products);
   return 0;
 }
 
