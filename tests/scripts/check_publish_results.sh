@@ -44,10 +44,12 @@ grep -qF '| CPU time | 110 s user + 4 s system = 0.03 core-hours |' "$d/RUN.md" 
 grep -qF '| peak memory (largest process) | 2.86 GiB |' "$d/RUN.md" || fail "RUN.md peak memory: $(grep peak "$d/RUN.md")"
 # Cells the records cannot give (a stopped segment's record lacks its workers' CPU) are replaced.
 PUBLISH_CPU_TIME='about 5 core-hours (sampled)' PUBLISH_PEAK_MEMORY='0.69 GB (from the store)' \
-  publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null
+  PUBLISH_WALL_TIME='5:01:02 (four segments)' publish demo "$work/out" "$work/time.txt" abc1234 > /dev/null
 grep -qF '| CPU time | about 5 core-hours (sampled) |' "$d/RUN.md" || fail "RUN.md CPU override: $(grep 'CPU time' "$d/RUN.md")"
 grep -qF '| peak memory (largest process) | 0.69 GB (from the store) |' "$d/RUN.md" ||
   fail "RUN.md peak-memory override: $(grep peak "$d/RUN.md")"
+grep -qF '| wall time | 5:01:02 (four segments) |' "$d/RUN.md" ||
+  fail "RUN.md wall-time override: $(grep 'wall time' "$d/RUN.md")"
 # Notes and a commit with words after the hash; a file left in the old folder does not survive
 # the swap, and no temporary folder is left beside it.
 echo 'Ran alone.' > "$work/notes.md"
@@ -145,6 +147,8 @@ PUBLISH_CPU_TIME='' row cpu_override_empty 2 'PUBLISH_CPU_TIME is set but empty'
 PUBLISH_CPU_TIME='1 h | 2 h' row cpu_override_pipe 2 'PUBLISH_CPU_TIME must be one line' demo "$O" "$T" abc1234
 PUBLISH_PEAK_MEMORY=$'1 GB\n2 GB' row memory_override_newline 2 'PUBLISH_PEAK_MEMORY must be one line' demo "$O" "$T" abc1234
 PUBLISH_PEAK_MEMORY=' ' row memory_override_blank 2 'PUBLISH_PEAK_MEMORY is set but empty' demo "$O" "$T" abc1234
+PUBLISH_WALL_TIME='' row wall_override_empty 2 'PUBLISH_WALL_TIME is set but empty' demo "$O" "$T" abc1234
+PUBLISH_WALL_TIME='1 h | 2 h' row wall_override_pipe 2 'PUBLISH_WALL_TIME must be one line' demo "$O" "$T" abc1234
 row too_few_args 2 'publish-results GROUP OUT_DIR' demo "$O" "$T"
 # The results folder itself: missing, or GROUP's entry a file or a link out of it.
 PUBLISH_RESULTS_DIR=$work/nosuch-root row results_root_missing 2 'is not a directory' demo "$O" "$T" abc1234
