@@ -41,42 +41,30 @@ int bench_main(int argc, char** argv) {
               "%.3f)\n", (long long)B, (long long)T, (long long)H, rounds, layout, flops * 1e-9);
   std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
   std::vector<float> wh(H * G, 0.05f), dhrec(B * H), dwh(H * G, 0.f);
+  // Where step t's rows start and how far apart they are, in rows of the array (any width):
+  // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
+  const int64_t step_rows = time_major ? B : 1, row_gap = time_major ? 1 : T;
   const std::vector<StepProduct> products = {
       {"fwd", flops,
        [&] {
          for (int64_t t = 1; t < T; ++t)
-           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * H, T * H, wh.data(), G, 1.f,
-                       gates.data() + t * G, T * G);
+           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H,
+                       row_gap * H, wh.data(), G, 1.f, gates.data() + t * step_rows * G,
+                       row_gap * G);
        }},
       {"dh", flops,
        [&] {
          for (int64_t t = T - 1; t >= 1; --t)
-           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * G, T * G, wh.data(), G, 0.f,
-                       dhrec.data(), H);
+           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * step_rows * G, row_gap * G,
+                       wh.data(), G, 0.f, dhrec.data(), H);
        }},
+      // h_prevᵀ · da as one product: h's rows paired with da's one step later (batch-major, the
+      // rows crossing into the next sequence are paired too, as ops/lstm.cpp pairs them).
       {"dwh", flops, [&] {
-         gemm<float>(true, false, H, G, B * T - 1, 1.f, h.data(), H, da.data() + G, G, 1.f,
-                     dwh.data(), G);
+         gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
+                     da.data() + step_rows * G, G, 1.f, dwh.data(), G);
        }}};
-  // Time-major: step t's rows start at t·B·(width) and follow each other.
-  const std::vector<StepProduct> products_tm = {
-      {"fwd", flops,
-       [&] {
-         for (int64_t t = 1; t < T; ++t)
-           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * B * H, H, wh.data(), G,
-                       1.f, gates.data() + t * B * G, G);
-       }},
-      {"dh", flops,
-       [&] {
-         for (int64_t t = T - 1; t >= 1; --t)
-           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * B * G, G, wh.data(), G, 0.f,
-                       dhrec.data(), H);
-       }},
-      {"dwh", flops, [&] {
-         gemm<float>(true, false, H, G, B * (T - 1), 1.f, h.data(), H, da.data() + B * G, G, 1.f,
-                     dwh.data(), G);
-       }}};
-  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, time_major ? products_tm : products);
+  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, products);
   return 0;
 }
 
