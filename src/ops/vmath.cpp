@@ -1,147 +1,204 @@
-// Vectorised sigmoid, tanh and exp in fixed blocks of 16 (see vmath.h), compiled three times on
-// x86-64.
+// Vectorised sigmoid, tanh and exp (see vmath.h), compiled three times on x86-64.
 //
 // exp(a) for a = −min(|x|, 87): Cody–Waite range reduction a = n·ln2 + r with |r| <= ln2/2 (n
 // rounded with the 1.5·2^23 trick, exact in round-to-nearest), exp(r) − 1 by its degree-8 Taylor
 // polynomial (truncation < 7e-10 relative), times 2^n built in the exponent bits. tanh uses the
 // same reduction for expm1(−2|x|) = 2^n·(e^r − 1) + (2^n − 1), which keeps full relative accuracy
-// near 0, and tanh|x| = −expm1/(2 + expm1). Plain float arithmetic the compiler vectorises; the
-// rounding trick needs IEEE semantics, i.e. no fast-math, as everywhere here.
+// near 0, and tanh|x| = −expm1/(2 + expm1). Written on GCC vector types, several vectors at a time
+// (see Vecs); the rounding trick needs IEEE semantics, i.e. no fast-math, as everywhere here.
 //
 // Instruction sets: every float kernel is compiled for plain x86-64 (SSE2), with AVX2 (twice the
-// width) and with AVX-512 (a block of 16 is one register), and ops/isa.h picks the copy (checked
-// once). FMA is deliberately not used (-ffp-contract=off for this file), so no multiply-add is
-// contracted and every copy gives the same bits for every input (tested); a result never depends
-// on the machine's vector width. On other architectures only the generic copy exists.
+// width) and with AVX-512 (16 floats a register), and ops/isa.h picks the copy (checked once).
+// FMA is deliberately not used (-ffp-contract=off for this file), so no multiply-add is contracted
+// and every copy gives the same bits for every input (tested; and, over all 2^32 inputs, the same
+// bits as the one-vector-at-a-time code before 2026-12-06); a result never depends on the
+// machine's vector width. On other architectures only the generic copy exists.
 #include "ops/vmath.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "ops/isa.h"
 
 namespace attn {
 namespace {
 
-constexpr int kBlock = 16;
+// The copies' vectors: VB bytes of floats and of int32 (64 in the AVX-512 copy, 32 in the AVX2
+// one, 16 in the generic one), U of them in flight at once: each step below is applied to all U
+// before the next, so the U dependency chains interleave (one chain is about 30 operations long
+// and latency-bound; the scheduler holds only a few of them when they come one after another).
+template <int VB>
+struct Vecs {
+  typedef float F __attribute__((vector_size(VB)));
+  typedef int32_t I __attribute__((vector_size(VB)));
+  static constexpr int kLanes = VB / 4;
+};
 
 // Branch-free with integer masks on the bits: a float compare or a conditional float multiply
-// may trap, which keeps GCC from if-converting and vectorising the loop under the default
-// -ftrapping-math.
+// may trap, which keeps GCC from if-converting and vectorising under the default -ftrapping-math.
 constexpr int32_t kAbsMask = 0x7fffffff, kInf = 0x7f800000;
 
-// For a = −min(k·|x|, 87) = n·ln2 + r (see neg_clamped): returns e^r − 1 and sets *scale = 2^n.
-ATTN_COPY_BODY float expm1_reduced(float a, float* scale) {
-  const float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
-  float r = a - n * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
-  r = r + n * 2.12194440e-4f;
-  float p = 1.0f / 40320;
-  p = p * r + 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  *scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  return p * r;  // e^r − 1
+#define ATTN_EACH _Pragma("GCC unroll 8") for (int u = 0; u < U; ++u)
+
+// For a = −min(k·|x|, 87) = n·ln2 + r (see neg_clamped): em1 = e^r − 1 and scale = 2^n.
+template <class F, class I, int U>
+ATTN_COPY_BODY void expm1_reduced(const F (&a)[U], F (&em1)[U], F (&scale)[U]) {
+  F n[U], r[U], p[U];
+  ATTN_EACH n[u] = (a[u] * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(a/ln2)
+  ATTN_EACH r[u] = a[u] - n[u] * 0.693359375f;  // ln2 = 0.693359375 − 2.12194440e-4 (Cody–Waite)
+  ATTN_EACH r[u] = r[u] + n[u] * 2.12194440e-4f;
+  ATTN_EACH p[u] = r[u] * (1.0f / 40320) + 1.0f / 5040;
+  ATTN_EACH p[u] = p[u] * r[u] + 1.0f / 720;
+  ATTN_EACH p[u] = p[u] * r[u] + 1.0f / 120;
+  ATTN_EACH p[u] = p[u] * r[u] + 1.0f / 24;
+  ATTN_EACH p[u] = p[u] * r[u] + 1.0f / 6;
+  ATTN_EACH p[u] = p[u] * r[u] + 0.5f;
+  ATTN_EACH p[u] = p[u] * r[u] + 1.0f;
+  ATTN_EACH scale[u] = (F)((__builtin_convertvector(n[u], I) + 127) << 23);
+  ATTN_EACH em1[u] = p[u] * r[u];  // e^r − 1
 }
 
-ATTN_COPY_BODY float neg_clamped(int32_t ab, float factor) {  // −min(factor·|x|, 87)
+// −min(factor·|x|, 87) from ab = |x|'s bits.
+template <class F, class I, int U>
+ATTN_COPY_BODY void neg_clamped(const I (&ab)[U], float factor, F (&out)[U]) {
   constexpr int32_t kClamp = std::bit_cast<int32_t>(87.0f);
-  const float a = std::bit_cast<float>(ab) * factor;
-  const int32_t aa = std::bit_cast<int32_t>(a);
-  return -std::bit_cast<float>(aa < kClamp ? aa : kClamp);
+  ATTN_EACH {
+    const I aa = (I)((F)ab[u] * factor);
+    out[u] = -(F)(aa < kClamp ? aa : kClamp);
+  }
 }
 
-ATTN_COPY_BODY float exp_neg_abs(int32_t ab) {  // exp(−min(|x|, 87))
-  float s;
-  const float em1 = expm1_reduced(neg_clamped(ab, 1.0f), &s);
-  return s * em1 + s;
+// exp(−min(|x|, 87)) from ab = |x|'s bits.
+template <class F, class I, int U>
+ATTN_COPY_BODY void exp_neg_abs(const I (&ab)[U], F (&out)[U]) {
+  F a[U], em1[U], s[U];
+  neg_clamped<F, I, U>(ab, 1.0f, a);
+  expm1_reduced<F, I, U>(a, em1, s);
+  ATTN_EACH out[u] = s[u] * em1[u] + s[u];
 }
 
-// NaN in, NaN out: picks the input's bits where |x| is a NaN.
-ATTN_COPY_BODY float keep_nan(int32_t bits, int32_t y) {
-  const int32_t nan = (kInf - (bits & kAbsMask)) >> 31;  // all ones when |x| is a NaN
-  return std::bit_cast<float>((bits & nan) | (y & ~nan));
+// NaN in, NaN out: out = the input's bits where |x| is a NaN, else y. (Vectors by reference: by
+// value, 32- and 64-byte vectors would change the ABI between the copies, GCC's -Wpsabi.)
+template <class I>
+ATTN_COPY_BODY void keep_nan(const I& bits, const I& y, I& out) {
+  const I nan = (kInf - (bits & kAbsMask)) >> 31;  // all ones when |x| is a NaN
+  out = (bits & nan) | (y & ~nan);
 }
 
+template <int VB>
 struct SigmoidBlock {
-  ATTN_COPY_BODY static void run(float* out, const float* in) {
-    int32_t bits[kBlock];  // copy first: out may alias in
-    for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
-    for (int k = 0; k < kBlock; ++k) {
-      const float e = exp_neg_abs(bits[k] & kAbsMask);
-      const float s = 1.0f / (1.0f + e);  // σ(|x|)
-      const float es = e * s;             // σ(−|x|)
-      const int32_t neg = bits[k] >> 31;  // all ones when the sign bit is set
-      const int32_t y = (std::bit_cast<int32_t>(es) & neg) | (std::bit_cast<int32_t>(s) & ~neg);
-      out[k] = keep_nan(bits[k], y);
+  template <int U>
+  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
+                                 typename Vecs<VB>::I (&out)[U]) {
+    using F = typename Vecs<VB>::F;
+    using I = typename Vecs<VB>::I;
+    I ab[U];
+    F e[U];
+    ATTN_EACH ab[u] = bits[u] & kAbsMask;
+    exp_neg_abs<F, I, U>(ab, e);
+    ATTN_EACH {
+      const F s = 1.0f / (1.0f + e[u]);  // σ(|x|)
+      const F es = e[u] * s;             // σ(−|x|)
+      const I neg = bits[u] >> 31;       // all ones when the sign bit is set
+      keep_nan(bits[u], ((I)es & neg) | ((I)s & ~neg), out[u]);
     }
   }
 };
 
+template <int VB>
 struct TanhBlock {
-  ATTN_COPY_BODY static void run(float* out, const float* in) {
-    int32_t bits[kBlock];
-    for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
-    for (int k = 0; k < kBlock; ++k) {
-      float s;
-      const float p = expm1_reduced(neg_clamped(bits[k] & kAbsMask, 2.0f), &s);
-      const float em1 = s * p + (s - 1.0f);      // expm1(−2|x|) ∈ (−1, 0]
-      const float t = -em1 / (2.0f + em1);       // tanh|x| (−0 for x = ±0)
-      const int32_t sign = bits[k] & ~kAbsMask;  // tanh is odd: the input's sign bit
-      out[k] = keep_nan(bits[k], (std::bit_cast<int32_t>(t) & kAbsMask) | sign);
+  template <int U>
+  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
+                                 typename Vecs<VB>::I (&out)[U]) {
+    using F = typename Vecs<VB>::F;
+    using I = typename Vecs<VB>::I;
+    I ab[U];
+    F a[U], p[U], s[U];
+    ATTN_EACH ab[u] = bits[u] & kAbsMask;
+    neg_clamped<F, I, U>(ab, 2.0f, a);
+    expm1_reduced<F, I, U>(a, p, s);
+    ATTN_EACH {
+      const F em1 = s[u] * p[u] + (s[u] - 1.0f);  // expm1(−2|x|) ∈ (−1, 0]
+      const F t = -em1 / (2.0f + em1);            // tanh|x| (−0 for x = ±0)
+      const I sign = bits[u] & ~kAbsMask;         // tanh is odd: the input's sign bit
+      keep_nan(bits[u], ((I)t & kAbsMask) | sign, out[u]);
     }
   }
 };
 
 // exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
+template <int VB>
 struct ExpNonpositiveBlock {
-  ATTN_COPY_BODY static void run(float* out, const float* in) {
+  template <int U>
+  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
+                                 typename Vecs<VB>::I (&out)[U]) {
+    using F = typename Vecs<VB>::F;
+    using I = typename Vecs<VB>::I;
     constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
-    int32_t bits[kBlock];
-    for (int k = 0; k < kBlock; ++k) bits[k] = std::bit_cast<int32_t>(in[k]);
-    for (int k = 0; k < kBlock; ++k) {
-      const int32_t e = std::bit_cast<int32_t>(exp_neg_abs(bits[k] & kAbsMask));
-      const int32_t zero = -static_cast<int32_t>(bits[k] == kNegInf);  // all ones for −inf
-      out[k] = std::bit_cast<float>(std::bit_cast<int32_t>(keep_nan(bits[k], e)) & ~zero);
+    I ab[U];
+    F e[U];
+    ATTN_EACH ab[u] = bits[u] & kAbsMask;
+    exp_neg_abs<F, I, U>(ab, e);
+    ATTN_EACH {
+      keep_nan(bits[u], (I)e[u], out[u]);
+      out[u] &= ~(bits[u] == kNegInf);  // −inf: exactly 0
     }
   }
 };
 
-// Every full block, then the tail padded with zeros: an element's result depends on its value only.
-template <class Block>
+#undef ATTN_EACH
+
+// U vectors from in to out (all loaded before any is stored: out may alias in).
+template <template <int> class Block, int VB, int U>
+ATTN_COPY_BODY void run_group(float* out, const float* in) {
+  using I = typename Vecs<VB>::I;
+  constexpr int L = Vecs<VB>::kLanes;
+  I x[U], y[U];
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) std::memcpy(&x[u], in + u * L, sizeof(I));
+  Block<VB>::template run<U>(x, y);
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) std::memcpy(out + u * L, &y[u], sizeof(I));
+}
+
+// Groups of U vectors, then single vectors, then the tail padded with zeros: an element's result
+// depends on its value only.
+template <template <int> class Block, int VB, int U>
 ATTN_COPY_BODY void blocks(float* out, const float* in, int64_t n) {
+  constexpr int L = Vecs<VB>::kLanes;
   int64_t k = 0;
-  for (; k + kBlock <= n; k += kBlock) Block::run(out + k, in + k);
+  for (; k + U * L <= n; k += U * L) run_group<Block, VB, U>(out + k, in + k);
+  for (; k + L <= n; k += L) run_group<Block, VB, 1>(out + k, in + k);
   if (k < n) {
-    float x[kBlock] = {}, y[kBlock];
+    float x[L] = {}, y[L];
     std::copy(in + k, in + n, x);
-    Block::run(y, x);
+    run_group<Block, VB, 1>(y, x);
     std::copy(y, y + (n - k), out + k);
   }
 }
 
-template <class Block>
+// The copies: 16-byte vectors in the generic one, 32 in the AVX2 one (16 registers: two chains),
+// 64 in the AVX-512 one (32 registers: four chains).
+template <template <int> class Block>
 void blocks_generic(float* out, const float* in, int64_t n) {
-  blocks<Block>(out, in, n);
+  blocks<Block, 16, 2>(out, in, n);
 }
 
 #if ATTN_HAVE_ISA_COPIES
-template <class Block>
+template <template <int> class Block>
 [[gnu::target("avx2")]] void blocks_avx2(float* out, const float* in, int64_t n) {
-  blocks<Block>(out, in, n);
+  blocks<Block, 32, 2>(out, in, n);
 }
-template <class Block>
+template <template <int> class Block>
 ATTN_TARGET_AVX512 void blocks_avx512(float* out, const float* in, int64_t n) {
-  blocks<Block>(out, in, n);
+  blocks<Block, 64, 4>(out, in, n);
 }
 #endif
 
-template <class Block>
+template <template <int> class Block>
 void blocks_dispatch(float* out, const float* in, int64_t n) {
 #if ATTN_HAVE_ISA_COPIES
   switch (isa_active()) {

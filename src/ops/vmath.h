@@ -2,9 +2,9 @@
 // activations, softmax rows).
 //
 // out[k] = σ(in[k]), tanh(in[k]) or exp(in[k]) for 0 <= k < n; out may alias in.
-// Float values go through vectorised kernels in fixed blocks of 16 (the last block padded), so
-// an element's result depends only on its value — never on its position, the pointer's
-// alignment or n: a sequence gives the same bits alone or inside a batch.
+// Float values go through vectorised kernels, the same operations on every element (the last
+// vector padded with zeros), so an element's result depends only on its value — never on its
+// position, the pointer's alignment or n: a sequence gives the same bits alone or inside a batch.
 // float sigmoid: e = exp(−|x|) by a vectorisable Cody–Waite + polynomial exp, then 1/(1 + e)
 // for x >= 0 and e/(1 + e) for x < 0: no overflow, relative error ≤ 2.1e-7 down to x = −87
 // (below, the value stays at 1.6e-38 instead of going denormal); NaN stays NaN.
