@@ -89,11 +89,14 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk, T* dv, double* dscale_acc, const
   // dP = dO Vᵀ, then dS = P ∘ (dP − rowsum(dP ∘ P)) row by row (causal: j ≤ i, the rest 0).
   product<T, VB>(ds, N, do_, a.ldv, 1, vt, N, N, N, dvv, T(1), false,
                  a.causal ? Span::cols_below : Span::all);
+  // The rows' Σ dP ∘ P into g's first column (g is written only below), four rows at a time
+  // where they all have N terms.
+  if (!a.causal) lane_dot_run(g, dkk, false, ds, N, p, N, N, N);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t len = a.causal ? i + 1 : N;
     T* dsi = ds + i * N;
     const T* pi = p + i * N;
-    const T dot = lane_dot(dsi, pi, len);
+    const T dot = a.causal ? lane_dot(dsi, pi, len) : g[i * dkk];
     for (int64_t j = 0; j < len; ++j) dsi[j] = pi[j] * (dsi[j] - dot);
     std::fill(dsi + len, dsi + N, T(0));
   }

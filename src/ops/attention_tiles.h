@@ -4,14 +4,15 @@
 //
 // product: C (M × n, row stride ldc) = (or +=) alpha · A · B with A (M × K) read through
 // strides (rows ars, terms aks: a transposed operand is just swapped strides) and B (K × n,
-// row stride ldb), in register tiles of 4 rows × 32 (AVX-512 copy only)/16/8/4/1 columns, of
-// vectors up to 64 bytes in the AVX-512 copy and up to 32 elsewhere. Every entry of C is one
-// accumulator summed over its terms in order, so no tiling, vector width or ISA copy changes
-// a bit (the files that include this are compiled with -ffp-contract=off, no fast-math).
+// row stride ldb), in register tiles of 8 rows (AVX-512 copy) or 4 rows by 32 (AVX-512 copy
+// only), 16, 8, 4 or 1 columns, of vectors up to 64 bytes in the AVX-512 copy and up to 32
+// elsewhere. Every entry of C is one accumulator summed over its terms in order, so no tiling,
+// vector width or ISA copy changes a bit (the files that include this are compiled with
+// -ffp-contract=off, no fast-math).
 // Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
 // ISA copy in use, telling it the copy's vector width. lane_sum / lane_dot: sums in one
-// fixed order (32-byte lane sums, the lanes added pairwise, then the tail); lane_max: a
-// maximum (order-free).
+// fixed order (32-byte lane sums, the lanes added pairwise, then the tail), lane_dots several
+// such dots at once; lane_max: a maximum (order-free).
 #pragma once
 
 #include <algorithm>
@@ -102,6 +103,51 @@ ATTN_COPY_BODY T lane_dot(const T* x, const T* y, int64_t n) {
   T sum = lanes[0];
   for (; j < n; ++j) sum += x[j] * y[j];
   return sum;
+}
+
+// out[m] = lane_dot(x + m·xs, y + m·ys, n) for m < M: each in lane_dot's order (the same bits),
+// their chains of dependent adds interleaved (one dot alone waits on each add).
+template <class T, int M>
+ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_t ys, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc[M];
+#pragma GCC unroll 8
+  for (int m = 0; m < M; ++m) acc[m] = V{};
+  int64_t j = 0;
+  for (; j + L <= n; j += L)
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) {
+      V a, b;
+      std::memcpy(&a, x + m * xs + j, sizeof(V));
+      std::memcpy(&b, y + m * ys + j, sizeof(V));
+      acc[m] += a * b;
+    }
+  for (int m = 0; m < M; ++m) {
+    T lanes[L];
+    std::memcpy(lanes, &acc[m], sizeof(V));
+    for (int w = L / 2; w >= 1; w /= 2)
+      for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
+    T sum = lanes[0];
+    for (int64_t t = j; t < n; ++t) sum += x[m * xs + t] * y[m * ys + t];
+    out[m] = sum;
+  }
+}
+
+// out[m·os] = (or +=) lane_dot(x + m·xs, y + m·ys, n) for m < count, four dots at a time.
+template <class T>
+ATTN_COPY_BODY void lane_dot_run(T* out, int64_t os, bool add, const T* x, int64_t xs, const T* y,
+                                 int64_t ys, int64_t n, int64_t count) {
+  int64_t m = 0;
+  for (; m + 4 <= count; m += 4) {
+    T d[4];
+    lane_dots<T, 4>(d, x + m * xs, xs, y + m * ys, ys, n);
+    for (int u = 0; u < 4; ++u) out[(m + u) * os] = add ? out[(m + u) * os] + d[u] : d[u];
+  }
+  for (; m < count; ++m) {
+    const T d = lane_dot(x + m * xs, y + m * ys, n);
+    out[m * os] = add ? out[m * os] + d : d;
+  }
 }
 
 // Which part of a product C (M × n) = A (M × K) · B (K × n) a causal block needs, by row
@@ -197,29 +243,36 @@ ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t
   for (; j < j1; ++j) tile<T, R, 1, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
 }
 
+// Rows [r0, r0 + R) of the product in one row of tiles, over the columns and terms the span
+// leaves to those rows.
+template <class T, int R, int VB>
+ATTN_COPY_BODY void row_block(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
+                              int64_t ldb, int64_t r0, int64_t n, int64_t K, T alpha, bool add,
+                              Span span) {
+  const int64_t r1 = r0 + R;
+  const int64_t j1 = span == Span::cols_below ? std::min(n, r1) : n;
+  const int64_t k0 = span == Span::k_from ? r0 : 0;
+  const int64_t k1 = span == Span::k_below ? std::min(K, r1) : K;
+  tile_row<T, R, VB>(c + r0 * ldc, ldc, a + r0 * ars, ars, aks, b, ldb, j1, k0, k1, alpha, add);
+}
+
 // C (M × n, ldc) = (or +=) alpha · A · B over the span a causal block needs (Span::all
 // otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb). VB: the widest
-// vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it).
+// vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it). Rows go in
+// blocks of 8 in the AVX-512 copy (its 32 registers hold 8 × 32 accumulators), else 4; the rows
+// left over in blocks of 4, then one by one.
 template <class T, int VB>
 ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                             int64_t ldb, int64_t M, int64_t n, int64_t K, T alpha, bool add,
                             Span span) {
-  constexpr int64_t R = 4;
-  for (int64_t r0 = 0; r0 < M; r0 += R) {
-    const int64_t rows = std::min(R, M - r0), r1 = r0 + rows;
-    const int64_t j1 = span == Span::cols_below ? std::min(n, r1) : n;
-    const int64_t k0 = span == Span::k_from ? r0 : 0;
-    const int64_t k1 = span == Span::k_below ? std::min(K, r1) : K;
-    T* cr = c + r0 * ldc;
-    const T* ar = a + r0 * ars;
-    if (rows == R) {
-      tile_row<T, 4, VB>(cr, ldc, ar, ars, aks, b, ldb, j1, k0, k1, alpha, add);
-    } else {
-      for (int64_t r = 0; r < rows; ++r)
-        tile_row<T, 1, VB>(cr + r * ldc, ldc, ar + r * ars, ars, aks, b, ldb, j1, k0, k1, alpha,
-                           add);
-    }
-  }
+  constexpr int64_t R = VB == 64 ? 8 : 4;
+  int64_t r0 = 0;
+  for (; r0 + R <= M; r0 += R)
+    row_block<T, R, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
+  if constexpr (R > 4)
+    for (; r0 + 4 <= M; r0 += 4)
+      row_block<T, 4, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
+  for (; r0 < M; ++r0) row_block<T, 1, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
 }
 
 // A kernel type for isa_run whose run<VB>(args …) is body<VB>(args …) (body an ATTN_COPY_BODY

@@ -61,19 +61,45 @@ struct Scratch {
   }
 };
 
+// o[0 … n) = s · y and o[0 … n) = x ∘ y, 32 bytes at a time (the rows are short: a loop of
+// unknown length would check for overlap and peel at every call).
+template <class T>
+ATTN_COPY_BODY void scaled_row(T* o, T s, const T* y, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int64_t L = 32 / sizeof(T);
+  const V sv = s - V{};  // a plain broadcast (x − 0 is x, −0 included)
+  int64_t k = 0;
+  for (; k + L <= n; k += L) {
+    V v;
+    std::memcpy(&v, y + k, sizeof(V));
+    v = sv * v;
+    std::memcpy(o + k, &v, sizeof(V));
+  }
+  for (; k < n; ++k) o[k] = s * y[k];
+}
+template <class T>
+ATTN_COPY_BODY void product_row(T* o, const T* x, const T* y, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int64_t L = 32 / sizeof(T);
+  int64_t l = 0;
+  for (; l + L <= n; l += L) {
+    V a, b;
+    std::memcpy(&a, x + l, sizeof(V));
+    std::memcpy(&b, y + l, sizeof(V));
+    a = a * b;
+    std::memcpy(o + l, &a, sizeof(V));
+  }
+  for (; l < n; ++l) o[l] = x[l] * y[l];
+}
+
 // Pair products transposed: out (d × n2), out[l][j·N + k] = x_jl · yᵀ[l][k]; x (N × d, row
 // stride ld), yt (d × N).
 template <class T>
 ATTN_COPY_BODY void pair_products_t(T* out, const T* x, const T* yt, int64_t N, int64_t d,
                                     int64_t ld) {
-  for (int64_t l = 0; l < d; ++l) {
-    const T* y = yt + l * N;
-    for (int64_t j = 0; j < N; ++j) {
-      const T xj = x[j * ld + l];
-      T* o = out + l * N * N + j * N;
-      for (int64_t k = 0; k < N; ++k) o[k] = xj * y[k];
-    }
-  }
+  for (int64_t l = 0; l < d; ++l)
+    for (int64_t j = 0; j < N; ++j)
+      scaled_row(out + l * N * N + j * N, x[j * ld + l], yt + l * N, N);
 }
 
 // Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld).
@@ -81,12 +107,7 @@ template <class T>
 ATTN_COPY_BODY void pair_products(T* out, const T* x, const T* y, int64_t N, int64_t d,
                                   int64_t ld) {
   for (int64_t j = 0; j < N; ++j)
-    for (int64_t k = 0; k < N; ++k) {
-      const T* xj = x + j * ld;
-      const T* yk = y + k * ld;
-      T* o = out + (j * N + k) * d;
-      for (int64_t l = 0; l < d; ++l) o[l] = xj[l] * yk[l];
-    }
+    for (int64_t k = 0; k < N; ++k) product_row(out + (j * N + k) * d, x + j * ld, y + k * ld, d);
 }
 
 // Sets query i's masked pairs of its row s (n2 entries) to value.
@@ -130,8 +151,8 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k1, const T* k
   for (int64_t i = 0; i < N; ++i) pair_softmax(p + i * n2, i, a);
   transpose_rows(x.v2t, v2, N, dv, a.ldv);
   pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t c = 0; c < dv; ++c) o[i * a.ldv + c] = lane_dot(p + i * n2, x.dt + c * n2, n2);
+  for (int64_t i = 0; i < N; ++i)  // o[i][c] = <p_i, Dᵀ_c>
+    lane_dot_run(o + i * a.ldv, 1, false, p + i * n2, 0, x.dt, n2, n2, dv);
 }
 
 // dv1_j += Σ_k dD_jk ∘ v2_k and dv2_k += Σ_j dD_jk ∘ v1_j (each sum in order), from dDᵀ.
@@ -142,7 +163,7 @@ ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const
   for (int64_t c = 0; c < dv; ++c) {
     const T* g = ddt + c * n2;
     if (dv1)
-      for (int64_t j = 0; j < N; ++j) dv1[j * ldv + c] += lane_dot(g + j * N, v2t + c * N, N);
+      lane_dot_run(dv1 + c, ldv, true, g, N, v2t + c * N, 0, N, N);  // over j
     if (!dv2) continue;
     std::fill(acc, acc + N, T(0));
     for (int64_t j = 0; j < N; ++j) {
@@ -154,26 +175,43 @@ ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const
 }
 
 // out[0 … d) += Σ_{t < n} x_t ∘ y_t with x_t = x + t·xs, y_t = y + t·ys: each entry one
-// accumulator from 0 summed over t in order, held in registers 32 bytes at a time.
+// accumulator from 0 summed over t in order, held in registers 32 bytes at a time, up to four
+// such accumulators at once (their chains interleaved; U of them in one call).
+template <class T, int U>
+ATTN_COPY_BODY void add_sum_of_products_chunks(T* out, const T* x, int64_t xs, const T* y,
+                                               int64_t ys, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int64_t L = 32 / sizeof(T);
+  V acc[U];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) acc[u] = V{};
+  for (int64_t t = 0; t < n; ++t)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      V a, b;
+      std::memcpy(&a, x + t * xs + u * L, sizeof(V));
+      std::memcpy(&b, y + t * ys + u * L, sizeof(V));
+      acc[u] += a * b;
+    }
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    V o;
+    std::memcpy(&o, out + u * L, sizeof(V));
+    o += acc[u];
+    std::memcpy(out + u * L, &o, sizeof(V));
+  }
+}
+
 template <class T>
 ATTN_COPY_BODY void add_sum_of_products(T* out, const T* x, int64_t xs, const T* y, int64_t ys,
                                         int64_t n, int64_t d) {
-  using V = typename Vec32<T>::type;
   constexpr int64_t L = 32 / sizeof(T);
   int64_t l = 0;
-  for (; l + L <= d; l += L) {
-    V acc = V{};
-    for (int64_t t = 0; t < n; ++t) {
-      V a, b;
-      std::memcpy(&a, x + t * xs + l, sizeof(V));
-      std::memcpy(&b, y + t * ys + l, sizeof(V));
-      acc += a * b;
-    }
-    V o;
-    std::memcpy(&o, out + l, sizeof(V));
-    o += acc;
-    std::memcpy(out + l, &o, sizeof(V));
-  }
+  for (; l + 4 * L <= d; l += 4 * L)
+    add_sum_of_products_chunks<T, 4>(out + l, x + l, xs, y + l, ys, n);
+  for (; l + 2 * L <= d; l += 2 * L)
+    add_sum_of_products_chunks<T, 2>(out + l, x + l, xs, y + l, ys, n);
+  for (; l + L <= d; l += L) add_sum_of_products_chunks<T, 1>(out + l, x + l, xs, y + l, ys, n);
   for (; l < d; ++l) {
     T acc = 0;
     for (int64_t t = 0; t < n; ++t) acc += x[t * xs + l] * y[t * ys + l];
@@ -205,11 +243,12 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   if (need_scores) {  // first, as it reads p in order (from the probs cache, out of L1)
     pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ, then dP = dO Dᵀ into ds
     product<T, VB>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);
-    for (int64_t i = 0; i < N; ++i) {  // dS = P ∘ (dP − Σ dP ∘ P); masked pairs: P = 0
+    // dS = P ∘ (dP − Σ dP ∘ P) row by row; masked pairs: P = 0.
+    lane_dot_run(x.acc, 1, false, x.ds, n2, p, n2, n2, N);  // the rows' Σ dP ∘ P
+    for (int64_t i = 0; i < N; ++i) {
       T* ds = x.ds + i * n2;
       const T* pr = p + i * n2;
-      const T dot = lane_dot(ds, pr, n2);
-      for (int64_t e = 0; e < n2; ++e) ds[e] = pr[e] * (ds[e] - dot);
+      for (int64_t e = 0; e < n2; ++e) ds[e] = pr[e] * (ds[e] - x.acc[i]);
     }
   }
   if (dv1 || dv2) {  // dDᵀ (dv × n2) = dOᵀ P
