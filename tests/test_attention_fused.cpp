@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,22 @@ bool same_bits(const R& f, const R& b) {
   return std::memcmp(&f.dscale, &b.dscale, sizeof(f.dscale)) == 0;
 }
 
+// poison ≥ 0: that token of the first sequence gets an inf in its query, value and output
+// gradient (head 0, first entry).
 template <class T>
-AttnResult<T> attention_run(const AttentionShape& s, bool fused, uint64_t seed) {
+AttnResult<T> attention_run(const AttentionShape& s, bool fused, uint64_t seed,
+                            int64_t poison = -1) {
   const int64_t rows = s.B * s.N, nq = rows * s.H * s.dk, nv = rows * s.H * s.dv;
   const int64_t nk = s.shared_keys ? rows * s.dk : nq;
-  const auto q = random_vec<T>(nq, seed, "test.q"), k = random_vec<T>(nk, seed, "test.k");
-  const auto v = random_vec<T>(nv, seed, "test.v"), dout = random_vec<T>(nv, seed, "test.do");
+  auto q = random_vec<T>(nq, seed, "test.q");
+  const auto k = random_vec<T>(nk, seed, "test.k");
+  auto v = random_vec<T>(nv, seed, "test.v"), dout = random_vec<T>(nv, seed, "test.do");
+  if (poison >= 0) {
+    const T inf = std::numeric_limits<T>::infinity();
+    q[poison * s.H * s.dk] = inf;
+    v[poison * s.H * s.dv] = inf;
+    dout[poison * s.H * s.dv] = -inf;
+  }
   AttnResult<T> r;
   r.out.assign(nv, T(0));
   r.probs.assign(s.B * s.H * s.N * s.N, T(0));
@@ -272,6 +283,17 @@ TEST(AttentionFused, EveryIsaCopyGivesTheSameBits) {
   for (const ThirdOrderShape& s : kTriShapes)
     check_copies_alike<TriResult<float>>([&] { return third_order_run<float>(s, true, 8); },
                                          "third order");
+}
+
+// A causal block sums, for some rows, terms beyond the row's span that are exact zeros of A
+// (attention_tiles.h, product): with an inf in a later token's value, query or output gradient
+// those give 0 · inf = NaN, so which rows they reach must not depend on the copy's tiling.
+TEST(AttentionFused, CausalCopiesAgreeWithAnInfInALaterToken) {
+  for (const int64_t token : {int64_t(2), int64_t(5), int64_t(9)})
+    for (const AttentionShape& s : {AttentionShape{2, 37, 2, 5, 6, false, 0, false, true},
+                                    AttentionShape{1, 16, 1, 16, 4, false, 0, true, true}})
+      check_copies_alike<AttnResult<float>>(
+          [&] { return attention_run<float>(s, true, 8, token); }, "attention with an inf");
 }
 
 }  // namespace

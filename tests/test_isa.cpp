@@ -100,8 +100,9 @@ TEST_P(VmathCopies, GiveTheGenericCopysBits) {
                {vmath_tanh<float>, &x, "tanh"},
                {vmath_exp_nonpositive<float>, &nonpositive, "exp"}};
   for (const auto& c : cases) {
-    // The whole array (blocks of 16, the tail padded), and a short call (the tail alone).
-    for (int64_t n : {static_cast<int64_t>(c.in->size()), int64_t{11}}) {
+    // The whole array, a call of groups of vectors, single vectors and a padded tail (85 = 64
+    // + 16 + 5 floats: the AVX-512 copy's group of four, a vector, a tail), and the tail alone.
+    for (int64_t n : {static_cast<int64_t>(c.in->size()), int64_t{85}, int64_t{11}}) {
       const auto [generic, other] = test::generic_and(GetParam(), [&] {
         std::vector<float> y(static_cast<size_t>(n));
         c.f(y.data(), c.in->data() + (c.in->size() - static_cast<size_t>(n)), n);

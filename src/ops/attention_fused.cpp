@@ -1,6 +1,6 @@
 // The fused per-(sequence, head) softmax attention kernel (see attention_fused.h).
 //
-// The products are register-tiled loops (`product`: 4 rows × 32/16/8/4/1 columns of
+// The products are register-tiled loops (`product`: 8, 4 or 1 rows × 32/16/8/4/1 columns of
 // accumulators, B read along its rows), the same products as the GEMM path of
 // ops/attention.cpp:
 //   forward   S = scale · Q Kᵀ (Kᵀ copied once, dk × N) into p, [score rounding], row

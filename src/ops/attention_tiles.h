@@ -4,15 +4,15 @@
 //
 // product: C (M × n, row stride ldc) = (or +=) alpha · A · B with A (M × K) read through
 // strides (rows ars, terms aks: a transposed operand is just swapped strides) and B (K × n,
-// row stride ldb), in register tiles of 8 rows (AVX-512 copy) or 4 rows by 32 (AVX-512 copy
-// only), 16, 8, 4 or 1 columns, of vectors up to 64 bytes in the AVX-512 copy and up to 32
-// elsewhere. Every entry of C is one accumulator summed over its terms in order, so no tiling,
-// vector width or ISA copy changes a bit (the files that include this are compiled with
-// -ffp-contract=off, no fast-math).
+// row stride ldb), in register tiles of 8, 4 or 1 rows (8: float in the AVX-512 copy; see
+// product) by 32 (AVX-512 copy only), 16, 8, 4 or 1 columns, of vectors up to 64 bytes in the
+// AVX-512 copy and up to 32 elsewhere. Every entry of C is one accumulator summed over its terms
+// in order, so no tiling, vector width or ISA copy changes a bit (the files that include this
+// are compiled with -ffp-contract=off, no fast-math).
 // Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
 // ISA copy in use, telling it the copy's vector width. lane_sum / lane_dot: sums in one
-// fixed order (32-byte lane sums, the lanes added pairwise, then the tail), lane_dots several
-// such dots at once; lane_max: a maximum (order-free).
+// fixed order (32-byte lane sums, the lanes added pairwise, then the tail), lane_dots and
+// lane_dot_run several such dots at once; lane_max: a maximum (order-free).
 #pragma once
 
 #include <algorithm>
@@ -244,35 +244,52 @@ ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t
 }
 
 // Rows [r0, r0 + R) of the product in one row of tiles, over the columns and terms the span
-// leaves to those rows.
+// leaves to the rows [g0, g1) of their group.
 template <class T, int R, int VB>
 ATTN_COPY_BODY void row_block(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
-                              int64_t ldb, int64_t r0, int64_t n, int64_t K, T alpha, bool add,
-                              Span span) {
-  const int64_t r1 = r0 + R;
-  const int64_t j1 = span == Span::cols_below ? std::min(n, r1) : n;
-  const int64_t k0 = span == Span::k_from ? r0 : 0;
-  const int64_t k1 = span == Span::k_below ? std::min(K, r1) : K;
+                              int64_t ldb, int64_t r0, int64_t g0, int64_t g1, int64_t n,
+                              int64_t K, T alpha, bool add, Span span) {
+  const int64_t j1 = span == Span::cols_below ? std::min(n, g1) : n;
+  const int64_t k0 = span == Span::k_from ? g0 : 0;
+  const int64_t k1 = span == Span::k_below ? std::min(K, g1) : K;
   tile_row<T, R, VB>(c + r0 * ldc, ldc, a + r0 * ars, ars, aks, b, ldb, j1, k0, k1, alpha, add);
 }
 
 // C (M × n, ldc) = (or +=) alpha · A · B over the span a causal block needs (Span::all
 // otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb). VB: the widest
-// vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it). Rows go in
-// blocks of 8 in the AVX-512 copy (its 32 registers hold 8 × 32 accumulators), else 4; the rows
-// left over in blocks of 4, then one by one.
+// vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it).
+// Span::all and cols_below: float rows in blocks of 8 in the AVX-512 copy (8 × 32 floats are 16
+// of its 32 registers), else 4, the rows left over in blocks of 4, then one by one; the columns
+// a cols_below block computes beyond a row's span are the caller's to overwrite.
+// Span::k_below and k_from: every copy in blocks of 4 rows (the rows left over one by one), each
+// row summing the terms of its block's span: the terms beyond its own span are exact zeros of A,
+// which change no sum of finite values, but 0 · inf is NaN, so with an inf or NaN in B there
+// the result depends on the blocks, which therefore are the same in every copy.
 template <class T, int VB>
 ATTN_COPY_BODY void product(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                             int64_t ldb, int64_t M, int64_t n, int64_t K, T alpha, bool add,
                             Span span) {
-  constexpr int64_t R = VB == 64 ? 8 : 4;
+  if (span == Span::k_below || span == Span::k_from) {
+    for (int64_t g0 = 0; g0 < M; g0 += 4) {
+      const int64_t g1 = std::min(M, g0 + 4);
+      if (g1 - g0 == 4) {
+        row_block<T, 4, VB>(c, ldc, a, ars, aks, b, ldb, g0, g0, g1, n, K, alpha, add, span);
+      } else {
+        for (int64_t r = g0; r < g1; ++r)
+          row_block<T, 1, VB>(c, ldc, a, ars, aks, b, ldb, r, g0, g1, n, K, alpha, add, span);
+      }
+    }
+    return;
+  }
+  constexpr int64_t R = VB == 64 && sizeof(T) == 4 ? 8 : 4;
   int64_t r0 = 0;
   for (; r0 + R <= M; r0 += R)
-    row_block<T, R, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
+    row_block<T, R, VB>(c, ldc, a, ars, aks, b, ldb, r0, r0, r0 + R, n, K, alpha, add, span);
   if constexpr (R > 4)
     for (; r0 + 4 <= M; r0 += 4)
-      row_block<T, 4, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
-  for (; r0 < M; ++r0) row_block<T, 1, VB>(c, ldc, a, ars, aks, b, ldb, r0, n, K, alpha, add, span);
+      row_block<T, 4, VB>(c, ldc, a, ars, aks, b, ldb, r0, r0, r0 + 4, n, K, alpha, add, span);
+  for (; r0 < M; ++r0)
+    row_block<T, 1, VB>(c, ldc, a, ars, aks, b, ldb, r0, r0, r0 + 1, n, K, alpha, add, span);
 }
 
 // A kernel type for isa_run whose run<VB>(args …) is body<VB>(args …) (body an ATTN_COPY_BODY

@@ -52,7 +52,7 @@ struct Scratch {
     x.ddt = x.ds + N * n2;   // dDᵀ (dv × n2)
     x.dc = x.ddt + dv * n2;  // dC (n2 × dk)
     x.u = x.dc + n2 * dk;    // U (N × dk)
-    x.acc = x.u + N * dk;    // one row of N
+    x.acc = x.u + N * dk;    // N: the rows' Σ dP ∘ P, then value_grads' sums
     return x;
   }
   int64_t size() const {
@@ -248,7 +248,8 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
     for (int64_t i = 0; i < N; ++i) {
       T* ds = x.ds + i * n2;
       const T* pr = p + i * n2;
-      for (int64_t e = 0; e < n2; ++e) ds[e] = pr[e] * (ds[e] - x.acc[i]);
+      const T dot = x.acc[i];
+      for (int64_t e = 0; e < n2; ++e) ds[e] = pr[e] * (ds[e] - dot);
     }
   }
   if (dv1 || dv2) {  // dDᵀ (dv × n2) = dOᵀ P
