@@ -9,7 +9,8 @@
 // each step's rows contiguous instead of T·G floats apart (64 KB at the defaults, which puts the
 // step's rows in the same cache sets), and dwh over rows B … T·B − 1. Each round (bench_rates.h
 // step_products_round) measures the 1-thread 2048³ sgemm rate, then prints per product the median
-// CPU ms per training step and its GFLOP/s, their sum and its share of that rate, side by side.
+// CPU ms per training step and its GFLOP/s, their sum and its share of that rate, side by side;
+// then, as a second line, dh on the fused kernels' register tiles (no packing) instead.
 // Usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]]   (default 256 32 128 5 batch:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <cstdio>
@@ -18,10 +19,22 @@
 #include <vector>
 
 #include "bench_rates.h"
+#include "ops/attention_tiles.h"
 #include "ops/blas.h"
 
 namespace attn::bench {
 namespace {
+
+// dhrec = da[:, t] · whᵀ in the fused kernels' register tiles (ops/attention_tiles.h: no packing,
+// one accumulator per entry summed over the 4Hd terms in order, no FMA) with whᵀ (4Hd × Hd)
+// transposed once: what a custom kernel for the LSTM's per-step product would start from.
+template <int VB>
+ATTN_COPY_BODY void dh_tiles_body(float* dhrec, const float* da, int64_t ld_da, const float* wht,
+                                  int64_t B, int64_t H, int64_t G) {
+  attention_tiles::product<float, VB>(dhrec, H, da, ld_da, 1, wht, H, B, H, G, 1.f, false,
+                                      attention_tiles::Span::all);
+}
+ATTN_TILES_KERNEL(DhTiles, dh_tiles_body)
 
 int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
@@ -40,7 +53,7 @@ int bench_main(int argc, char** argv) {
   std::printf("bench_lstm_gemms B=%lld T=%lld Hd=%lld rounds=%d layout=%s (GFLOP per kind per step "
               "%.3f)\n", (long long)B, (long long)T, (long long)H, rounds, layout, flops * 1e-9);
   std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
-  std::vector<float> wh(H * G, 0.05f), dhrec(B * H), dwh(H * G, 0.f);
+  std::vector<float> wh(H * G, 0.05f), wht(G * H), dhrec(B * H), dwh(H * G, 0.f);
   // Where step t's rows start and how far apart they are, in rows of the array (any width):
   // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
   const int64_t step_rows = time_major ? B : 1, row_gap = time_major ? 1 : T;
@@ -64,7 +77,20 @@ int bench_main(int argc, char** argv) {
          gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
                      da.data() + step_rows * G, G, 1.f, dwh.data(), G);
        }}};
-  for (int r = 0; r < rounds; ++r) step_products_round(r, 7, products);
+  // Outside that sum: the per-step dh product on the register tiles instead of OpenBLAS.
+  const std::vector<StepProduct> alternatives = {
+      {"dh_tiles", flops,
+       [&] {
+         attention_tiles::transpose_rows(wht.data(), wh.data(), H, G, G);
+         for (int64_t t = T - 1; t >= 1; --t)
+           attention_tiles::isa_run<DhTiles>(dhrec.data(), static_cast<const float*>(da.data()) +
+                                             t * step_rows * G, row_gap * G,
+                                             static_cast<const float*>(wht.data()), B, H, G);
+       }}};
+  for (int r = 0; r < rounds; ++r) {
+    step_products_round(r, 7, products);
+    step_products_round(r, 7, alternatives);
+  }
   return 0;
 }
 
