@@ -8,7 +8,9 @@
 // Two more rows, outside that sum: what MlpBlock's backward now runs instead of dh1 and the
 // relu's backward (ops/linear_relu_backward.h), forced onto its register tiles (relu_tiles) and
 // onto its GEMM-then-mask path (relu_gemm), at the same shape: the evidence for where
-// kLinearReluTiledMaxOut puts the switch. (The trainer runs chunks of B/8 samples at this size:
+// kLinearReluTiledMaxOut puts the switch. A third line: fwd and dw2 on the same register tiles
+// (fwd_tiles, dw2_tiles; built without FMA contraction, as the kernels are), measured only: the
+// trainer runs them on OpenBLAS. (The trainer runs chunks of B/8 samples at this size:
 // R = 1024 for config d; pass it as R to see the chunk's cache behaviour.)
 // Usage: bench_phi_gemms [R W m [rounds]]   (default 8192 128 16 5: bench_nn_train's config d)
 #include <cstdio>
@@ -17,10 +19,22 @@
 
 #include "bench_rates.h"
 #include "ops/blas.h"
+#include "ops/attention_tiles.h"
 #include "ops/linear_relu_backward.h"
 
 namespace attn::bench {
 namespace {
+
+// C (M × n) = (or +=) A · B on the fused kernels' register tiles (ops/attention_tiles.h: no
+// packing, one accumulator per entry summed in order, no FMA), for the tiles rows below.
+template <int VB>
+ATTN_COPY_BODY void tiles_body(float* c, int64_t ldc, const float* a, int64_t ars, int64_t aks,
+                               const float* b, int64_t ldb, int64_t M, int64_t n, int64_t K,
+                               bool add) {
+  attention_tiles::product<float, VB>(c, ldc, a, ars, aks, b, ldb, M, n, K, 1.f, add,
+                                      attention_tiles::Span::all);
+}
+ATTN_TILES_KERNEL(Tiles, tiles_body)
 
 int bench_main(int argc, char** argv) {
   const int64_t R = argc > 3 ? std::atoll(argv[1]) : 8192, W = argc > 3 ? std::atoll(argv[2]) : 128;
@@ -60,9 +74,22 @@ int bench_main(int argc, char** argv) {
          linear_backward_input_relu<float>(dh1.data(), dbias.data(), dz.data(), w2.data(),
                                            act.data(), R, W, m, 0);
        }}};
+  // fwd and dw2 on the register tiles instead of OpenBLAS.
+  const float* h1c = h1.data();
+  const float* w2c = w2.data();
+  const float* dzc = dz.data();
+  const std::vector<StepProduct> tile_paths = {
+      {"fwd_tiles", flops,
+       [&] {
+         attention_tiles::isa_run<Tiles>(z.data(), m, h1c, W, int64_t{1}, w2c, m, R, m, W, false);
+       }},
+      {"dw2_tiles", flops, [&] {
+         attention_tiles::isa_run<Tiles>(dw2.data(), m, h1c, int64_t{1}, W, dzc, m, W, m, R, true);
+       }}};
   for (int r = 0; r < rounds; ++r) {
     step_products_round(r, 21, products);
     step_products_round(r, 21, relu_paths);
+    step_products_round(r, 21, tile_paths);
   }
   return 0;
 }
