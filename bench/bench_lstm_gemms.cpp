@@ -19,22 +19,12 @@
 #include <vector>
 
 #include "bench_rates.h"
+#include "bench_tiles.h"
 #include "ops/attention_tiles.h"
 #include "ops/blas.h"
 
 namespace attn::bench {
 namespace {
-
-// dhrec = da[:, t] · whᵀ in the fused kernels' register tiles (ops/attention_tiles.h: no packing,
-// one accumulator per entry summed over the 4Hd terms in order, no FMA) with whᵀ (4Hd × Hd)
-// transposed once: what a custom kernel for the LSTM's per-step product would start from.
-template <int VB>
-ATTN_COPY_BODY void dh_tiles_body(float* dhrec, const float* da, int64_t ld_da, const float* wht,
-                                  int64_t B, int64_t H, int64_t G) {
-  attention_tiles::product<float, VB>(dhrec, H, da, ld_da, 1, wht, H, B, H, G, 1.f, false,
-                                      attention_tiles::Span::all);
-}
-ATTN_TILES_KERNEL(DhTiles, dh_tiles_body)
 
 int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
@@ -77,15 +67,14 @@ int bench_main(int argc, char** argv) {
          gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
                      da.data() + step_rows * G, G, 1.f, dwh.data(), G);
        }}};
-  // Outside that sum: the per-step dh product on the register tiles instead of OpenBLAS.
+  // Outside that sum: the per-step dh product on the register tiles instead of OpenBLAS (whᵀ,
+  // 4Hd × Hd, transposed once): what a custom kernel for it would start from.
   const std::vector<StepProduct> alternatives = {
-      {"dh_tiles", flops,
-       [&] {
+      {"dh_tiles", flops, [&] {
          attention_tiles::transpose_rows(wht.data(), wh.data(), H, G, G);
          for (int64_t t = T - 1; t >= 1; --t)
-           attention_tiles::isa_run<DhTiles>(dhrec.data(), static_cast<const float*>(da.data()) +
-                                             t * step_rows * G, row_gap * G,
-                                             static_cast<const float*>(wht.data()), B, H, G);
+           tiles_product(dhrec.data(), H, da.data() + t * step_rows * G, row_gap * G, 1,
+                         wht.data(), H, B, H, G, false);
        }}};
   for (int r = 0; r < rounds; ++r) {
     step_products_round(r, 7, products);

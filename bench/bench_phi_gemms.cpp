@@ -18,23 +18,12 @@
 #include <vector>
 
 #include "bench_rates.h"
+#include "bench_tiles.h"
 #include "ops/blas.h"
-#include "ops/attention_tiles.h"
 #include "ops/linear_relu_backward.h"
 
 namespace attn::bench {
 namespace {
-
-// C (M × n) = (or +=) A · B on the fused kernels' register tiles (ops/attention_tiles.h: no
-// packing, one accumulator per entry summed in order, no FMA), for the tiles rows below.
-template <int VB>
-ATTN_COPY_BODY void tiles_body(float* c, int64_t ldc, const float* a, int64_t ars, int64_t aks,
-                               const float* b, int64_t ldb, int64_t M, int64_t n, int64_t K,
-                               bool add) {
-  attention_tiles::product<float, VB>(c, ldc, a, ars, aks, b, ldb, M, n, K, 1.f, add,
-                                      attention_tiles::Span::all);
-}
-ATTN_TILES_KERNEL(Tiles, tiles_body)
 
 int bench_main(int argc, char** argv) {
   const int64_t R = argc > 3 ? std::atoll(argv[1]) : 8192, W = argc > 3 ? std::atoll(argv[2]) : 128;
@@ -75,17 +64,11 @@ int bench_main(int argc, char** argv) {
                                            act.data(), R, W, m, 0);
        }}};
   // fwd and dw2 on the register tiles instead of OpenBLAS.
-  const float* h1c = h1.data();
-  const float* w2c = w2.data();
-  const float* dzc = dz.data();
   const std::vector<StepProduct> tile_paths = {
       {"fwd_tiles", flops,
-       [&] {
-         attention_tiles::isa_run<Tiles>(z.data(), m, h1c, W, int64_t{1}, w2c, m, R, m, W, false);
-       }},
-      {"dw2_tiles", flops, [&] {
-         attention_tiles::isa_run<Tiles>(dw2.data(), m, h1c, int64_t{1}, W, dzc, m, W, m, R, true);
-       }}};
+       [&] { tiles_product(z.data(), m, h1.data(), W, 1, w2.data(), m, R, m, W, false); }},
+      {"dw2_tiles", flops,
+       [&] { tiles_product(dw2.data(), m, h1.data(), 1, W, dz.data(), m, W, m, R, true); }}};
   for (int r = 0; r < rounds; ++r) {
     step_products_round(r, 21, products);
     step_products_round(r, 21, relu_paths);

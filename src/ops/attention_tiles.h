@@ -40,6 +40,18 @@ ATTN_COPY_BODY void transpose_rows(T* xt, const T* x, int64_t N, int64_t d, int6
     for (int64_t l = 0; l < d; ++l) xt[l * N + j] = x[j * ld + l];
 }
 
+// The lanes of a 32-byte vector of sums added pairwise (lane u + lane u + w, w = L/2 … 1): the
+// fixed order lane_sum and lane_dot(s) finish in.
+template <class T>
+ATTN_COPY_BODY T lane_total(const typename Vec32<T>::type& acc) {
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  T lanes[L];
+  std::memcpy(lanes, &acc, sizeof(acc));
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
+  return lanes[0];
+}
+
 // Σ x[0 … n−1] in a fixed order: L lane sums over the 32-byte chunks, the lanes added
 // pairwise, then the tail in order (the same bits in every ISA copy).
 template <class T>
@@ -53,11 +65,7 @@ ATTN_COPY_BODY T lane_sum(const T* x, int64_t n) {
     std::memcpy(&v, x + j, sizeof(V));
     acc += v;
   }
-  T lanes[L];
-  std::memcpy(lanes, &acc, sizeof(V));
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
-  T sum = lanes[0];
+  T sum = lane_total<T>(acc);
   for (; j < n; ++j) sum += x[j];
   return sum;
 }
@@ -83,30 +91,8 @@ ATTN_COPY_BODY T lane_max(const T* x, int64_t n, T init) {
   return mx;
 }
 
-// Σ x[j] · y[j] over j < n, in the order of lane_sum.
-template <class T>
-ATTN_COPY_BODY T lane_dot(const T* x, const T* y, int64_t n) {
-  using V = typename Vec32<T>::type;
-  constexpr int L = static_cast<int>(32 / sizeof(T));
-  V acc = V{};
-  int64_t j = 0;
-  for (; j + L <= n; j += L) {
-    V a, b;
-    std::memcpy(&a, x + j, sizeof(V));
-    std::memcpy(&b, y + j, sizeof(V));
-    acc += a * b;
-  }
-  T lanes[L];
-  std::memcpy(lanes, &acc, sizeof(V));
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
-  T sum = lanes[0];
-  for (; j < n; ++j) sum += x[j] * y[j];
-  return sum;
-}
-
-// out[m] = lane_dot(x + m·xs, y + m·ys, n) for m < M: each in lane_dot's order (the same bits),
-// their chains of dependent adds interleaved (one dot alone waits on each add).
+// out[m] = Σ_j x_m[j] · y_m[j] over j < n for m < M, x_m = x + m·xs, y_m = y + m·ys, each in the
+// order of lane_sum; the M chains of dependent adds interleaved (one dot alone waits on each add).
 template <class T, int M>
 ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_t ys, int64_t n) {
   using V = typename Vec32<T>::type;
@@ -124,14 +110,18 @@ ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_
       acc[m] += a * b;
     }
   for (int m = 0; m < M; ++m) {
-    T lanes[L];
-    std::memcpy(lanes, &acc[m], sizeof(V));
-    for (int w = L / 2; w >= 1; w /= 2)
-      for (int u = 0; u < w; ++u) lanes[u] += lanes[u + w];
-    T sum = lanes[0];
+    T sum = lane_total<T>(acc[m]);
     for (int64_t t = j; t < n; ++t) sum += x[m * xs + t] * y[m * ys + t];
     out[m] = sum;
   }
+}
+
+// Σ x[j] · y[j] over j < n, in the order of lane_sum (lane_dots' one-dot case).
+template <class T>
+ATTN_COPY_BODY T lane_dot(const T* x, const T* y, int64_t n) {
+  T out;
+  lane_dots<T, 1>(&out, x, 0, y, 0, n);
+  return out;
 }
 
 // out[m·os] = (or +=) lane_dot(x + m·xs, y + m·ys, n) for m < count, four dots at a time.

@@ -27,9 +27,11 @@ namespace attn {
 namespace {
 
 // The copies' vectors: VB bytes of floats and of int32 (64 in the AVX-512 copy, 32 in the AVX2
-// one, 16 in the generic one), U of them in flight at once: each step below is applied to all U
-// before the next, so the U dependency chains interleave (one chain is about 30 operations long
-// and latency-bound; the scheduler holds only a few of them when they come one after another).
+// one, 16 in the generic one). The functions below take U of them at once: U independent chains
+// of about 30 operations in each iteration of blocks() (4 in the AVX-512 copy, 2 in the others).
+// Measured 1.03–1.19× faster than the 16-float blocks before (docs/performance.md, "More work in
+// flight"); GCC still emits each vector's polynomial in one run, so which difference pays (more
+// independent work per iteration, or no copy of the inputs' bits through the stack) is not known.
 template <int VB>
 struct Vecs {
   typedef float F __attribute__((vector_size(VB)));
@@ -88,16 +90,12 @@ ATTN_COPY_BODY void keep_nan(const I& bits, const I& y, I& out) {
   out = (bits & nan) | (y & ~nan);
 }
 
-template <int VB>
+// The three functions on U vectors: bits are the inputs' bits, ab the bits of their |x|.
+
+template <class F, class I, int U>
 struct SigmoidBlock {
-  template <int U>
-  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
-                                 typename Vecs<VB>::I (&out)[U]) {
-    using F = typename Vecs<VB>::F;
-    using I = typename Vecs<VB>::I;
-    I ab[U];
+  ATTN_COPY_BODY static void run(const I (&bits)[U], const I (&ab)[U], I (&out)[U]) {
     F e[U];
-    ATTN_EACH ab[u] = bits[u] & kAbsMask;
     exp_neg_abs<F, I, U>(ab, e);
     ATTN_EACH {
       const F s = 1.0f / (1.0f + e[u]);  // σ(|x|)
@@ -108,16 +106,10 @@ struct SigmoidBlock {
   }
 };
 
-template <int VB>
+template <class F, class I, int U>
 struct TanhBlock {
-  template <int U>
-  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
-                                 typename Vecs<VB>::I (&out)[U]) {
-    using F = typename Vecs<VB>::F;
-    using I = typename Vecs<VB>::I;
-    I ab[U];
+  ATTN_COPY_BODY static void run(const I (&bits)[U], const I (&ab)[U], I (&out)[U]) {
     F a[U], p[U], s[U];
-    ATTN_EACH ab[u] = bits[u] & kAbsMask;
     neg_clamped<F, I, U>(ab, 2.0f, a);
     expm1_reduced<F, I, U>(a, p, s);
     ATTN_EACH {
@@ -130,17 +122,11 @@ struct TanhBlock {
 };
 
 // exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
-template <int VB>
+template <class F, class I, int U>
 struct ExpNonpositiveBlock {
-  template <int U>
-  ATTN_COPY_BODY static void run(const typename Vecs<VB>::I (&bits)[U],
-                                 typename Vecs<VB>::I (&out)[U]) {
-    using F = typename Vecs<VB>::F;
-    using I = typename Vecs<VB>::I;
+  ATTN_COPY_BODY static void run(const I (&bits)[U], const I (&ab)[U], I (&out)[U]) {
     constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
-    I ab[U];
     F e[U];
-    ATTN_EACH ab[u] = bits[u] & kAbsMask;
     exp_neg_abs<F, I, U>(ab, e);
     ATTN_EACH {
       keep_nan(bits[u], (I)e[u], out[u]);
@@ -152,21 +138,25 @@ struct ExpNonpositiveBlock {
 #undef ATTN_EACH
 
 // U vectors from in to out (all loaded before any is stored: out may alias in).
-template <template <int> class Block, int VB, int U>
+template <template <class, class, int> class Block, int VB, int U>
 ATTN_COPY_BODY void run_group(float* out, const float* in) {
+  using F = typename Vecs<VB>::F;
   using I = typename Vecs<VB>::I;
   constexpr int L = Vecs<VB>::kLanes;
-  I x[U], y[U];
+  I x[U], ab[U], y[U];
 #pragma GCC unroll 8
-  for (int u = 0; u < U; ++u) std::memcpy(&x[u], in + u * L, sizeof(I));
-  Block<VB>::template run<U>(x, y);
+  for (int u = 0; u < U; ++u) {
+    std::memcpy(&x[u], in + u * L, sizeof(I));
+    ab[u] = x[u] & kAbsMask;
+  }
+  Block<F, I, U>::run(x, ab, y);
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) std::memcpy(out + u * L, &y[u], sizeof(I));
 }
 
 // Groups of U vectors, then single vectors, then the tail padded with zeros: an element's result
 // depends on its value only.
-template <template <int> class Block, int VB, int U>
+template <template <class, class, int> class Block, int VB, int U>
 ATTN_COPY_BODY void blocks(float* out, const float* in, int64_t n) {
   constexpr int L = Vecs<VB>::kLanes;
   int64_t k = 0;
@@ -182,23 +172,23 @@ ATTN_COPY_BODY void blocks(float* out, const float* in, int64_t n) {
 
 // The copies: 16-byte vectors in the generic one, 32 in the AVX2 one (16 registers: two chains),
 // 64 in the AVX-512 one (32 registers: four chains).
-template <template <int> class Block>
+template <template <class, class, int> class Block>
 void blocks_generic(float* out, const float* in, int64_t n) {
   blocks<Block, 16, 2>(out, in, n);
 }
 
 #if ATTN_HAVE_ISA_COPIES
-template <template <int> class Block>
+template <template <class, class, int> class Block>
 [[gnu::target("avx2")]] void blocks_avx2(float* out, const float* in, int64_t n) {
   blocks<Block, 32, 2>(out, in, n);
 }
-template <template <int> class Block>
+template <template <class, class, int> class Block>
 ATTN_TARGET_AVX512 void blocks_avx512(float* out, const float* in, int64_t n) {
   blocks<Block, 64, 4>(out, in, n);
 }
 #endif
 
-template <template <int> class Block>
+template <template <class, class, int> class Block>
 void blocks_dispatch(float* out, const float* in, int64_t n) {
 #if ATTN_HAVE_ISA_COPIES
   switch (isa_active()) {
