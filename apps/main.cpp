@@ -4,11 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <new>
 #include <string>
 
 #include "apps/cli_unknown.h"
 #include "apps/commands.h"
+#include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/front_option.h"
@@ -61,8 +63,9 @@ static_assert(attn::front_command_spellings_complete(kCliCommands),
 
 int main(int argc, char** argv) {
   // Once more with OPENBLAS_NUM_THREADS=1, so OpenBLAS starts no worker thread, whatever the
-  // core count (core/blas_threads.h).
-  attn::blas_threads_reexec_single(argv);
+  // core count (core/blas_threads.h), and with kernels the CPU runs where OpenBLAS did not know
+  // it (core/blas_core.h).
+  attn::blas_reexec_once(argv);
   // Under too small an address-space limit OpenBLAS's threads may already spin (core/memory.h):
   // one line and leave at once, without the exit handlers that would wait for them.
   if (const std::string problem = attn::memory_address_limit_problem(
@@ -78,8 +81,18 @@ int main(int argc, char** argv) {
       "attnlab: a fast laboratory for the representational theory of attention.\n"
       "Tasks and models of Fu et al. (2023) and Sanford et al. (2023).",
       "attnlab"};
-  app.set_version_flag("--version", std::string("attnlab ") + attn::kVersion + " (" +
-                                        attn::kGitCommit + ")");
+  // Second line: the kernels this process computes with (results may differ by rounding
+  // between OpenBLAS's kernel sets, so reports record them too).
+  // (A callback: a bad ATTNLAB_ISA is then the usual one-line error.)
+  app.set_version_flag("--version", std::function<std::string()>([] {
+                         return std::string("attnlab ") + attn::kVersion + " (" +
+                                attn::kGitCommit + ")\nOpenBLAS core " + attn::blas_core_name() +
+                                ", attnlab kernels " + attn::isa_name(attn::isa_active()) +
+                                (attn::blas_core_replaced().empty()
+                                     ? std::string()
+                                     : " (in place of OpenBLAS's fallback " +
+                                           attn::blas_core_replaced() + ")");
+                       }));
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

@@ -14,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/threads.h"
 #include "ops/blas.h"
 
@@ -80,7 +81,10 @@ inline void step_products_round(int round, int reps, const std::vector<StepProdu
 // main's body: fn(argc, argv) with OpenBLAS on one thread (as the trainer runs it; OpenBLAS's
 // own default is a thread per core, whose waits would count as the products' CPU time), an
 // exception printed and exit code 2 (user errors).
+// A bench's main: re-executed as the command line is (one OpenBLAS thread, and kernels the CPU
+// runs where OpenBLAS did not know it: core/blas_threads.h), so it measures what users run.
 inline int run_main(int (*fn)(int, char**), int argc, char** argv) {
+  blas_reexec_once(argv);
   try {
     threads_configure(1);
     return fn(argc, argv);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/threads.h"
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
@@ -148,4 +149,11 @@ BENCHMARK(BM_RfmlpReference)->Unit(benchmark::kMillisecond)->Iterations(1);
 }  // namespace
 }  // namespace attn
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  attn::blas_reexec_once(argv);  // as the command line runs OpenBLAS (core/blas_threads.h)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "ops/isa.h"
@@ -159,6 +160,7 @@ extern "C" char* openblas_get_corename(void);
 // BENCHMARK_MAIN, and the copy of the float kernels in use (ops/isa.h; ATTNLAB_ISA picks it) and
 // OpenBLAS's kernel in the context header.
 int main(int argc, char** argv) {
+  attn::blas_reexec_once(argv);  // as the command line runs OpenBLAS (core/blas_threads.h)
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("attnlab_isa", attn::isa_name(attn::isa_active()));

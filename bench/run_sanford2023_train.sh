@@ -19,7 +19,10 @@
 #   --out DIR        keep the raw outputs and attnlab's dump there (default: a temp dir)
 #   --keep-blas-env  keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE; by default both are unset
 #                    for both programs (only there), so both use the same, autodetected
-#                    OpenBLAS kernel (as bench/run_fu2023_pipeline.sh does).
+#                    OpenBLAS kernel (as bench/run_fu2023_pipeline.sh does); where OpenBLAS
+#                    falls back to kernels without AVX on a CPU it does not know, the bench
+#                    re-executes with wider ones (core/blas_core.h) and PyTorch gets the same
+#                    (OPENBLAS_CORETYPE set to the core the bench reports).
 #   --malloc default keep glibc malloc's defaults. By default both programs run with
 #                    GLIBC_TUNABLES fixing malloc's mmap threshold at 32 MB and its trim
 #                    threshold at 256 MB: with the defaults PyTorch's per-step tensors above
@@ -85,7 +88,13 @@ for ((r = 1; r <= rounds; ++r)); do
   "${cmd[@]}" >> "$out/attnlab_r$r.txt" || { echo "attnlab run failed" >&2; exit 1; }
   grep -E '^(sgemm|bench_nn_train|result|rate)' "$out/attnlab_r$r.txt" | cut -c1-160
   echo "== round $r: PyTorch   (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  cmd=("${run_env[@]}" "$PY" "$TORCH_SCRIPT" "${common[@]}" --data "$out/dump")
+  # PyTorch's BLAS is OpenBLAS too: give it the kernels attnlab's bench ran (the same as
+  # OpenBLAS's own choice, except where that was a fallback without AVX the bench replaced,
+  # core/blas_core.h).
+  core=$(sed -n 's/.*openblas_core=\([^ ]*\).*/\1/p' "$out/attnlab_r$r.txt" | head -1)
+  torch_env=("${run_env[@]}")
+  [[ $keep_env == 0 && -n $core ]] && torch_env+=("OPENBLAS_CORETYPE=$core")
+  cmd=("${torch_env[@]}" "$PY" "$TORCH_SCRIPT" "${common[@]}" --data "$out/dump")
   echo "\$ ${cmd[*]}" > "$out/torch_r$r.txt"
   "${cmd[@]}" >> "$out/torch_r$r.txt" || { echo "PyTorch run failed" >&2; exit 1; }
   grep -E '^(sgemm|sanford2023|result|rate|check|.*skipped)' "$out/torch_r$r.txt" | cut -c1-160

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/threads.h"
 #include "experiment/fork_server.h"
@@ -137,12 +138,24 @@ TEST(BlasThreads, TheCommandLineRunsWithoutOpenBlasWorkerThreads) {
     EXPECT_EQ(r.tasks, 1) << "OPENBLAS_NUM_THREADS " << name;
     EXPECT_NE(r.environ.find(std::string("OPENBLAS_NUM_THREADS=1") + '\0'), std::string::npos)
         << name;
-    // Re-executed only when the user's setting was not already 1, carrying that setting.
+    // Re-executed only when the user's setting was not already 1 (or OpenBLAS's kernels are to
+    // be replaced, core/blas_core.h), carrying that setting.
     const std::string carried = setting == nullptr ? "-" : std::string("=") + setting;
-    const bool reexecuted = std::string(name) != "1";
+    // (This program re-executed as the command line does, test_main.cpp: when it replaced
+    // OpenBLAS's fallback, the command line replaces it with the same kernels.)
+    const std::string core = blas_core_replaced().empty() ? blas_core_wanted() : blas_core_name();
+    const bool reexecuted = std::string(name) != "1" || !core.empty();
     EXPECT_EQ(r.environ.find("ATTNLAB_BLAS_REEXEC=" + carried + '\0') != std::string::npos,
               reexecuted)
         << name;
+    // With the replacement kernels, and the user's OPENBLAS_CORETYPE (unset) carried.
+    if (!core.empty()) {
+      EXPECT_NE(r.environ.find("OPENBLAS_CORETYPE=" + core + '\0'), std::string::npos) << name;
+      const std::string fallback =
+          blas_core_replaced().empty() ? std::string(blas_core_name()) : blas_core_replaced();
+      EXPECT_NE(r.environ.find("ATTNLAB_BLAS_REEXEC_CORE=- " + fallback + '\0'), std::string::npos)
+          << name;
+    }
     EXPECT_EQ(r.exit_code, 2) << name;  // not a regular file
   }
 }
@@ -151,14 +164,39 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
   const char* before = std::getenv("OPENBLAS_NUM_THREADS");
   const std::string kept = before == nullptr ? "" : before;
   setenv("ATTNLAB_BLAS_REEXEC", "=3", 1);
-  blas_threads_reexec_single(nullptr);  // the re-executed image's branch: no exec
+  blas_reexec_once(nullptr);  // the re-executed image's branch: no exec
   ASSERT_NE(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
   EXPECT_STREQ(std::getenv("OPENBLAS_NUM_THREADS"), "3");
   EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC"), nullptr);
   setenv("ATTNLAB_BLAS_REEXEC", "-", 1);
-  blas_threads_reexec_single(nullptr);
+  blas_reexec_once(nullptr);
   EXPECT_EQ(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
   EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC"), nullptr);
+  // The core, when it was replaced: the user's value back, or unset.
+  const char* core_before = std::getenv("OPENBLAS_CORETYPE");
+  const bool core_was_set = core_before != nullptr;
+  const std::string core_kept = core_was_set ? core_before : "";
+  const std::string replaced_before = blas_core_replaced();
+  for (const char* carried : {"=Zen Prescott", "- Core2"}) {
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    setenv("ATTNLAB_BLAS_REEXEC", "-", 1);
+    setenv("ATTNLAB_BLAS_REEXEC_CORE", carried, 1);
+    blas_reexec_once(nullptr);
+    const char* now = std::getenv("OPENBLAS_CORETYPE");
+    if (carried[0] == '=') {
+      EXPECT_STREQ(now, "Zen");
+      EXPECT_EQ(blas_core_replaced(), "Prescott");
+    } else {
+      EXPECT_EQ(now, nullptr);
+      EXPECT_EQ(blas_core_replaced(), "Core2");
+    }
+    EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC_CORE"), nullptr);
+  }
+  blas_core_replaced_set(replaced_before);
+  if (!core_was_set)
+    unsetenv("OPENBLAS_CORETYPE");
+  else
+    setenv("OPENBLAS_CORETYPE", core_kept.c_str(), 1);
   if (before != nullptr) setenv("OPENBLAS_NUM_THREADS", kept.c_str(), 1);
 }
 

@@ -28,7 +28,53 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ.get("ATTNLAB_HOME"):
     os.environ["ATTNLAB_HOME"] = os.path.join(_HERE, "share")
 
-from . import _attnlab  # noqa: E402
+
+def _cli_path():
+    for path in (os.environ.get("ATTNLAB_CLI"), os.path.join(_HERE, "bin", "attnlab"),
+                 os.path.join(os.path.dirname(os.path.dirname(_HERE)), "attnlab")):
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _blas_core_before_load():
+    """Before the module loads OpenBLAS: OPENBLAS_CORETYPE set to the kernels the command line
+    runs, when the user has not set it and no library of this process has loaded OpenBLAS yet.
+    On a CPU model OpenBLAS does not know it falls back to kernels without AVX, several times
+    slower (core/blas_core.h); the command line replaces them by re-executing itself, which a
+    library cannot do. Elsewhere this names the kernels OpenBLAS would pick anyway. Returns
+    whether it set the variable (unset again once the module has loaded, so programs this
+    process starts see the user's setting, as the command line's do)."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return False
+    try:
+        with open("/proc/self/maps") as f:
+            if "libopenblas" in f.read():
+                return False  # loaded already (numpy imported first): _blas_core_check warns
+    except OSError:
+        return False
+    cli = _cli_path()
+    if cli is None:
+        return False
+    import subprocess
+    try:
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    for line in out.splitlines():
+        if line.startswith("OpenBLAS core "):
+            core = line[len("OpenBLAS core "):].split(",")[0].strip()
+            if core and core != "unknown":
+                os.environ["OPENBLAS_CORETYPE"] = core
+                return True
+    return False
+
+
+if _blas_core_before_load():
+    from . import _attnlab  # noqa: E402
+    del os.environ["OPENBLAS_CORETYPE"]
+else:
+    from . import _attnlab  # noqa: E402
 from ._analysis import list_probes, qk_stats  # noqa: E402
 from ._check import check  # noqa: E402
 from ._checks import integer  # noqa: E402
@@ -39,6 +85,25 @@ from ._tasks import list_tasks, metrics, sample  # noqa: E402
 
 __version__ = _attnlab.__version__
 git_commit = _attnlab.git_commit
+
+
+def _blas_core_check():
+    """Warns when OpenBLAS loaded kernels without AVX on a CPU with AVX or wider (its fallback
+    on a CPU model it does not know, core/blas_core.h) because a library of this process loaded
+    it before attnlab could choose (numpy imported first). The command line, and the runs run()
+    and reproduce() start in it, re-execute with the right ones."""
+    wanted = _attnlab.blas_core_wanted()
+    if wanted:
+        import warnings
+        warnings.warn(
+            f"OpenBLAS loaded its '{_attnlab.blas_core()}' kernels, which leave this CPU's vector "
+            f"units unused (it does not know the CPU model): matrix products here run several times "
+            f"slower than they could. Import attnlab before numpy, or set "
+            f"OPENBLAS_CORETYPE={wanted} in the environment before Python starts (run() and "
+            f"reproduce() already run with it).", AttnlabWarning, stacklevel=2)
+
+
+_blas_core_check()
 
 
 def home():
@@ -54,11 +119,7 @@ def groups():
 def cli_path():
     """The attnlab command-line binary: ATTNLAB_CLI, the package's bin/attnlab, or the
     build tree's (a `make python` build); None if there is none."""
-    for path in (os.environ.get("ATTNLAB_CLI"), os.path.join(_HERE, "bin", "attnlab"),
-                 os.path.join(os.path.dirname(os.path.dirname(_HERE)), "attnlab")):
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+    return _cli_path()
 
 
 def jobs_default():

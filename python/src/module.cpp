@@ -4,6 +4,7 @@
 #include <new>
 
 #include "bindings.h"
+#include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/front_option.h"
@@ -88,6 +89,11 @@ PYBIND11_MODULE(_attnlab, m) {
   m.def("set_threads", &attn::threads_configure, py::arg("k"),
         "Set the compute-thread budget (k >= 1; 0: ATTNLAB_THREADS or 1). Returns it.");
   m.def("threads", &attn::threads_count, "The compute-thread budget in force.");
+  m.def("blas_core", [] { return std::string(attn::blas_core_name()); },
+        "The kernels OpenBLAS loaded in this process (core/blas_core.h).");
+  m.def("blas_core_wanted", &attn::blas_core_wanted,
+        "The OPENBLAS_CORETYPE this process should have loaded OpenBLAS with, or '' "
+        "(core/blas_core.h).");
   m.def("home", &attn::attnlab_home, "Where experiments/ and scripts/ are found.");
   m.def("groups", &attn::reproduce_groups, "The folders of experiments/.");
 

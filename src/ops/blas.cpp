@@ -27,9 +27,4 @@ void gemm<double>(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, d
               c, static_cast<int>(ldc));
 }
 
-const char* blas_core_name() {
-  const char* name = openblas_get_corename();
-  return name != nullptr ? name : "unknown";
-}
-
 }  // namespace attn

@@ -7,15 +7,12 @@
 
 #include <cstdint>
 
+#include "core/blas_core.h"  // blas_core_name: the kernel set OpenBLAS runs, reports record it
+
 namespace attn {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
           int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
-
-// The kernel set OpenBLAS runs on this machine (e.g. "Cooperlake", "Haswell": what it detected,
-// or what OPENBLAS_CORETYPE forced). Results may differ by rounding between kernel sets, so
-// reports record it.
-const char* blas_core_name();
 
 }  // namespace attn

@@ -5,6 +5,13 @@ Run by hand: PYTHONPATH=build/python ATTNLAB_CLI=build/attnlab /usr/bin/python3 
 import os
 import subprocess
 
+# Before numpy: attnlab chooses OpenBLAS's kernels as its command line does (attnlab/__init__.py),
+# so the bindings and the command line the tests compare them with round alike. (The torch
+# check runs without the module.)
+try:
+    import attnlab  # noqa: F401
+except ImportError:
+    pass
 import numpy as np
 import pytest
 

@@ -162,3 +162,45 @@ def test_qk_stats_equals_the_cli(run_cli, tmp_path):
     assert got == want and len(got["layers"]) == 2 and got["num_heads"] == 2
     with pytest.raises(ValueError, match="^layers=: layer 5 is not in"):  # Python's keyword
         attnlab.qk_stats(path, layers="5")
+
+
+def _import_attnlab(coretype, numpy_first):
+    """`import attnlab` in a fresh interpreter with OPENBLAS_CORETYPE set to coretype (unset when
+    None), numpy imported first or not: the kernels OpenBLAS loaded, what the module says it
+    should have loaded instead, and the AttnlabWarnings."""
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    if coretype is not None:
+        env["OPENBLAS_CORETYPE"] = coretype
+    code = ("import warnings\n" + ("import numpy\n" if numpy_first else "") +
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import attnlab\n"
+            "print(attnlab._attnlab.blas_core())\n"
+            "print(attnlab._attnlab.blas_core_wanted())\n"
+            "for x in w:\n"
+            "    if issubclass(x.category, attnlab.AttnlabWarning): print(x.message)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    return lines[0], lines[1], lines[2:]
+
+
+def test_the_bindings_load_the_kernels_the_command_line_runs(run_cli):
+    # Imported first, attnlab chooses OpenBLAS's kernels as the command line does (which replaces
+    # a fallback without AVX on a CPU OpenBLAS does not know, core/blas_core.h): no warning.
+    cli_core = subprocess.run([os.environ.get("ATTNLAB_CLI", "attnlab"), "--version"],
+                              capture_output=True, text=True,
+                              env={k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"})
+    want = cli_core.stdout.splitlines()[1].split("OpenBLAS core ")[1].split(",")[0]
+    core, wanted, found = _import_attnlab(None, numpy_first=False)
+    assert (core, wanted, found) == (want, "", [])
+    # numpy first loads OpenBLAS before attnlab can choose: a warning naming the replacement,
+    # exactly when there is one (Debian 12's OpenBLAS on an Intel model 207: Prescott).
+    core, wanted, found = _import_attnlab(None, numpy_first=True)
+    assert len(found) == (1 if wanted else 0), found
+    if wanted:
+        assert f"OPENBLAS_CORETYPE={wanted}" in found[0] and f"'{core}'" in found[0]
+    # A user's choice is the user's: kept, no warning.
+    assert _import_attnlab("Prescott", numpy_first=True) == ("Prescott", "", [])
+    assert _import_attnlab("Prescott", numpy_first=False) == ("Prescott", "", [])

@@ -1,0 +1,82 @@
+// OpenBLAS's kernels on a CPU it does not know (see blas_core.h).
+#include "core/blas_core.h"
+
+#include <strings.h>
+
+#include <cstdlib>
+#include <utility>
+
+extern "C" {
+// OpenBLAS's name for the kernels it loaded; weak, so another BLAS only reports "unknown".
+char* openblas_get_corename(void) __attribute__((weak));
+}
+
+namespace attn {
+namespace {
+
+// OpenBLAS's x86-64 cores that use no AVX: what its DYNAMIC_ARCH table falls back to on a
+// model it does not know (Prescott for Intel), and the older CPUs' own.
+constexpr const char* kCoresWithoutAvx[] = {
+    "Katmai", "Coppermine", "Northwood", "Prescott",     "Banias",    "Atom",
+    "Core2",  "Penryn",     "Dunnington", "Nehalem",     "Athlon",    "Opteron",
+    "Opteron_SSE3", "Barcelona", "Nano", "Bobcat"};
+
+bool supports_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512cd");
+}
+
+}  // namespace
+
+CpuVectors cpu_vectors() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();  // in case this runs before libgcc's own initialisation
+  // libgcc's checks include the OS saving the registers (XGETBV).
+  if (supports_avx512()) return CpuVectors::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuVectors::avx2;
+  if (__builtin_cpu_supports("avx")) return CpuVectors::avx;
+#endif
+  return CpuVectors::none;
+}
+
+std::string blas_core_upgrade(const char* chosen, CpuVectors cpu) {
+  if (chosen == nullptr || cpu == CpuVectors::none) return "";
+  bool without_avx = false;
+  for (const char* core : kCoresWithoutAvx) without_avx |= strcasecmp(chosen, core) == 0;
+  if (!without_avx) return "";
+  switch (cpu) {
+    case CpuVectors::avx512:
+      return "SkylakeX";
+    case CpuVectors::avx2:
+      return "Haswell";
+    case CpuVectors::avx:
+      return "Sandybridge";
+    case CpuVectors::none:
+      break;
+  }
+  return "";
+}
+
+std::string blas_core_wanted() {
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  if (user != nullptr && user[0] != '\0') return "";
+  return blas_core_upgrade(blas_core_name(), cpu_vectors());
+}
+
+namespace {
+std::string& replaced() {
+  static std::string fallback;
+  return fallback;
+}
+}  // namespace
+
+const std::string& blas_core_replaced() { return replaced(); }
+void blas_core_replaced_set(std::string fallback) { replaced() = std::move(fallback); }
+
+const char* blas_core_name() {
+  const char* name = openblas_get_corename != nullptr ? openblas_get_corename() : nullptr;
+  return name != nullptr ? name : "unknown";
+}
+
+}  // namespace attn
