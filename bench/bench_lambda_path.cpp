@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/blas_threads.h"
 #include "core/threads.h"
 #include "models/rf_kernels.h"
 #include "models/rf_models.h"
@@ -895,4 +896,7 @@ int bench_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return bench_main(argc, argv); }
+int main(int argc, char** argv) {
+  attn::blas_reexec_once(argv);  // as the command line runs OpenBLAS (core/blas_threads.h)
+  return bench_main(argc, argv);
+}

@@ -11,7 +11,9 @@
 #   --out DIR      keep data, W and the raw outputs there (default: a fresh temp dir)
 #   --keep-blas-env  keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for both programs; by
 #                  default both are unset for both commands (only there), so that both use
-#                  the same, autodetected OpenBLAS kernel; the core in use is printed.
+#                  the same, autodetected OpenBLAS kernel (or, on a CPU OpenBLAS does not know,
+#                  the one attnlab replaces its fallback with: `attnlab --version`); the core in
+#                  use is printed.
 # Needs: cmake --preset default -DATTNLAB_BENCH=ON && cmake --build build --target
 #   attnlab_cli bench_rf_pipeline; Debian's /usr/bin/python3 with python3-numpy,
 #   python3-sklearn (scripts/install-deps --bench).
@@ -59,6 +61,12 @@ cp "$BENCH" "$out/bench_rf_pipeline" && BENCH=$out/bench_rf_pipeline
 
 blas_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 [[ $keep_env == 1 ]] && blas_env=(env)
+# Both programs on the kernels the command line runs: OpenBLAS's own choice, except on a CPU it
+# does not know, where attnlab replaces its fallback without AVX (core/blas_core.h).
+if [[ $keep_env == 0 ]]; then
+  core=$("${blas_env[@]}" "$ATTNLAB" --version | sed -n 's/^OpenBLAS core \([^,]*\),.*/\1/p')
+  [[ -n $core && $core != unknown ]] && blas_env+=("OPENBLAS_CORETYPE=$core")
+fi
 
 echo "# fu2023 pipeline benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), attnlab $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(grep -c '' <(lscpu -p=core | grep -v '^#' | sort -u)) cores;" \
