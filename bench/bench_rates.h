@@ -78,11 +78,10 @@ inline void step_products_round(int round, int reps, const std::vector<StepProdu
               flops / total * 1e-9, 100 * flops / total * 1e-9 / sgemm);
 }
 
-// main's body: fn(argc, argv) with OpenBLAS on one thread (as the trainer runs it; OpenBLAS's
-// own default is a thread per core, whose waits would count as the products' CPU time), an
-// exception printed and exit code 2 (user errors).
-// A bench's main: re-executed as the command line is (one OpenBLAS thread, and kernels the CPU
-// runs where OpenBLAS did not know it: core/blas_threads.h), so it measures what users run.
+// main's body: re-executed as the command line is (core/blas_threads.h: OpenBLAS loaded with one
+// thread, as the trainer runs it, its own default being a thread per core whose waits would count
+// as the products' CPU time; and with kernels the CPU runs where OpenBLAS did not know it), then
+// fn(argc, argv), an exception printed and exit code 2 (user errors).
 inline int run_main(int (*fn)(int, char**), int argc, char** argv) {
   blas_reexec_once(argv);
   try {

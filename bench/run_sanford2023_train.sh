@@ -77,7 +77,7 @@ echo "# sanford2023 training benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), attnla
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs;" \
      "flags: $(for f in avx2 fma avx512f; do grep -qw $f /proc/cpuinfo && printf '%s ' $f || printf 'no-%s ' $f; done)"
 echo "environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-<unset>} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE-<unset>};" \
-     "both programs run with: ${run_env[*]}"
+     "both programs run with: ${run_env[*]}$([[ $keep_env == 0 ]] && echo " (PyTorch also with OPENBLAS_CORETYPE set to the core the bench reports)")"
 echo "outputs: $out"
 
 for ((r = 1; r <= rounds; ++r)); do

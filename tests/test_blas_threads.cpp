@@ -22,6 +22,7 @@
 #include "core/threads.h"
 #include "experiment/fork_server.h"
 #include "ops/blas.h"
+#include "cli_helpers.h"
 #include "test_paths.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -153,7 +154,10 @@ TEST(BlasThreads, TheCommandLineRunsWithoutOpenBlasWorkerThreads) {
       EXPECT_NE(r.environ.find("OPENBLAS_CORETYPE=" + core + '\0'), std::string::npos) << name;
       const std::string fallback =
           blas_core_replaced().empty() ? std::string(blas_core_name()) : blas_core_replaced();
-      EXPECT_NE(r.environ.find("ATTNLAB_BLAS_REEXEC_CORE=- " + fallback + '\0'), std::string::npos)
+      const char* user_core = std::getenv("OPENBLAS_CORETYPE");  // unset or empty here
+      const std::string carried_core = user_core == nullptr ? "-" : std::string("=") + user_core;
+      EXPECT_NE(r.environ.find("ATTNLAB_BLAS_REEXEC_CORE=" + carried_core + ' ' + fallback + '\0'),
+                std::string::npos)
           << name;
     }
     EXPECT_EQ(r.exit_code, 2) << name;  // not a regular file
@@ -198,6 +202,18 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
   else
     setenv("OPENBLAS_CORETYPE", core_kept.c_str(), 1);
   if (before != nullptr) setenv("OPENBLAS_NUM_THREADS", kept.c_str(), 1);
+}
+
+TEST(BlasThreads, ACoreMarkerLeftInTheEnvironmentIsNotApplied) {
+  // Set by someone else, without the re-execution's own marker: the command line ignores it
+  // (no replacement named, the user's OPENBLAS_CORETYPE kept for its children).
+  const test::CliResult r = test::shell(
+      "env -u ATTNLAB_BLAS_REEXEC 'ATTNLAB_BLAS_REEXEC_CORE=- Foo' OPENBLAS_CORETYPE=Haswell "
+      "OPENBLAS_NUM_THREADS=2 " +  // so that it re-executes (for the thread count)
+      std::string(test_cli_path()) + " --version");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("OpenBLAS core Haswell,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Foo"), std::string::npos) << r.out;
 }
 
 }  // namespace

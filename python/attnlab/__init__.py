@@ -43,38 +43,57 @@ def _blas_core_before_load():
     On a CPU model OpenBLAS does not know it falls back to kernels without AVX, several times
     slower (core/blas_core.h); the command line replaces them by re-executing itself, which a
     library cannot do. Elsewhere this names the kernels OpenBLAS would pick anyway. Returns
-    whether it set the variable (unset again once the module has loaded, so programs this
-    process starts see the user's setting, as the command line's do)."""
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        return False
+    (what it did: "set", "user", "loaded" (numpy first), "no-cli" or "failed"; the variable's
+    value before, None when unset). The variable goes back to that value once the module has
+    loaded, so programs this process starts see the user's setting, as the command line's do."""
+    before = os.environ.get("OPENBLAS_CORETYPE")
+    if before:
+        return "user", before
+    # A command line that is itself `python -m attnlab` (the console script) imports this
+    # package again: it must not ask again.
+    if os.environ.get("ATTNLAB_BLAS_PROBE"):
+        return "failed", before
     try:
         with open("/proc/self/maps") as f:
-            if "libopenblas" in f.read():
-                return False  # loaded already (numpy imported first): _blas_core_check warns
+            maps = f.read()
     except OSError:
-        return False
+        return "failed", before
+    import re
+    if re.search(r"/libopenblas(p-r[0-9.]+)?\.so", maps):
+        return "loaded", before
     cli = _cli_path()
     if cli is None:
-        return False
+        return "no-cli", before
+    try:
+        with open(cli, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return "no-cli", before  # a wrapper (the console script) is not asked
+    except OSError:
+        return "no-cli", before
     import subprocess
     try:
-        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=10,
+                             env=dict(os.environ, ATTNLAB_BLAS_PROBE="1")).stdout
     except (OSError, subprocess.SubprocessError):
-        return False
+        return "failed", before
     for line in out.splitlines():
         if line.startswith("OpenBLAS core "):
             core = line[len("OpenBLAS core "):].split(",")[0].strip()
             if core and core != "unknown":
                 os.environ["OPENBLAS_CORETYPE"] = core
-                return True
-    return False
+                return "set", before
+    return "failed", before
 
 
-if _blas_core_before_load():
+_BLAS_PROBE, _blas_core_before = _blas_core_before_load()
+try:
     from . import _attnlab  # noqa: E402
-    del os.environ["OPENBLAS_CORETYPE"]
-else:
-    from . import _attnlab  # noqa: E402
+finally:
+    if _BLAS_PROBE == "set":
+        if _blas_core_before is None:
+            del os.environ["OPENBLAS_CORETYPE"]
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = _blas_core_before
 from ._analysis import list_probes, qk_stats  # noqa: E402
 from ._check import check  # noqa: E402
 from ._checks import integer  # noqa: E402
@@ -89,18 +108,22 @@ git_commit = _attnlab.git_commit
 
 def _blas_core_check():
     """Warns when OpenBLAS loaded kernels without AVX on a CPU with AVX or wider (its fallback
-    on a CPU model it does not know, core/blas_core.h) because a library of this process loaded
-    it before attnlab could choose (numpy imported first). The command line, and the runs run()
-    and reproduce() start in it, re-execute with the right ones."""
+    on a CPU model it does not know, core/blas_core.h): a library of this process loaded it
+    before attnlab could choose (numpy imported first), or the command line could not be asked.
+    The command line, and the runs run() and reproduce() start in it, re-execute with the right
+    ones."""
     wanted = _attnlab.blas_core_wanted()
-    if wanted:
-        import warnings
-        warnings.warn(
-            f"OpenBLAS loaded its '{_attnlab.blas_core()}' kernels, which leave this CPU's vector "
-            f"units unused (it does not know the CPU model): matrix products here run several times "
-            f"slower than they could. Import attnlab before numpy, or set "
-            f"OPENBLAS_CORETYPE={wanted} in the environment before Python starts (run() and "
-            f"reproduce() already run with it).", AttnlabWarning, stacklevel=2)
+    if not wanted:
+        return
+    import warnings
+    how = (f"Import attnlab before numpy, or set OPENBLAS_CORETYPE={wanted} in the environment "
+           f"before Python starts" if _BLAS_PROBE == "loaded" else
+           f"Set OPENBLAS_CORETYPE={wanted} in the environment before Python starts")
+    warnings.warn(
+        f"OpenBLAS loaded its '{_attnlab.blas_core()}' kernels, which leave this CPU's vector units "
+        f"unused (it does not know the CPU model): matrix products here run several times slower "
+        f"than they could. {how} (run() and reproduce() already run with it).",
+        AttnlabWarning, stacklevel=2)
 
 
 _blas_core_check()

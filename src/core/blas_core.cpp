@@ -7,7 +7,8 @@
 #include <utility>
 
 extern "C" {
-// OpenBLAS's name for the kernels it loaded; weak, so another BLAS only reports "unknown".
+// OpenBLAS's name for the kernels it loaded (declared here so that core/ needs no cblas.h; weak,
+// so a library without it gives "unknown").
 char* openblas_get_corename(void) __attribute__((weak));
 }
 

@@ -60,6 +60,8 @@ void blas_reexec_once(char** argv, BlasReexec what) {
     }
     return;
   }
+  // A core marker without the re-execution's own marker is not this program's: never apply it.
+  unsetenv(kReexecCoreVariable);
   const char* user = std::getenv(kThreadsVariable);
   const bool threads_as_wanted =
       what == BlasReexec::core_only || (user != nullptr && std::string(user) == "1");

@@ -186,21 +186,40 @@ def _import_attnlab(coretype, numpy_first):
     return lines[0], lines[1], lines[2:]
 
 
-def test_the_bindings_load_the_kernels_the_command_line_runs(run_cli):
-    # Imported first, attnlab chooses OpenBLAS's kernels as the command line does (which replaces
-    # a fallback without AVX on a CPU OpenBLAS does not know, core/blas_core.h): no warning.
-    cli_core = subprocess.run([os.environ.get("ATTNLAB_CLI", "attnlab"), "--version"],
-                              capture_output=True, text=True,
-                              env={k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"})
-    want = cli_core.stdout.splitlines()[1].split("OpenBLAS core ")[1].split(",")[0]
+def test_the_bindings_load_the_kernels_the_command_line_runs():
+    # What the command line loads with OPENBLAS_CORETYPE unset, and whether that replaced
+    # OpenBLAS's fallback without AVX (core/blas_core.h; Debian 12's OpenBLAS on an Intel model
+    # 207: Prescott).
+    cli = attnlab.cli_path()
+    version = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True,
+                             env={k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"})
+    line = version.stdout.splitlines()[1]
+    want = line.split("OpenBLAS core ")[1].split(",")[0]
+    replaced = "in place of OpenBLAS's fallback" in line
+    # Imported first, attnlab loads the command line's kernels: no warning.
     core, wanted, found = _import_attnlab(None, numpy_first=False)
     assert (core, wanted, found) == (want, "", [])
-    # numpy first loads OpenBLAS before attnlab can choose: a warning naming the replacement,
-    # exactly when there is one (Debian 12's OpenBLAS on an Intel model 207: Prescott).
+    # numpy first loads OpenBLAS before attnlab can choose: a warning naming the replacement
+    # exactly where the command line replaced the fallback.
     core, wanted, found = _import_attnlab(None, numpy_first=True)
-    assert len(found) == (1 if wanted else 0), found
-    if wanted:
-        assert f"OPENBLAS_CORETYPE={wanted}" in found[0] and f"'{core}'" in found[0]
+    assert len(found) == (1 if replaced else 0), (line, found)
+    if replaced:
+        assert wanted == want and f"OPENBLAS_CORETYPE={want}" in found[0]
+        assert "Import attnlab before numpy" in found[0] and f"'{core}'" in found[0]
     # A user's choice is the user's: kept, no warning.
     assert _import_attnlab("Prescott", numpy_first=True) == ("Prescott", "", [])
     assert _import_attnlab("Prescott", numpy_first=False) == ("Prescott", "", [])
+
+
+def test_import_never_asks_a_wrapper_of_itself(tmp_path):
+    # ATTNLAB_CLI naming the console script (`python -m attnlab`) must not make each import
+    # start another (each asking again): the import only asks a binary.
+    wrapper, ran = tmp_path / "attnlab", tmp_path / "ran"
+    wrapper.write_text(f"#!/bin/sh\ntouch {ran}\nexec {sys.executable} -m attnlab \"$@\"\n")
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env["ATTNLAB_CLI"] = str(wrapper)
+    p = subprocess.run([sys.executable, "-c", "import attnlab"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not ran.exists()
