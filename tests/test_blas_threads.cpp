@@ -53,6 +53,41 @@ void product() {
 // more threads than there are processors).
 int two_thread_workers() { return std::min(2, get_nprocs()) - 1; }
 
+// An environment variable's value, put back when the scope ends (unset if it was).
+class KeptVariable {
+ public:
+  explicit KeptVariable(const char* name) : name_(name) {
+    const char* value = std::getenv(name);
+    was_set_ = value != nullptr;
+    if (was_set_) value_ = value;
+  }
+  ~KeptVariable() {
+    if (was_set_)
+      setenv(name_, value_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  KeptVariable(const KeptVariable&) = delete;
+  KeptVariable& operator=(const KeptVariable&) = delete;
+
+ private:
+  const char* name_;
+  bool was_set_ = false;
+  std::string value_;
+};
+
+// The OpenBLAS core a command line started from this environment replaces, and the fallback
+// it replaces ("" and "" when none). This program re-executed as the command line does
+// (test_main.cpp), so when it replaced the fallback the command line replaces it the same way.
+struct CoreReplacement {
+  std::string core, fallback;
+};
+CoreReplacement core_replacement_of_a_fresh_process() {
+  if (!blas_core_replaced().empty()) return {blas_core_name(), blas_core_replaced()};
+  const std::string wanted = blas_core_wanted();
+  return {wanted, wanted.empty() ? "" : blas_core_name()};
+}
+
 TEST(BlasThreads, AfterAMultiThreadedSectionNoOpenBlasWorkerThreadIsLeft) {
   const int loaded = blas_threads_configured();  // as the library loaded: OPENBLAS_NUM_THREADS
   const int at_start = task_count(getpid());
@@ -142,21 +177,19 @@ TEST(BlasThreads, TheCommandLineRunsWithoutOpenBlasWorkerThreads) {
     // Re-executed only when the user's setting was not already 1 (or OpenBLAS's kernels are to
     // be replaced, core/blas_core.h), carrying that setting.
     const std::string carried = setting == nullptr ? "-" : std::string("=") + setting;
-    // (This program re-executed as the command line does, test_main.cpp: when it replaced
-    // OpenBLAS's fallback, the command line replaces it with the same kernels.)
-    const std::string core = blas_core_replaced().empty() ? blas_core_wanted() : blas_core_name();
-    const bool reexecuted = std::string(name) != "1" || !core.empty();
+    const CoreReplacement replacement = core_replacement_of_a_fresh_process();
+    const bool reexecuted = std::string(name) != "1" || !replacement.core.empty();
     EXPECT_EQ(r.environ.find("ATTNLAB_BLAS_REEXEC=" + carried + '\0') != std::string::npos,
               reexecuted)
         << name;
     // With the replacement kernels, and the user's OPENBLAS_CORETYPE (unset) carried.
-    if (!core.empty()) {
-      EXPECT_NE(r.environ.find("OPENBLAS_CORETYPE=" + core + '\0'), std::string::npos) << name;
-      const std::string fallback =
-          blas_core_replaced().empty() ? std::string(blas_core_name()) : blas_core_replaced();
+    if (!replacement.core.empty()) {
+      EXPECT_NE(r.environ.find("OPENBLAS_CORETYPE=" + replacement.core + '\0'), std::string::npos)
+          << name;
       const char* user_core = std::getenv("OPENBLAS_CORETYPE");  // unset or empty here
       const std::string carried_core = user_core == nullptr ? "-" : std::string("=") + user_core;
-      EXPECT_NE(r.environ.find("ATTNLAB_BLAS_REEXEC_CORE=" + carried_core + ' ' + fallback + '\0'),
+      EXPECT_NE(r.environ.find("ATTNLAB_BLAS_REEXEC_CORE=" + carried_core + ' ' +
+                               replacement.fallback + '\0'),
                 std::string::npos)
           << name;
     }
@@ -165,8 +198,7 @@ TEST(BlasThreads, TheCommandLineRunsWithoutOpenBlasWorkerThreads) {
 }
 
 TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
-  const char* before = std::getenv("OPENBLAS_NUM_THREADS");
-  const std::string kept = before == nullptr ? "" : before;
+  const KeptVariable threads("OPENBLAS_NUM_THREADS"), core("OPENBLAS_CORETYPE");
   setenv("ATTNLAB_BLAS_REEXEC", "=3", 1);
   blas_reexec_once(nullptr);  // the re-executed image's branch: no exec
   ASSERT_NE(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
@@ -177,9 +209,6 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
   EXPECT_EQ(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
   EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC"), nullptr);
   // The core, when it was replaced: the user's value back, or unset.
-  const char* core_before = std::getenv("OPENBLAS_CORETYPE");
-  const bool core_was_set = core_before != nullptr;
-  const std::string core_kept = core_was_set ? core_before : "";
   const std::string replaced_before = blas_core_replaced();
   for (const char* carried : {"=Zen Prescott", "- Core2"}) {
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
@@ -197,11 +226,6 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
     EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC_CORE"), nullptr);
   }
   blas_core_replaced_set(replaced_before);
-  if (!core_was_set)
-    unsetenv("OPENBLAS_CORETYPE");
-  else
-    setenv("OPENBLAS_CORETYPE", core_kept.c_str(), 1);
-  if (before != nullptr) setenv("OPENBLAS_NUM_THREADS", kept.c_str(), 1);
 }
 
 TEST(BlasThreads, ACoreMarkerLeftInTheEnvironmentIsNotApplied) {

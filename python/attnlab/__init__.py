@@ -29,7 +29,9 @@ if os.path.isdir(os.path.join(_HERE, "share", "experiments")) and not os.environ
     os.environ["ATTNLAB_HOME"] = os.path.join(_HERE, "share")
 
 
-def _cli_path():
+def cli_path():
+    """The attnlab command-line binary: ATTNLAB_CLI, the package's bin/attnlab, or the
+    build tree's (a `make python` build); None if there is none."""
     for path in (os.environ.get("ATTNLAB_CLI"), os.path.join(_HERE, "bin", "attnlab"),
                  os.path.join(os.path.dirname(os.path.dirname(_HERE)), "attnlab")):
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
@@ -42,58 +44,55 @@ def _blas_core_before_load():
     runs, when the user has not set it and no library of this process has loaded OpenBLAS yet.
     On a CPU model OpenBLAS does not know it falls back to kernels without AVX, several times
     slower (core/blas_core.h); the command line replaces them by re-executing itself, which a
-    library cannot do. Elsewhere this names the kernels OpenBLAS would pick anyway. Returns
-    (what it did: "set", "user", "loaded" (numpy first), "no-cli" or "failed"; the variable's
-    value before, None when unset). The variable goes back to that value once the module has
-    loaded, so programs this process starts see the user's setting, as the command line's do."""
-    before = os.environ.get("OPENBLAS_CORETYPE")
-    if before:
-        return "user", before
-    # A command line that is itself `python -m attnlab` (the console script) imports this
-    # package again: it must not ask again.
-    if os.environ.get("ATTNLAB_BLAS_PROBE"):
-        return "failed", before
+    library cannot do. Elsewhere this names the kernels OpenBLAS would pick anyway. Returns what
+    it did: "set", "user", "loaded" (numpy first), "no-cli" or "failed"."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return "user"
     try:
         with open("/proc/self/maps") as f:
             maps = f.read()
     except OSError:
-        return "failed", before
+        return "failed"
     import re
     if re.search(r"/libopenblas(p-r[0-9.]+)?\.so", maps):
-        return "loaded", before
-    cli = _cli_path()
+        return "loaded"
+    cli = cli_path()
     if cli is None:
-        return "no-cli", before
+        return "no-cli"
     try:
+        # Only a binary is asked: a wrapper (the console script runs `python -m attnlab`) would
+        # import this package again, and ask again.
         with open(cli, "rb") as f:
             if f.read(4) != b"\x7fELF":
-                return "no-cli", before  # a wrapper (the console script) is not asked
+                return "no-cli"
     except OSError:
-        return "no-cli", before
+        return "no-cli"
     import subprocess
     try:
-        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=10,
-                             env=dict(os.environ, ATTNLAB_BLAS_PROBE="1")).stdout
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
-        return "failed", before
+        return "failed"
     for line in out.splitlines():
         if line.startswith("OpenBLAS core "):
             core = line[len("OpenBLAS core "):].split(",")[0].strip()
             if core and core != "unknown":
                 os.environ["OPENBLAS_CORETYPE"] = core
-                return "set", before
-    return "failed", before
+                return "set"
+    return "failed"
 
 
-_BLAS_PROBE, _blas_core_before = _blas_core_before_load()
+# Set only while the module loads OpenBLAS, then back to the user's value (unset or empty), so
+# programs this process starts see the user's setting, as the command line's do.
+_blas_core_user = os.environ.get("OPENBLAS_CORETYPE")
+_BLAS_PROBE = _blas_core_before_load()
 try:
     from . import _attnlab  # noqa: E402
 finally:
     if _BLAS_PROBE == "set":
-        if _blas_core_before is None:
+        if _blas_core_user is None:
             del os.environ["OPENBLAS_CORETYPE"]
         else:
-            os.environ["OPENBLAS_CORETYPE"] = _blas_core_before
+            os.environ["OPENBLAS_CORETYPE"] = _blas_core_user
 from ._analysis import list_probes, qk_stats  # noqa: E402
 from ._check import check  # noqa: E402
 from ._checks import integer  # noqa: E402
@@ -137,12 +136,6 @@ def home():
 def groups():
     """The shipped experiment groups (folders of experiments/) for reproduce()."""
     return _attnlab.groups()
-
-
-def cli_path():
-    """The attnlab command-line binary: ATTNLAB_CLI, the package's bin/attnlab, or the
-    build tree's (a `make python` build); None if there is none."""
-    return _cli_path()
 
 
 def jobs_default():

@@ -22,24 +22,7 @@ constexpr const char* kCoresWithoutAvx[] = {
     "Core2",  "Penryn",     "Dunnington", "Nehalem",     "Athlon",    "Opteron",
     "Opteron_SSE3", "Barcelona", "Nano", "Bobcat"};
 
-bool supports_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512cd");
-}
-
 }  // namespace
-
-CpuVectors cpu_vectors() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();  // in case this runs before libgcc's own initialisation
-  // libgcc's checks include the OS saving the registers (XGETBV).
-  if (supports_avx512()) return CpuVectors::avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuVectors::avx2;
-  if (__builtin_cpu_supports("avx")) return CpuVectors::avx;
-#endif
-  return CpuVectors::none;
-}
 
 std::string blas_core_upgrade(const char* chosen, CpuVectors cpu) {
   if (chosen == nullptr || cpu == CpuVectors::none) return "";

@@ -13,12 +13,9 @@
 
 #include <string>
 
-namespace attn {
+#include "core/cpu_vectors.h"
 
-// The widest vector kernels the CPU and the OS support, as OpenBLAS's kernel families need
-// them: AVX-512 F, BW, DQ, VL and CD (SkylakeX), AVX2 with FMA (Haswell), AVX (Sandybridge).
-enum class CpuVectors { none, avx, avx2, avx512 };
-CpuVectors cpu_vectors();
+namespace attn {
 
 // The OPENBLAS_CORETYPE to load OpenBLAS with when it chose the core named `chosen` (as
 // openblas_get_corename() spells it; case ignored) on a CPU with `cpu`: "SkylakeX",

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/cpu_vectors.h"
 #include "core/error.h"
 
 namespace attn {
@@ -48,10 +49,8 @@ bool isa_cpu_has(IsaCopy copy) {
     case IsaCopy::avx2:
       __builtin_cpu_init();  // in case this runs before libgcc's own initialisation
       return __builtin_cpu_supports("avx2");
-    case IsaCopy::avx512:  // libgcc also checks that the OS saves the AVX-512 registers
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    case IsaCopy::avx512:
+      return cpu_has_avx512();
 #else
     case IsaCopy::avx2:
     case IsaCopy::avx512:
