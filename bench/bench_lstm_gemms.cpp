@@ -2,15 +2,19 @@
 // is "the LSTM at 2x PyTorch" within the machine's reach?). One layer, batch B, T steps, hidden Hd,
 // G = 4·Hd gate columns, as ops/lstm.cpp makes them on (B, T, ·) row-major arrays:
 //   forward   per step  gates[:, t] += h[:, t-1] · wh    (B × Hd)·(Hd × G), rows strided by T
-//   backward  per step  dhrec = da[:, t] · whᵀ          (B × G)·(G × Hd)
-//             once      dwh += h_prevᵀ · da              (Hd × B·T)·(B·T × G)
+//   backward  per step  dhrec = da · whᵀ                (B × G)·(G × Hd)
+//             per step  dwh += h[:, t-1]ᵀ · da           (Hd × B)·(B × G)
+// with da one (B × G) block rewritten every step, as ops/lstm.cpp keeps it since 2026-12-06
+// (before, da was (B, T, G) and dwh one product (Hd × B·T)·(B·T × G) after the loop: the second
+// line of each round, beside dh on the register tiles).
 // (the input products are on the one- and multi-hot input's non-zeros and are left out: they are
 // not GEMMs). With the layout argument `time`, the same products on time-major (T, B, ·) arrays:
 // each step's rows contiguous instead of T·G floats apart (64 KB at the defaults, which puts the
-// step's rows in the same cache sets), and dwh over rows B … T·B − 1. Each round (bench_rates.h
-// step_products_round) measures the 1-thread 2048³ sgemm rate, then prints per product the median
-// CPU ms per training step and its GFLOP/s, their sum and its share of that rate, side by side;
-// then, as a second line, dh on the fused kernels' register tiles (no packing) instead.
+// step's rows in the same cache sets). Each round (bench_rates.h step_products_round) measures the
+// 1-thread 2048³ sgemm rate, then prints per product the median CPU ms per training step and its
+// GFLOP/s, their sum and its share of that rate, side by side; then, as a second line, the
+// alternatives: dwh as one product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the
+// fused kernels' register tiles (no packing).
 // Usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]]   (default 256 32 128 5 batch:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <cstdio>
@@ -42,7 +46,8 @@ int bench_main(int argc, char** argv) {
   const double flops = 2.0 * double(T - 1) * double(B) * double(H) * double(G);  // each kind
   std::printf("bench_lstm_gemms B=%lld T=%lld Hd=%lld rounds=%d layout=%s (GFLOP per kind per step "
               "%.3f)\n", (long long)B, (long long)T, (long long)H, rounds, layout, flops * 1e-9);
-  std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * T * G, 0.03f);
+  std::vector<float> h(B * T * H, 0.01f), gates(B * T * G, 0.02f), da(B * G, 0.03f);
+  std::vector<float> da_all(B * T * G, 0.03f);  // the alternatives' da for every step
   std::vector<float> wh(H * G, 0.05f), wht(G * H), dhrec(B * H), dwh(H * G, 0.f);
   // Where step t's rows start and how far apart they are, in rows of the array (any width):
   // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
@@ -58,22 +63,27 @@ int bench_main(int argc, char** argv) {
       {"dh", flops,
        [&] {
          for (int64_t t = T - 1; t >= 1; --t)
-           gemm<float>(false, true, B, H, G, 1.f, da.data() + t * step_rows * G, row_gap * G,
-                       wh.data(), G, 0.f, dhrec.data(), H);
+           gemm<float>(false, true, B, H, G, 1.f, da.data(), G, wh.data(), G, 0.f, dhrec.data(),
+                       H);
        }},
-      // h_prevᵀ · da as one product: h's rows paired with da's one step later (batch-major, the
-      // rows crossing into the next sequence are paired too, as ops/lstm.cpp pairs them).
       {"dwh", flops, [&] {
-         gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
-                     da.data() + step_rows * G, G, 1.f, dwh.data(), G);
+         for (int64_t t = T - 1; t >= 1; --t)
+           gemm<float>(true, false, H, G, B, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
+                       da.data(), G, 1.f, dwh.data(), G);
        }}};
-  // Outside that sum: the per-step dh product on the register tiles instead of OpenBLAS (whᵀ,
-  // 4Hd × Hd, transposed once): what a custom kernel for it would start from.
+  // Outside that sum: dwh as one product after the loop, h's rows paired with da's one step later
+  // (batch-major, the rows crossing into the next sequence are paired too, as ops/lstm.cpp paired
+  // them), and the per-step dh product on the register tiles instead of OpenBLAS (whᵀ, 4Hd × Hd,
+  // transposed once): what a custom kernel for it would start from.
   const std::vector<StepProduct> alternatives = {
+      {"dwh_once", flops, [&] {
+         gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
+                     da_all.data() + step_rows * G, G, 1.f, dwh.data(), G);
+       }},
       {"dh_tiles", flops, [&] {
          attention_tiles::transpose_rows(wht.data(), wh.data(), H, G, G);
          for (int64_t t = T - 1; t >= 1; --t)
-           tiles_product(dhrec.data(), H, da.data() + t * step_rows * G, row_gap * G, 1,
+           tiles_product(dhrec.data(), H, da.data(), G, 1,
                          wht.data(), H, B, H, G, false);
        }}};
   for (int r = 0; r < rounds; ++r) {

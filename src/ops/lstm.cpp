@@ -8,11 +8,12 @@
 // gates[:, t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (strided
 // rows, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
 // A null b is a zero bias.
-// Backward: per step (reverse reading order) the element-wise gate gradients into da (B, T, 4Hd)
-// and dh_rec = da[:, t] · whᵀ for the previous step; after the loop one GEMM each for
-// dwx += xᵀ·da (for a sparse x: step by step inside the loop), dx += da·wxᵀ, dwh += h_prevᵀ·da
-// (h_prev = h shifted one step, 0 at the start; one GEMM on h and da shifted by a row, see below);
-// db += Σ da per step.
+// Backward: per step (reverse reading order) the element-wise gate gradients into da, the step's
+// (B, 4Hd) block, and, while it is hot in L2, every product that reads it: dh_rec = da · whᵀ for
+// the previous step, dwh += h[:, t_prev]ᵀ · da, dwx += x[:, t]ᵀ · da (on x's non-zeros when it is
+// sparse), dx[:, t] += da · wxᵀ, db += Σ da. (Until 2026-12-06 da was kept for every step, 4·B·T·Hd
+// floats, and dwh, dwx and dx were one GEMM each after the loop: writing that array and reading it
+// back cost more than the larger GEMMs saved, see docs/performance.md#lstm-da-per-step.)
 #include "ops/lstm.h"
 
 #include <algorithm>
@@ -37,8 +38,8 @@ void lstm_check(const LstmShape& s) {
                  std::to_string(s.C) + ", Hd " + std::to_string(s.Hd) + ")");
 }
 
-// Backward's scratch, kept per thread across calls: at training sizes da alone is tens of
-// MB, above malloc's mmap threshold, so fresh vectors cost page faults on every call.
+// Backward's scratch, kept per thread across calls (fresh vectors would cost page faults on every
+// call): da (B, 4Hd) for one step, dc and dhrec (B, Hd), the input's non-zeros.
 template <class T>
 struct LstmScratch {
   std::vector<T> da, dc, dhrec;
@@ -52,8 +53,9 @@ LstmScratch<T>& lstm_scratch() {
 
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
 // (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb, t] and dc for the previous step.
-// Row pointers are at bb = 0; rows of gates/da advance by L·4Hd, of tanh_c/dh by L·Hd, of c_prev by
-// cp_stride (0 for the zeros before the first step), of dhrec/dc by Hd.
+// Row pointers are at bb = 0; rows of gates advance by L·4Hd, of tanh_c/dh by L·Hd, of c_prev by
+// cp_stride (0 for the zeros before the first step), of da (the step's block), dhrec and dc by
+// 4Hd, Hd and Hd.
 template <class T>
 struct CellBackwardStep {
   const T* gates;
@@ -84,13 +86,31 @@ ATTN_COPY_BODY void cell_backward_row(
   }
 }
 
+// Asks for the cache lines of p[0 .. n) ahead of their use.
+template <class T>
+ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (int64_t off = 0; off < n * int64_t(sizeof(T)); off += 64) __builtin_prefetch(c + off);
+}
+
 template <class T>
 ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
                                                       int64_t L, int64_t H) {
   const int64_t G = 4 * H;
+  // A sequence's rows lie L·4Hd and L·Hd floats apart, too far for the hardware prefetcher to
+  // follow from row to row: the rows two sequences ahead are asked for in software
+  // (docs/performance.md#lstm-da-per-step).
+  constexpr int64_t ahead = 2;
   for (int64_t bb = 0; bb < B; ++bb) {
+    if (bb + ahead < B) {
+      const int64_t pb = bb + ahead;
+      prefetch_span(s.gates + pb * L * G, G);
+      prefetch_span(s.tanh_c + pb * L * H, H);
+      prefetch_span(s.c_prev + pb * s.cp_stride, H);
+      prefetch_span(s.dh + pb * L * H, H);
+    }
     const T* a = s.gates + bb * L * G;
-    T* d = s.da + bb * L * G;
+    T* d = s.da + bb * G;
     cell_backward_row(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * L * H,
                       s.c_prev + bb * s.cp_stride, s.dh + bb * L * H, s.dhrec + bb * H,
                       s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H);
@@ -193,10 +213,12 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
   LstmScratch<T>& sc = lstm_scratch<T>();
-  std::vector<T>& da = sc.da;        // ∂/∂ gate pre-activations (every entry written below)
+  // ∂/∂ gate pre-activations of one step (B, 4Hd), rewritten every step (every entry): small
+  // enough to stay in L2 while the step's products read it.
+  std::vector<T>& da = sc.da;
   std::vector<T>& dc = sc.dc;        // ∂/∂c_t arriving from later steps
   std::vector<T>& dhrec = sc.dhrec;  // ∂/∂h_t arriving from step t+1
-  da.resize(static_cast<size_t>(rows * G));
+  da.resize(static_cast<size_t>(B * G));
   dc.assign(static_cast<size_t>(B * H), T(0));
   dhrec.assign(static_cast<size_t>(B * H), T(0));
   const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
@@ -211,38 +233,25 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                            dh + t * H,
                            dhrec.data(),
                            dc.data(),
-                           da.data() + t * G,
+                           da.data(),
                            step > 0 ? L * H : 0};
     cell_backward_step(cs, B, L, H);
-    // dwx += x[:, t]ᵀ · da[:, t] while the step's da rows are hot (sparse x only).
-    if (sparse_dwx)
-      sparse_rows_t_times(dwx, sc.x_sparse, da.data() + t * G, L * G, G, SparseRowSet{t, B, L});
+    const T* d = da.data();
+    // x[:, t] and dx[:, t]: rows strided by L·C.
+    if (sparse_dwx) sparse_rows_t_times(dwx, sc.x_sparse, d, G, G, SparseRowSet{t, B, L});
+    if (dwx && !sparse_dwx)
+      gemm<T>(true, false, C, G, B, T(1), x + t * C, L * C, d, G, T(1), dwx, G);
+    if (dx) gemm<T>(false, true, B, C, G, T(1), d, G, wx, G, T(1), dx + t * C, L * C);
     if (db) {
-      for (int64_t bb = 0; bb < B; ++bb) {
-        const T* d = da.data() + (bb * L + t) * G;
-        for (int64_t k = 0; k < G; ++k) db[k] += d[k];
-      }
+      for (int64_t bb = 0; bb < B; ++bb)
+        for (int64_t k = 0; k < G; ++k) db[k] += d[bb * G + k];
     }
     if (step > 0) {
-      // ∂/∂h at step tp through the recurrence: da[:, t] · whᵀ over the batch.
-      gemm<T>(false, true, B, H, G, T(1), da.data() + t * G, L * G, wh, G, T(0), dhrec.data(), H);
+      // dwh += h[:, tp]ᵀ · da (h's rows strided by L·Hd); ∂/∂h at step tp through the
+      // recurrence: da · whᵀ.
+      if (dwh) gemm<T>(true, false, H, G, B, T(1), h + tp * H, L * H, d, G, T(1), dwh, G);
+      gemm<T>(false, true, B, H, G, T(1), d, G, wh, G, T(0), dhrec.data(), H);
     }
-  }
-
-  if (dwx && !sparse_dwx) gemm<T>(true, false, C, G, rows, T(1), x, C, da.data(), G, T(1), dwx, G);
-  if (dx) gemm<T>(false, true, rows, C, G, T(1), da.data(), G, wx, G, T(1), dx, C);
-  if (dwh && L > 1) {
-    // dwh += Σ h[:, tp]ᵀ · da[:, t] over the steps with a previous state. With h and da both
-    // (B, T, ·), the pairs are rows (r, r + 1) of the two (forward direction; (r + 1, r)
-    // reversed) for r = 0 … B·T − 2: one GEMM without copying h, after zeroing the da rows of
-    // each sequence's first step in reading order, which pair with the previous sequence's last
-    // state (those rows have no previous state; da is not used below).
-    const int64_t first = s.reverse ? L - 1 : 0;
-    for (int64_t bb = 0; bb < B; ++bb)
-      std::fill_n(da.data() + (bb * L + first) * G, G, T(0));
-    const T* hp = s.reverse ? h + H : h;
-    const T* dap = s.reverse ? da.data() : da.data() + G;
-    gemm<T>(true, false, H, G, rows - 1, T(1), hp, H, dap, G, T(1), dwh, G);
   }
 }
 
