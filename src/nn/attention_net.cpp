@@ -15,9 +15,9 @@
 namespace attn {
 namespace {
 
-// v as n zeros. memset rather than assign: vector::assign's element loop took 3 % of config e's step
-// on the Intel Xeon of docs/performance.md#lstm-da-per-step, memset's ~1 % (all-zero bytes are
-// +0 in float and double).
+// v as n zeros. memset rather than assign: vector::assign's element loop took 3 % of config e's
+// step on the Intel Xeon of docs/performance.md#lstm-da-per-step, memset's about 1 % (all-zero
+// bytes are +0 in float and double).
 template <class T>
 void zero(std::vector<T>& v, size_t n) {
   v.resize(n);
