@@ -23,6 +23,7 @@
 #include "experiment/fork_server.h"
 #include "ops/blas.h"
 #include "cli_helpers.h"
+#include "kept_variable.h"
 #include "test_paths.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -53,28 +54,7 @@ void product() {
 // more threads than there are processors).
 int two_thread_workers() { return std::min(2, get_nprocs()) - 1; }
 
-// An environment variable's value, put back when the scope ends (unset if it was).
-class KeptVariable {
- public:
-  explicit KeptVariable(const char* name) : name_(name) {
-    const char* value = std::getenv(name);
-    was_set_ = value != nullptr;
-    if (was_set_) value_ = value;
-  }
-  ~KeptVariable() {
-    if (was_set_)
-      setenv(name_, value_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  KeptVariable(const KeptVariable&) = delete;
-  KeptVariable& operator=(const KeptVariable&) = delete;
-
- private:
-  const char* name_;
-  bool was_set_ = false;
-  std::string value_;
-};
+using test::KeptVariable;
 
 // The OpenBLAS core a command line started from this environment replaces, and the fallback
 // it replaces ("" and "" when none). This program re-executed as the command line does

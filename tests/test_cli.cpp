@@ -12,6 +12,7 @@
 #include "analysis/probes.h"
 #include "cli_helpers.h"
 #include "io/dataset_file.h"
+#include "kept_variable.h"
 
 namespace attn {
 namespace {
@@ -152,16 +153,14 @@ TEST_F(Cli, BadInputIsOneLineExitTwoAndNoFile) {
 
 TEST_F(Cli, BadAttnlabIsaIsOneLineExitTwo) {
   // ATTNLAB_ISA (ops/isa.h) names the copy of the float kernels: checked before any work.
-  const char* saved = std::getenv("ATTNLAB_ISA");
-  const std::string old = saved ? saved : "";
-  setenv("ATTNLAB_ISA", "avx3", 1);
+  const test::KeptVariable isa("ATTNLAB_ISA");
+  isa.set("avx3");
   expect_user_error(
       "data qsa --n 5 -o " + path("x.npz"),
       "ATTNLAB_ISA='avx3' must be generic, avx2 or avx512 (or unset for the default)");
-  setenv("ATTNLAB_ISA", "generic", 1);
+  isa.set("generic");
   const Result r = run("data qsa --n 5 -q -o " + path("x.npz"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  if (saved) setenv("ATTNLAB_ISA", old.c_str(), 1); else unsetenv("ATTNLAB_ISA");
 }
 
 TEST_F(Cli, SizesThatCannotFitAreRefusedBeforeAllocating) {

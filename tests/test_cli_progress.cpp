@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli_helpers.h"
+#include "kept_variable.h"
 
 namespace attn {
 namespace {
@@ -35,12 +36,12 @@ TEST(CliProgress, RunWritesTimedLinesToALogAndNoneWithQuiet) {
   const fs::path dir = fs::temp_directory_path() / ("attnlab_progress_" + std::to_string(getpid()));
   fs::create_directories(dir);
   test::file_write((dir / "spec.toml").string(), kSpec);
-  setenv("ATTNLAB_PROGRESS_INTERVAL", "0.01", 1);
-  unsetenv("ATTNLAB_NO_PROGRESS");
+  const test::KeptVariable interval("ATTNLAB_PROGRESS_INTERVAL"), off("ATTNLAB_NO_PROGRESS");
+  interval.set("0.01");
+  off.unset();
   const std::string run = "run " + (dir / "spec.toml").string() + " --jobs 1 --out ";
   const auto logged = test::cli_run(run + (dir / "a").string());
   const auto quiet = test::cli_run(run + (dir / "b").string() + " -q");
-  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
   fs::remove_all(dir);
   ASSERT_EQ(logged.exit_code, 0) << logged.out;
   EXPECT_NE(logged.out.find("\nruns: 12/12 (100%), "), std::string::npos) << logged.out;
@@ -56,15 +57,15 @@ TEST(CliProgress, AGradientFitLogsItsStepsAndNoneWithQuiet) {
   fs::create_directories(dir);
   const std::string data = (dir / "qsa.npz").string();
   ASSERT_EQ(test::cli_run("data qsa --n 64 --seed 0 -q -o " + data).exit_code, 0);
-  setenv("ATTNLAB_PROGRESS_INTERVAL", "0.01", 1);
-  unsetenv("ATTNLAB_NO_PROGRESS");
+  const test::KeptVariable interval("ATTNLAB_PROGRESS_INTERVAL"), off("ATTNLAB_NO_PROGRESS");
+  interval.set("0.01");
+  off.unset();
   const std::string fit = "fit attention --in " + data +
                           " --set model.m=4 --set train.steps=3000 --set train.batch=8 --save ";
   const auto logged = test::cli_run(fit + (dir / "a.safetensors").string());
   const auto quiet = test::cli_run(fit + (dir / "b.safetensors").string() + " -q");
   const auto ridge = test::cli_run("fit linear --in " + data + " --save " +
                                    (dir / "c.safetensors").string());
-  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
   fs::remove_all(dir);
   ASSERT_EQ(logged.exit_code, 0) << logged.out;
   EXPECT_NE(logged.out.find("fit attention, steps: 3000/3000 (100%), "), std::string::npos)

@@ -9,6 +9,7 @@
 
 #include "cli_helpers.h"
 #include "core/cpus.h"
+#include "kept_variable.h"
 
 namespace attn {
 namespace {
@@ -44,19 +45,16 @@ TEST(CoreCpus, FollowsTheAffinityMaskAndSlurmCpusPerTask) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 
-  const char* saved = std::getenv("SLURM_CPUS_PER_TASK");
-  const std::string old = saved ? saved : "";
-  setenv("SLURM_CPUS_PER_TASK", "1", 1);
+  const test::KeptVariable slurm("SLURM_CPUS_PER_TASK");
+  slurm.set("1");
   EXPECT_EQ(cpus_available(), 1);
-  if (saved) setenv("SLURM_CPUS_PER_TASK", old.c_str(), 1); else unsetenv("SLURM_CPUS_PER_TASK");
 }
 
 // The CLI's --jobs defaults come from it (run and reproduce print them in --help).
 TEST(CoreCpus, RunAndReproduceDefaultJobsToTheAllocation) {
-  const char* saved = std::getenv("SLURM_CPUS_PER_TASK");
-  const std::string old = saved ? saved : "";
+  const test::KeptVariable slurm("SLURM_CPUS_PER_TASK");
   for (const char* value : {"1", "7"}) {
-    setenv("SLURM_CPUS_PER_TASK", value, 1);
+    slurm.set(value);
     const int expected = cpus_available();
     ASSERT_LE(expected, 7);
     for (const char* cmd : {"run", "reproduce"}) {
@@ -69,7 +67,6 @@ TEST(CoreCpus, RunAndReproduceDefaultJobsToTheAllocation) {
           << cmd << " with SLURM_CPUS_PER_TASK=" << value << ": " << line;
     }
   }
-  if (saved) setenv("SLURM_CPUS_PER_TASK", old.c_str(), 1); else unsetenv("SLURM_CPUS_PER_TASK");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "core/rng.h"
 #include "experiment/experiment_dir.h"
 #include "experiment/store.h"
+#include "kept_variable.h"
 
 extern char** environ;
 
@@ -606,11 +607,10 @@ TEST_F(Engine, ReproduceWritesAReportAndExitsByTheClaims) {
                        "[[claim]]\nid = \"impossible\"\ntext = \"zero error\"\ntype = \"below\"\n"
                        "metric = \"test_mse\"\nthreshold = 0\n");
   // `attnlab reproduce ARGS` with the private folder as ATTNLAB_HOME.
+  const test::KeptVariable attnlab_home("ATTNLAB_HOME");
   auto reproduce = [&](const std::string& args) {
-    setenv("ATTNLAB_HOME", home.c_str(), 1);
-    const auto result = test::cli_run("reproduce " + args);
-    unsetenv("ATTNLAB_HOME");
-    return result;
+    attnlab_home.set(home.c_str());
+    return test::cli_run("reproduce " + args);
   };
   const auto r = reproduce("mini --out " + path("rep") + " -q");
   EXPECT_EQ(r.exit_code, 1) << r.out;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/progress.h"
+#include "kept_variable.h"
 
 namespace attn {
 namespace {
@@ -48,27 +49,27 @@ TEST(Progress, LogLineShowsCountFailuresRateElapsedAndEta) {
 // Off with -q (show = false) or ATTNLAB_NO_PROGRESS; a bar on a terminal; lines elsewhere, every
 // ATTNLAB_PROGRESS_INTERVAL seconds (default 15; a bad value warns and keeps 15).
 TEST(Progress, StyleFollowsQuietEnvironmentAndTerminal) {
-  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
+  const test::KeptVariable interval("ATTNLAB_PROGRESS_INTERVAL"), off("ATTNLAB_NO_PROGRESS");
+  interval.unset();
   EXPECT_EQ(progress_style(false).mode, ProgressMode::kOff);
-  setenv("ATTNLAB_NO_PROGRESS", "1", 1);
+  off.set("1");
   EXPECT_EQ(progress_style(true).mode, ProgressMode::kOff);
   Progress quiet("x", 10);
   quiet.add(10);
   EXPECT_FALSE(quiet.enabled());
-  unsetenv("ATTNLAB_NO_PROGRESS");
+  off.unset();
   const bool tty = isatty(STDERR_FILENO) == 1;
   EXPECT_EQ(progress_style(true).mode, tty ? ProgressMode::kBar : ProgressMode::kLines);
   Progress p("x", 10);
   EXPECT_EQ(p.enabled(), tty);
   if (tty) return;
   EXPECT_EQ(progress_style(true).interval_seconds, 15);
-  setenv("ATTNLAB_PROGRESS_INTERVAL", "2.5", 1);
+  interval.set("2.5");
   EXPECT_EQ(progress_style(true).interval_seconds, 2.5);
   for (const char* bad : {"0", "-3", "15s", "1e9"}) {
-    setenv("ATTNLAB_PROGRESS_INTERVAL", bad, 1);
+    interval.set(bad);
     EXPECT_EQ(progress_style(true).interval_seconds, 15) << bad;
   }
-  unsetenv("ATTNLAB_PROGRESS_INTERVAL");
 }
 
 std::vector<std::string> pipe_lines(int fd) {
