@@ -8,9 +8,9 @@
 // (before, da was (B, T, G) and dwh one product (Hd × B·T)·(B·T × G) after the loop: the second
 // line of each round, beside dh on the register tiles).
 // (the input products are on the one- and multi-hot input's non-zeros and are left out: they are
-// not GEMMs). With the layout argument `time`, the same products on time-major (T, B, ·) arrays:
-// each step's rows contiguous instead of T·G floats apart (64 KB at the defaults, which puts the
-// step's rows in the same cache sets). Each round (bench_rates.h step_products_round) measures the
+// not GEMMs). With the layout argument `time`, the same products on time-major (T, B, ·) h and
+// gates: each step's rows contiguous instead of T·G floats apart (measured no faster:
+// docs/performance.md#lstm-budget). Each round (bench_rates.h step_products_round) measures the
 // 1-thread 2048³ sgemm rate, then prints per product the median CPU ms per training step and its
 // GFLOP/s, their sum and its share of that rate, side by side; then, as a second line, the
 // alternatives: dwh as one product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the

@@ -1,9 +1,9 @@
 // One LSTM layer's forward and backward alone (ops/lstm.h), on bench_nn_train's config c shapes
 // by default: batch B, T steps, C inputs of which `nnz` a row are non-zero (config c: 68 inputs,
 // about 8 non-zeros, so the input products take the sparse path; nnz = C gives a dense input, as a
-// second layer's), hidden Hd. The backward computes every gradient (dwx, dwh, db, and dx unless
-// the input is sparse, as LstmNet's first layer). Without the head, the loss and Adam the layer's
-// own changes are measured with less around them than in the whole step.
+// second layer's), hidden Hd. The backward computes dwx, dwh and db, and dx only for a dense input
+// (nnz = C, a second layer's case: LstmNet never asks its first layer for dx). Without the head,
+// the loss and Adam the layer's own changes are measured with less around them than in the step.
 // Each round: the 1-thread 2048³ sgemm rate, then `reps` forward + backward pairs; prints the
 // median CPU ms of each and the recurrent GEMMs' share of the sgemm rate they would take alone
 // (3 · 2·(T−1)·B·Hd·4Hd flops).
@@ -49,7 +49,7 @@ int bench_main(int argc, char** argv) {
     for (float& e : *v) e = u(rng);
   std::vector<float> h(rows * H), c(rows * H), tanh_c(rows * H), gates(rows * G);
   std::vector<float> dx(rows * C), dwx(C * G), dwh(H * G), db(G);
-  const bool sparse = nnz * 10 <= C;  // as LstmNet's first layer: no dx for a one-hot input
+  const bool with_dx = nnz == C;  // a second layer's dense input; a first layer has no dx
   const LstmShape s{B, T, C, H, false};
   const double gemm_flops = 3 * 2.0 * double(T - 1) * double(B) * double(H) * double(G);
   for (int r = 0; r < rounds; ++r) {
@@ -60,7 +60,7 @@ int bench_main(int argc, char** argv) {
       lstm_forward(h.data(), c.data(), tanh_c.data(), gates.data(), x.data(), wx.data(),
                    wh.data(), b.data(), s);
       const double c1 = cpu_s();
-      lstm_backward(sparse ? nullptr : dx.data(), dwx.data(), dwh.data(), db.data(), dh.data(),
+      lstm_backward(with_dx ? dx.data() : nullptr, dwx.data(), dwh.data(), db.data(), dh.data(),
                     x.data(), wx.data(), wh.data(), h.data(), c.data(), tanh_c.data(),
                     gates.data(), s);
       fwd.push_back(c1 - c0);

@@ -179,6 +179,12 @@ TEST(BlasThreads, TheCommandLineRunsWithoutOpenBlasWorkerThreads) {
 
 TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
   const KeptVariable threads("OPENBLAS_NUM_THREADS"), core("OPENBLAS_CORETYPE");
+  const KeptVariable marker("ATTNLAB_BLAS_REEXEC"), core_marker("ATTNLAB_BLAS_REEXEC_CORE");
+  // The process's record of a replaced core, put back however the test ends.
+  struct KeptReplacement {
+    const std::string before = blas_core_replaced();
+    ~KeptReplacement() { blas_core_replaced_set(before); }
+  } const kept_replacement;
   setenv("ATTNLAB_BLAS_REEXEC", "=3", 1);
   blas_reexec_once(nullptr);  // the re-executed image's branch: no exec
   ASSERT_NE(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
@@ -189,7 +195,6 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
   EXPECT_EQ(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
   EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC"), nullptr);
   // The core, when it was replaced: the user's value back, or unset.
-  const std::string replaced_before = blas_core_replaced();
   for (const char* carried : {"=Zen Prescott", "- Core2"}) {
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
     setenv("ATTNLAB_BLAS_REEXEC", "-", 1);
@@ -205,7 +210,6 @@ TEST(BlasThreads, TheReexecutedImageRestoresTheUsersSetting) {
     }
     EXPECT_EQ(std::getenv("ATTNLAB_BLAS_REEXEC_CORE"), nullptr);
   }
-  blas_core_replaced_set(replaced_before);
 }
 
 TEST(BlasThreads, ACoreMarkerLeftInTheEnvironmentIsNotApplied) {

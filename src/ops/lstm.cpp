@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -52,7 +53,8 @@ LstmScratch<T>& lstm_scratch() {
 }
 
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
-// (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb, t] and dc for the previous step.
+// (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
+// previous step.
 // Row pointers are at bb = 0; rows of gates advance by L·4Hd, of tanh_c/dh by L·Hd, of c_prev by
 // cp_stride (0 for the zeros before the first step), of da (the step's block), dhrec and dc by
 // 4Hd, Hd and Hd.
@@ -86,11 +88,12 @@ ATTN_COPY_BODY void cell_backward_row(
   }
 }
 
-// Asks for the cache lines of p[0 .. n) ahead of their use.
+// Asks for the 64-byte cache lines that hold p[0 .. n) ahead of their use.
 template <class T>
 ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
-  const char* c = reinterpret_cast<const char*>(p);
-  for (int64_t off = 0; off < n * int64_t(sizeof(T)); off += 64) __builtin_prefetch(c + off);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(63);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p + n);
+  for (uintptr_t a = first; a < end; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
 }
 
 template <class T>
