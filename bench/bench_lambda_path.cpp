@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/threads.h"
 #include "models/rf_kernels.h"
@@ -75,7 +76,6 @@ extern "C" {
 void dsytrd_sy2sb_(const char* uplo, const int* n, const int* kd, double* a, const int* lda,
                    double* ab, const int* ldab, double* tau, double* work, const int* lwork,
                    int* info, size_t uplo_len);
-char* openblas_get_corename(void);
 void openblas_set_num_threads(int num_threads);
 }
 
@@ -791,7 +791,7 @@ int bench_main(int argc, char** argv) {
   const int64_t L = static_cast<int64_t>(lambdas.size());
   std::printf(
       "bench_lambda_path: openblas_core=%s OPENBLAS_CORETYPE=%s rounds=%d targets=%d L=%lld\n",
-      openblas_get_corename(),
+      attn::blas_core_name(),
       std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)", rounds, k,
       (long long)L);
   std::vector<Shape> shape_list;

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "bench_rates.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "core/version.h"
@@ -81,10 +82,7 @@
 #include "train/optimizer.h"
 #include "train/trainer.h"
 
-extern "C" {
-char* openblas_get_corename(void);
-int openblas_get_num_threads(void);
-}
+extern "C" int openblas_get_num_threads(void);
 
 namespace {
 
@@ -460,7 +458,7 @@ int bench_main(int argc, char** argv) {
   std::printf("sgemm n=2048 threads=1 gflops=%.2f\n", sgemm_rate);
   std::printf("bench_nn_train: attnlab %s (%s) float32 threads=1 openblas_threads=%d "
               "openblas_core=%s isa=%s reps=%d warmup=%d rep_seconds=%g batches=%d\n",
-              kVersion, kGitCommit, openblas_get_num_threads(), openblas_get_corename(),
+              kVersion, kGitCommit, openblas_get_num_threads(), blas_core_name(),
               isa_name(isa_active()), o.reps, o.warmup, o.rep_seconds, o.batches);
   for (const std::string& id : o.configs) {
     const Config* c = nullptr;

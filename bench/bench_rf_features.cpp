@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/blas_threads.h"
+#include "google_bench_main.h"
 #include "core/threads.h"
 #include "models/rfa_features.h"
 #include "models/rfmlp_features.h"
@@ -149,11 +149,4 @@ BENCHMARK(BM_RfmlpReference)->Unit(benchmark::kMillisecond)->Iterations(1);
 }  // namespace
 }  // namespace attn
 
-int main(int argc, char** argv) {
-  attn::blas_reexec_once(argv);  // as the command line runs OpenBLAS (core/blas_threads.h)
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return attn::bench::google_benchmark_main(argc, argv); }

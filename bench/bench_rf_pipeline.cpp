@@ -51,6 +51,8 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_core.h"
+#include "core/blas_threads.h"
 #include "core/threads.h"
 #include "io/npy.h"
 #include "models/model_registry.h"
@@ -63,7 +65,6 @@
 extern "C" {
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
-char* openblas_get_corename(void);
 }
 
 namespace {
@@ -420,7 +421,7 @@ int bench_main(const Options& o) {
               "threads=%d seed=%llu openblas_core=%s\n",
               (long long)o.n, (long long)o.n_test, (long long)o.keys, (long long)o.dim,
               (long long)o.p, (long long)o.heads, (long long)P, o.threads,
-              (unsigned long long)o.seed, openblas_get_corename());
+              (unsigned long long)o.seed, attn::blas_core_name());
   std::fflush(stdout);
 
   // The machine's dgemm rate, first (before the pipeline's allocations): at 1 thread (the
@@ -619,6 +620,9 @@ int bench_main(const Options& o) {
 }  // namespace attn
 
 int main(int argc, char** argv) {
+  // The command line's kernels where OpenBLAS fell back to ones without AVX (core/blas_core.h);
+  // the thread count stays this bench's own (--threads).
+  attn::blas_reexec_once(argv, attn::BlasReexec::core_only);
   try {
     return attn::bench_main(attn::parse(argc, argv));
   } catch (const std::exception& e) {

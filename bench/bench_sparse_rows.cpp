@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/blas_threads.h"
+#include "google_bench_main.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "ops/isa.h"
@@ -155,17 +155,4 @@ BENCHMARK(BM_TTimesSparseSteps)->Arg(10)->Arg(12);
 }  // namespace
 }  // namespace attn
 
-extern "C" char* openblas_get_corename(void);
-
-// BENCHMARK_MAIN, and the copy of the float kernels in use (ops/isa.h; ATTNLAB_ISA picks it) and
-// OpenBLAS's kernel in the context header.
-int main(int argc, char** argv) {
-  attn::blas_reexec_once(argv);  // as the command line runs OpenBLAS (core/blas_threads.h)
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("attnlab_isa", attn::isa_name(attn::isa_active()));
-  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return attn::bench::google_benchmark_main(argc, argv); }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "google_bench_main.h"
 #include "ops/isa.h"
 #include "ops/vmath.h"
 
@@ -41,12 +42,4 @@ BENCHMARK(BM_ExpNonpositive);
 }  // namespace
 }  // namespace attn
 
-// BENCHMARK_MAIN, with the copy in use in the context header.
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("attnlab_isa", attn::isa_name(attn::isa_active()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return attn::bench::google_benchmark_main(argc, argv); }

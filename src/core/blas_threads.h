@@ -30,9 +30,9 @@ namespace attn {
 // unsets them) and returns. ATTNLAB_BLAS_REEXEC carries the user's OPENBLAS_NUM_THREADS and
 // prevents a second re-execution; ATTNLAB_BLAS_REEXEC_CORE carries OPENBLAS_CORETYPE and the
 // fallback's name (blas_core_replaced() in the new image) when the core was replaced.
-// With core_only (the test programs, which exercise OpenBLAS's threads
-// themselves) OPENBLAS_NUM_THREADS is left as it is and only the core can cause the
-// re-execution, so they compute with the command line's kernels.
+// With core_only (the test programs, which exercise OpenBLAS's threads themselves, and
+// bench_rf_pipeline, which sets its own count) OPENBLAS_NUM_THREADS is left as it is and only
+// the core can cause the re-execution, so they compute with the command line's kernels.
 enum class BlasReexec { threads_and_core, core_only };
 void blas_reexec_once(char** argv, BlasReexec what = BlasReexec::threads_and_core);
 
