@@ -1,6 +1,6 @@
 // Helpers shared by the basic and LSTM op tests (test_ops_basic.cpp, test_ops_basic_norm.cpp,
-// test_ops_lstm.cpp) and the MlpBlock test: seeded random vectors, casts, norm-wise relative
-// error.
+// test_ops_lstm.cpp), the MlpBlock and state_concat_linear tests: seeded random vectors, casts,
+// norm-wise relative error.
 #pragma once
 
 #include <algorithm>

@@ -273,6 +273,45 @@ TEST(OpsLstm, OneHotInputsTakeTheSparsePathAndAgree) {
   }
 }
 
+TEST(OpsLstm, AGivenNonZeroListGivesTheSameBitsAsTheLayersOwn) {
+  // x_sparse: the list a network builds once for layer 0 (nn/lstm_net.cpp), in place of the
+  // one the layer builds; forward and every gradient the same bits, float and double.
+  for (bool reverse : {false, true}) {
+    const LstmShape s = shape(70, 5, 9, 9, reverse);
+    SCOPED_TRACE(describe(s, true));
+    const Problem p = one_hot_problem(s);
+    auto both = [&](auto zero) {
+      using T = decltype(zero);
+      const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), b = cast<T>(p.b),
+                 dh = cast<T>(p.dh);
+      SparseRows<T> list;
+      ASSERT_TRUE(sparse_rows_build(list, x.data(), s.B * s.T, s.C));
+      State<T> st[2];
+      Grads<T> g[2];
+      for (int given = 0; given < 2; ++given) {
+        const SparseRows<T>* xs = given ? &list : nullptr;
+        st[given] = run_forward<T>(p, true, false);  // sizes the buffers
+        lstm_forward<T>(st[given].h.data(), st[given].c.data(), st[given].tanh_c.data(),
+                        st[given].gates.data(), x.data(), wx.data(), wh.data(), b.data(), s, xs);
+        g[given] = grads_filled<T>(s, 0.25);
+        lstm_backward<T>(g[given].dx.data(), g[given].dwx.data(), g[given].dwh.data(),
+                         g[given].db.data(), dh.data(), x.data(), wx.data(), wh.data(),
+                         st[given].h.data(), st[given].c.data(), st[given].tanh_c.data(),
+                         st[given].gates.data(), s, xs);
+      }
+      EXPECT_EQ(st[1].h, st[0].h);
+      EXPECT_EQ(st[1].gates, st[0].gates);
+      EXPECT_EQ(g[1].dx, g[0].dx);
+      EXPECT_EQ(g[1].dwx, g[0].dwx);
+      EXPECT_EQ(g[1].dwh, g[0].dwh);
+      EXPECT_EQ(g[1].db, g[0].db);
+      EXPECT_NE(g[0].dwx, grads_filled<T>(s, 0.25).dwx);  // the gradient did arrive
+    };
+    both(0.0);
+    both(0.0f);
+  }
+}
+
 // Time-reverses a (B, T, D) tensor.
 std::vector<double> flip_time(const std::vector<double>& v, int64_t B, int64_t T, int64_t D) {
   std::vector<double> out(v.size());

@@ -141,6 +141,7 @@ std::vector<NeuralKindInfo> rows_make() {
                        {"bidirectional", "true"},
                        {"head_width", "4"},
                        {"activation", "tanh"}}},
+                     {"relu_head", {{"hidden", "3"}, {"head_width", "4"}}},
                      {"per_position",
                       {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}}}},
       {.kind = NeuralKind::gpt2,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "nn/state_concat_linear.h"
 #include "nn/token_outputs.h"
 #include "ops/blas.h"
 #include "ops/lstm.h"
@@ -58,7 +59,10 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
   acts_.layer_out.resize(c_.layers);
   const T* inp = x;
   int64_t C = c_.d_in;
+  // x's non-zeros, once for layer 0's forward and backward and the "final" head.
+  acts_.x_is_sparse = sparse_rows_build(acts_.x_sparse, x, B * N, c_.d_in);
   for (int64_t l = 0; l < c_.layers; ++l) {
+    const SparseRows<T>* inp_sparse = l == 0 ? x_sparse() : nullptr;
     if (dirs() == 2) acts_.layer_out[l].resize(B * N * F);
     for (int64_t d = 0; d < dirs(); ++d) {
       Direction& dir = layer_[l][d];
@@ -68,7 +72,7 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
       dir.gates.resize(B * N * 4 * Hd);
       lstm_forward(dir.h.data(), dir.c.data(), dir.tanh_c.data(), dir.gates.data(), inp,
                    ps.value(dir.wx), ps.value(dir.wh), ps.value(dir.b),
-                   LstmShape{B, N, C, Hd, d == 1});
+                   LstmShape{B, N, C, Hd, d == 1}, inp_sparse);
       if (dirs() == 2) {
         for (int64_t r = 0; r < B * N; ++r)
           std::memcpy(acts_.layer_out[l].data() + r * F + d * Hd, dir.h.data() + r * Hd,
@@ -78,23 +82,36 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
     inp = layer_output(l);
     C = F;
   }
-  // Head inputs, one row per (sequence, position).
-  const T* last = layer_output(c_.layers - 1);
-  acts_.head_in.resize(B * N * head_in_);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = 0; i < N; ++i) {
-      T* row = acts_.head_in.data() + (b * N + i) * head_in_;
-      if (c_.readout == LstmReadout::final) {
-        std::memcpy(row, last + (b * N + N - 1) * F, sizeof(T) * Hd);
-        if (dirs() == 2) std::memcpy(row + Hd, last + (b * N) * F + Hd, sizeof(T) * Hd);
-        std::memcpy(row + F, x + (b * N + i) * c_.d_in, sizeof(T) * c_.d_in);
-      } else {
-        std::memcpy(row, last + (b * N + i) * F, sizeof(T) * F);
-      }
-    }
   acts_.head_out.resize(B * N * c_.d_out);
-  head_.forward(ps, acts_.head_in.data(), B * N, acts_.head_out.data());
+  const T* last = layer_output(c_.layers - 1);
+  if (c_.readout == LstmReadout::final) {
+    final_head_forward(last);
+  } else {
+    head_.forward(ps, last, B * N, acts_.head_out.data());
+  }
   token_outputs_gather(y, acts_.head_out.data(), B, N, c_.T_out, c_.d_out);
+}
+
+// Readout "final": the head's input row (b, i) is [s_b; x_{b,i}], s_b the state after the whole
+// sequence (F values: the last layer's h at position N − 1, and the backward direction's at 0).
+// Its first layer runs on s and x apart (nn/state_concat_linear.h), the rest of the head on
+// that layer's output.
+template <class T>
+void LstmNet<T>::final_head_forward(const T* last) {
+  auto& ps = this->params_;
+  const int64_t B = acts_.B, N = c_.T, Hd = c_.hidden, F = features(), o1 = head_.dims()[1];
+  acts_.state.resize(B * F);
+  for (int64_t b = 0; b < B; ++b) {
+    T* s = acts_.state.data() + b * F;
+    std::memcpy(s, last + (b * N + N - 1) * F, sizeof(T) * Hd);
+    if (dirs() == 2) std::memcpy(s + Hd, last + (b * N) * F + Hd, sizeof(T) * Hd);
+  }
+  acts_.first_state_part.resize(B * o1);
+  state_concat_linear_forward(head_.first_output(B * N), acts_.first_state_part.data(),
+                              acts_.state.data(), acts_.x, x_sparse(),
+                              ps.value(head_.weight_id(0)), ps.value(head_.bias_id(0)),
+                              StateConcatShape{B, N, F, c_.d_in, o1});
+  head_.forward_after_first(ps, B * N, acts_.head_out.data());
 }
 
 template <class T>
@@ -107,12 +124,8 @@ void LstmNet<T>::backward(const T* dy) {
   if (c_.readout == LstmReadout::final) {
     final_state_backward(d_head_out.data());
   } else {
-    std::vector<T>& d_head_in = grad_acts_.head_in;
-    d_head_in.assign(B * N * head_in_, T(0));
-    head_.backward(ps, d_head_out.data(), d_head_in.data());
-    grad_acts_.out.resize(B * N * F);
-    for (int64_t r = 0; r < B * N; ++r)
-      std::memcpy(grad_acts_.out.data() + r * F, d_head_in.data() + r * head_in_, sizeof(T) * F);
+    grad_acts_.out.assign(B * N * F, T(0));  // the head's input is the last layer's output
+    head_.backward(ps, d_head_out.data(), grad_acts_.out.data());
   }
 
   const T* d_cur = grad_acts_.out.data();  // ∂L/∂(layer l's output), (B, N, F)
@@ -137,7 +150,8 @@ void LstmNet<T>::backward(const T* dy) {
       }
       lstm_backward(d_below, ps.grad(dir.wx), ps.grad(dir.wh), ps.grad(dir.b), dh_dir, inp,
                     ps.value(dir.wx), ps.value(dir.wh), dir.h.data(), dir.c.data(),
-                    dir.tanh_c.data(), dir.gates.data(), LstmShape{B, N, C, Hd, d == 1});
+                    dir.tanh_c.data(), dir.gates.data(), LstmShape{B, N, C, Hd, d == 1},
+                    l == 0 ? x_sparse() : nullptr);
     }
     d_cur = d_below;
   }
@@ -146,15 +160,15 @@ void LstmNet<T>::backward(const T* dy) {
 // Readout "final": the head sees [s_b; x_i] with the same state s_b (F values) for every i, so
 // ∂L/∂s_b = Σ_i ∂L/∂(head input)[b, i, 0:F] = (Σ_i g0[b, i]) · W0[0:F, :]ᵀ, where g0 is the
 // gradient at the head's first linear layer's output and W0 its weight (head_in × o1): a
-// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows. grad_acts_.out holds
-// ∂L/∂(last layer's output): zero but in the rows of s (position N − 1, and position 0 for the
-// backward direction), which are the only rows ever written, so it is zeroed only when its size
-// changes.
+// (B × o1)·(o1 × F) product instead of the input gradient of all B·N rows; W0's gradient uses
+// the same sums (nn/state_concat_linear.h). grad_acts_.out holds ∂L/∂(last layer's output): zero
+// but in the rows of s (position N − 1, and position 0 for the backward direction), which are
+// the only rows ever written, so it is zeroed only when its size changes.
 template <class T>
 void LstmNet<T>::final_state_backward(const T* d_head_out) {
   auto& ps = this->params_;
   const int64_t B = acts_.B, N = c_.T, Hd = c_.hidden, F = features();
-  head_.backward(ps, d_head_out, nullptr);  // parameter gradients only
+  head_.backward(ps, d_head_out, nullptr);  // parameter gradients but W0's
   const T* g0 = head_.first_layer_dout();
   const int64_t o1 = head_.dims()[1];
   grad_acts_.state_sum.assign(B * o1, T(0));
@@ -165,6 +179,10 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
       for (int64_t j = 0; j < o1; ++j) sum[j] += g[j];
     }
   }
+  // The first layer's weight gradient, on s and x apart (its bias's is the head's).
+  state_concat_linear_backward(ps.grad(head_.weight_id(0)), g0, grad_acts_.state_sum.data(),
+                               acts_.state.data(), acts_.x, x_sparse(),
+                               StateConcatShape{B, N, F, c_.d_in, o1});
   grad_acts_.state.resize(B * F);
   gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1,
           ps.value(head_.weight_id(0)), o1, T(0), grad_acts_.state.data(), F);

@@ -18,6 +18,7 @@
 
 #include "nn/mlp_block.h"
 #include "nn/net.h"
+#include "ops/sparse_rows.h"
 
 namespace attn {
 
@@ -59,6 +60,10 @@ class LstmNet : public Net<T> {
   const T* layer_output(int64_t l) const {
     return dirs() == 1 ? layer_[l][0].h.data() : acts_.layer_out[l].data();
   }
+  const SparseRows<T>* x_sparse() const {
+    return acts_.x_is_sparse ? &acts_.x_sparse : nullptr;
+  }
+  void final_head_forward(const T* last);
   void final_state_backward(const T* d_head_out);
 
   LstmNetConfig c_;
@@ -70,14 +75,20 @@ class LstmNet : public Net<T> {
     int64_t B = 0;
     const T* x = nullptr;                  // the input (B, N, d_in), the caller's
     std::vector<std::vector<T>> layer_out;  // [layer] (B, N, F); bidirectional only
-    std::vector<T> head_in;                 // (B·N, head_in_)
     std::vector<T> head_out;                // (B·N, d_out)
+    // "final" read-out: the head's first layer on [s; x_i] without forming the rows
+    // (nn/state_concat_linear.h): the states s (B, F) and the layer's per-sequence part
+    // (B, o1); its output goes straight into the head's buffer (MlpBlock::first_output).
+    std::vector<T> state, first_state_part;
+    // x's non-zeros when it is mostly zeros (layer 0's forward and backward, the head).
+    SparseRows<T> x_sparse;
+    bool x_is_sparse = false;
   };
-  // Backward scratch, reused across steps: gradients w.r.t. the head's output and input, the
-  // last layer's output (B, N, F), one direction's h (B, N, Hd), the layer below's output (two
+  // Backward scratch, reused across steps: gradients w.r.t. the head's output, the last
+  // layer's output (B, N, F), one direction's h (B, N, Hd), the layer below's output (two
   // buffers, alternating), and the final state's (B, o1) and (B, F).
   struct ActivationGrads {
-    std::vector<T> head_out, head_in, out, dh, below[2], state_sum, state;
+    std::vector<T> head_out, out, dh, below[2], state_sum, state;
   };
   Activations acts_;
   ActivationGrads grad_acts_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "ops/linear.h"
 #include "ops/linear_relu_backward.h"
@@ -52,15 +53,45 @@ void MlpBlock<T>::init(ParamSet<T>& ps, uint64_t seed, const std::string& stream
 
 template <class T>
 void MlpBlock<T>::forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out) {
-  inp_ = inp;
-  rows_ = rows;
+  first_external_ = false;
   if (layers() == 0) {
+    inp_ = inp;
+    rows_ = rows;
     std::memcpy(out, inp, sizeof(T) * rows * dims_[0]);
     return;
   }
+  inp_is_sparse_ = sparse_rows_build(inp_sparse_, inp, rows, dims_[0]);
+  forward_layers(ps, inp, false, rows, out);
+}
+
+template <class T>
+T* MlpBlock<T>::first_output(int64_t rows) {
+  ATTN_ASSERT(layers() >= 1, "first_output needs a first layer");
   pre_.resize(layers());
   post_.resize(layers());
-  inp_is_sparse_ = sparse_rows_build(inp_sparse_, inp, rows, dims_[0]);
+  std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
+  buf.resize(static_cast<size_t>(rows * dims_[1]));
+  return buf.data();
+}
+
+template <class T>
+void MlpBlock<T>::forward_after_first(ParamSet<T>& ps, int64_t rows, T* out) {
+  std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
+  ATTN_ASSERT(static_cast<int64_t>(buf.size()) == rows * dims_[1],
+              "forward_after_first: first_output(rows) was not filled for these rows");
+  first_external_ = true;
+  inp_is_sparse_ = false;
+  forward_layers(ps, nullptr, true, rows, out);
+}
+
+// Layer by layer from inp, or from layer 0's output already in its buffer (first_done).
+template <class T>
+void MlpBlock<T>::forward_layers(ParamSet<T>& ps, const T* inp, bool first_done, int64_t rows,
+                                 T* out) {
+  inp_ = inp;
+  rows_ = rows;
+  pre_.resize(layers());
+  post_.resize(layers());
   const T* a = inp;
   for (int l = 0; l < layers(); ++l) {
     const bool last = l + 1 == layers();
@@ -69,7 +100,9 @@ void MlpBlock<T>::forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out) {
     const bool in_place = !last && act_ == Activation::relu;
     std::vector<T>& z_buf = in_place ? post_[l] : pre_[l];
     T* z = last ? out : (z_buf.resize(n_out), z_buf.data());
-    if (l == 0 && inp_is_sparse_) {
+    if (l == 0 && first_done) {
+      if (last && n_out > 0) std::memcpy(out, first_out_.data(), sizeof(T) * n_out);
+    } else if (l == 0 && inp_is_sparse_) {
       sparse_rows_times(z, dims_[1], inp_sparse_, ps.value(w_[0]), dims_[1], SparseRowSet{},
                         ps.value(b_[0]));  // z = b + x · w on x's non-zeros
     } else {
@@ -120,7 +153,8 @@ void MlpBlock<T>::backward(ParamSet<T>& ps, const T* dout, T* dinp) {
     }
     g = next.data();
   }
-  linear_backward(dinp, inp_is_sparse_ ? nullptr : ps.grad(w_[0]),
+  ATTN_ASSERT(!(first_external_ && dinp), "the caller computed the first layer: no dinp here");
+  linear_backward(dinp, inp_is_sparse_ || first_external_ ? nullptr : ps.grad(w_[0]),
                   bias_done ? nullptr : ps.grad(b_[0]), g, inp_, ps.value(w_[0]), rows_,
                   dims_[0], dims_[1]);
   if (inp_is_sparse_) sparse_rows_t_times(ps.grad(w_[0]), inp_sparse_, g, dims_[1], dims_[1]);

@@ -39,6 +39,13 @@ class MlpBlock {
   // Draws the weights from streams "<stream>.<prefix>.w<l>" of `seed`.
   void init(ParamSet<T>& ps, uint64_t seed, const std::string& stream) const;
   void forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out);
+  // forward() with the first linear layer's output (rows, dims[1], before any activation)
+  // computed by the caller (e.g. nn/state_concat_linear.h) into first_output(rows), the
+  // block's own buffer (no copy). Needs layers() >= 1. The backward() that follows leaves the
+  // first layer's weight gradient to the caller (from first_layer_dout()) and takes no dinp;
+  // every other gradient, the first bias's included, is accumulated as usual.
+  T* first_output(int64_t rows);
+  void forward_after_first(ParamSet<T>& ps, int64_t rows, T* out);
   // Accumulates parameter gradients, and dinp (rows, in) += ∂L/∂inp unless dinp is null.
   void backward(ParamSet<T>& ps, const T* dout, T* dinp);
   // After backward(): ∂L/∂(first linear layer's output) (rows, dims[1]). With the first layer's
@@ -48,6 +55,7 @@ class MlpBlock {
   // backward().
   const T* first_layer_dout() const { return first_dout_; }
   int weight_id(int l) const { return w_[l]; }
+  int bias_id(int l) const { return b_[l]; }
   // Whether the last forward()'s first layer ran on its input's non-zeros (see the top).
   bool first_layer_sparse() const { return inp_is_sparse_; }
 
@@ -68,6 +76,13 @@ class MlpBlock {
   const T* first_dout_ = nullptr;
   SparseRows<T> inp_sparse_;   // the input's non-zeros when the first layer took the sparse path
   bool inp_is_sparse_ = false;  // whether it did, for the last forward()
+  bool first_external_ = false;  // whether the last forward was forward_after_first()
+  std::vector<T> first_out_;     // first_output() of a one-layer block (else pre_/post_[0])
+  // Layer 0's output buffer: post_[0] for a hidden relu (applied in place), else pre_[0].
+  std::vector<T>& layer0_buffer() {
+    return layers() > 1 && act_ == Activation::relu ? post_[0] : pre_[0];
+  }
+  void forward_layers(ParamSet<T>& ps, const T* inp, bool first_done, int64_t rows, T* out);
 };
 
 // Draws U(−bound, bound) into count values (bound = 1/√fan_in for a layer), from the

@@ -52,6 +52,19 @@ LstmScratch<T>& lstm_scratch() {
   return s;
 }
 
+// x's non-zero list (rows b·L + t; step t: rows t, t + L, …): the caller's, else built into the
+// scratch; null when x is not sparse enough.
+template <class T>
+const SparseRows<T>* x_sparse_list(const SparseRows<T>* given, const T* x, int64_t rows,
+                                   int64_t C) {
+  if (given) {
+    ATTN_ASSERT(given->rows == rows && given->cols == C, "x's non-zero list has another shape");
+    return given;
+  }
+  SparseRows<T>& own = lstm_scratch<T>().x_sparse;
+  return sparse_rows_build(own, x, rows, C) ? &own : nullptr;
+}
+
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
 // (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
 // previous step.
@@ -149,7 +162,7 @@ void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t L, int6
 
 template <class T>
 void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
-                  const T* b, const LstmShape& s) {
+                  const T* b, const LstmShape& s, const SparseRows<T>* x_sparse) {
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
@@ -164,8 +177,8 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       std::fill(a, a + G, T(0));
     }
   };
-  SparseRows<T>& xs = lstm_scratch<T>().x_sparse;  // rows b·L + t; step t: rows t, t + L, …
-  const bool sparse = sparse_rows_build(xs, x, rows, C);
+  const SparseRows<T>* xsp = x_sparse_list(x_sparse, x, rows, C);
+  const bool sparse = xsp != nullptr;
   if (!sparse) {
     for (int64_t r = 0; r < rows; ++r) init_bias(r);
     gemm<T>(false, false, rows, G, C, T(1), x, C, wx, G, T(1), gates, G);
@@ -178,7 +191,7 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       if (!b) {
         for (int64_t bb = 0; bb < B; ++bb) init_bias(bb * L + t);
       }
-      sparse_rows_times(gates + t * G, L * G, xs, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
+      sparse_rows_times(gates + t * G, L * G, *xsp, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
     }
     if (step > 0) {
       // gates[:, t] += h[:, tp] · wh over the batch (row stride L·Hd and L·4Hd).
@@ -211,7 +224,7 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
 template <class T>
 void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
                    const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
-                   const LstmShape& s) {
+                   const LstmShape& s, const SparseRows<T>* x_sparse) {
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
@@ -225,7 +238,8 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   dc.assign(static_cast<size_t>(B * H), T(0));
   dhrec.assign(static_cast<size_t>(B * H), T(0));
   const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
-  const bool sparse_dwx = dwx && sparse_rows_build(sc.x_sparse, x, rows, C);
+  const SparseRows<T>* xsp = dwx ? x_sparse_list(x_sparse, x, rows, C) : nullptr;
+  const bool sparse_dwx = xsp != nullptr;
 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
@@ -241,7 +255,7 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
     cell_backward_step(cs, B, L, H);
     const T* d = da.data();
     // x[:, t] and dx[:, t]: rows strided by L·C.
-    if (sparse_dwx) sparse_rows_t_times(dwx, sc.x_sparse, d, G, G, SparseRowSet{t, B, L});
+    if (sparse_dwx) sparse_rows_t_times(dwx, *xsp, d, G, G, SparseRowSet{t, B, L});
     if (dwx && !sparse_dwx)
       gemm<T>(true, false, C, G, B, T(1), x + t * C, L * C, d, G, T(1), dwx, G);
     if (dx) gemm<T>(false, true, B, C, G, T(1), d, G, wx, G, T(1), dx + t * C, L * C);
@@ -301,9 +315,10 @@ void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, 
 
 #define ATTN_LSTM_INSTANTIATE(T)                                                                  \
   template void lstm_forward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,          \
-                                const LstmShape&);                                               \
+                                const LstmShape&, const SparseRows<T>*);                         \
   template void lstm_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,         \
-                                 const T*, const T*, const T*, const T*, const LstmShape&);      \
+                                 const T*, const T*, const T*, const T*, const LstmShape&,       \
+                                 const SparseRows<T>*);                                          \
   template void lstm_forward_ref<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,      \
                                     const LstmShape&);
 ATTN_LSTM_INSTANTIATE(float)

@@ -15,9 +15,15 @@
 // c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
 // Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
 // accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db.
+// A mostly-zero x (one- and multi-hot tokens) is multiplied by its non-zeros (ops/sparse_rows.h).
+// x_sparse, when given, is x's list as sparse_rows_build(·, x, B·T, C) made it (and found it
+// sparse enough), e.g. built once by a network for its first layer's forward, backward and head;
+// null: the layer builds it itself where x is sparse enough. Either way, the same bits.
 #pragma once
 
 #include <cstdint>
+
+#include "ops/sparse_rows.h"
 
 namespace attn {
 
@@ -28,11 +34,11 @@ struct LstmShape {
 
 template <class T>
 void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
-                  const T* b, const LstmShape& s);
+                  const T* b, const LstmShape& s, const SparseRows<T>* x_sparse = nullptr);
 template <class T>
 void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
                    const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
-                   const LstmShape& s);
+                   const LstmShape& s, const SparseRows<T>* x_sparse = nullptr);
 
 template <class T>
 void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
