@@ -14,6 +14,8 @@
 //   i  `attention`, N = 16, d' = 4, m = 64, 1 head, batch 256 (E1 at N = 16: 7 of 36, dense)
 //   j  `mlp`, N = 16, d' = 4, width 1024, depth 3, relu, batch 256 (sanford2023 E2's largest
 //      MLP: 576 → 1024 → 1024 → 64; no PyTorch twin: bench_mlp_gemms times its GEMMs alone)
+//   k  config c with the shipped experiments' LSTM head (sanford2023 E2, E3: head_width 128,
+//      relu): [h_T; x_i] → 128 → d'
 // and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
 // input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
 //   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32
@@ -92,6 +94,7 @@ struct Config {
   std::string id, model;
   int64_t N, d_out, m, heads, hidden, batch;
   int64_t layers = 0;  // transformer only (hop task, causal, learned positions)
+  int64_t head_width = 0;  // lstm only: 0 a linear head, else an MLP head of this width
 };
 const Config kConfigs[] = {
     {"a", "attention", 32, 4, 16, 1, 0, 64},        {"b", "attention", 32, 4, 64, 4, 0, 256},
@@ -104,6 +107,7 @@ const Config kConfigs[] = {
     {"i", "attention", 16, 4, 64, 1, 0, 256},
     // sanford2023 E2's largest MLP: width 1024, depth 3, N = 16 (one chunk: 1.7 M parameters).
     {"j", "mlp", 16, 4, 0, 0, 1024, 256},
+    {"k", "lstm", 32, 4, 0, 0, 128, 256, 0, 128},
 };
 constexpr int64_t kHopA = 4, kHopKMax = 8;  // the k-hop experiments' alphabet and k_max
 constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check
@@ -211,6 +215,7 @@ Setup setup_make(const Config& c) {
   ATTN_CHECK(st.task->shape().d_out == c.d_out, "bench_nn_train: config " + c.id + " d_out");
   if (c.model == "lstm") {
     st.mp.set_text("hidden", std::to_string(c.hidden));
+    st.mp.set_text("head_width", std::to_string(c.head_width));
   } else if (c.model == "mlp") {
     st.mp.set_text("width", std::to_string(c.hidden));
     st.mp.set_text("depth", "3");
@@ -235,7 +240,9 @@ double model_flops(const Config& c, const TaskShape& shape, int64_t B) {
   double f = 0;  // forward multiply-adds
   if (c.model == "lstm") {
     const double h = double(c.hidden);
-    f = rows * (din + h) * 4 * h + double(B) * N * (h + din) * dout;
+    const double hw = double(c.head_width);  // the head on the formed rows [h_T; x_i]
+    f = rows * (din + h) * 4 * h +
+        (hw > 0 ? rows * ((h + din) * hw + hw * dout) : rows * (h + din) * dout);
   } else if (c.model == "mlp") {  // depth 3: N·d_in → w → w → N·d_out on each sample
     const double w = double(c.hidden);
     f = double(B) * (N * din * w + w * w + w * N * dout);

@@ -7,6 +7,7 @@ d_in = d' + 2N, one output per position):
   a  attention unit, N = 32, d' = 4, m = 16, 1 head, batch 64 (the paper-scale unit)
   b  attention unit, N = 32, d' = 4, m = 64, 4 heads, batch 256
   c  LSTM, length 32, d' = 4, hidden 128, 1 layer, batch 256
+  k  config c with the shipped experiments' head: [h_T; x_i] → 128 (ReLU) → d'
   d, e  attention unit, N = 32, d' = 4, m = 16 / 32, 1 head, batch 256
   f  third-order unit, N = 16, d' = 4, m = 16, 1 head, batch 256
   t2 … t5  the k-hop experiments' causal transformer (hop task: N = 64, one-hot input width 9,
@@ -70,7 +71,9 @@ CONFIGS = {"a": ("attention", 32, 4, 16, 1, 0, 64),
            "f": ("third_order", 16, 4, 16, 1, 0, 256),
            "g": ("attention", 64, 4, 128, 1, 0, 256),
            "h": ("attention", 64, 4, 64, 1, 0, 256),
-           "i": ("attention", 16, 4, 64, 1, 0, 256)}
+           "i": ("attention", 16, 4, 64, 1, 0, 256),
+           "k": ("lstm", 32, 4, 0, 0, 128, 256)}
+HEAD_WIDTH = {"k": 128}  # LSTM configs with an MLP head (else linear)
 HOP_D_IN = 13  # A + k_max + 1 with A = 4, k_max = 8
 LAYERS = {}
 for _l in (2, 3, 4, 5):
@@ -186,13 +189,17 @@ class CausalTransformer(nn.Module):
 
 
 class LstmReadout(nn.Module):
-    def __init__(self, d_in, d_out, hidden):
+    def __init__(self, d_in, d_out, hidden, head_width=0):
         super().__init__()
         self.lstm = nn.LSTM(d_in, hidden, batch_first=True)
         with torch.no_grad():
             self.lstm.bias_hh_l0.zero_()
         self.lstm.bias_hh_l0.requires_grad_(False)  # one bias, as attnlab's
-        self.head = nn.Linear(hidden + d_in, d_out)
+        if head_width:
+            self.head = nn.Sequential(nn.Linear(hidden + d_in, head_width), nn.ReLU(),
+                                      nn.Linear(head_width, d_out))
+        else:
+            self.head = nn.Linear(hidden + d_in, d_out)
 
     def forward(self, x):  # x (B, N, d_in) -> (B, N, d_out)
         _, (h, _) = self.lstm(x)
@@ -200,9 +207,14 @@ class LstmReadout(nn.Module):
         return self.head(torch.cat([s, x], dim=-1))
 
     def attnlab_names(self):
-        return {"lstm0.wx": (self.lstm.weight_ih_l0, True), "lstm0.wh": (self.lstm.weight_hh_l0, True),
-                "lstm0.b": (self.lstm.bias_ih_l0, False),
-                "head.w0": (self.head.weight, True), "head.b0": (self.head.bias, False)}
+        names = {"lstm0.wx": (self.lstm.weight_ih_l0, True),
+                 "lstm0.wh": (self.lstm.weight_hh_l0, True),
+                 "lstm0.b": (self.lstm.bias_ih_l0, False)}
+        linears = [self.head[0], self.head[2]] if isinstance(self.head, nn.Sequential) else [self.head]
+        for l, lin in enumerate(linears):
+            names[f"head.w{l}"] = (lin.weight, True)
+            names[f"head.b{l}"] = (lin.bias, False)
+        return names
 
 
 def qsa_batches(rng, n_batches, B, N, d, q=2):
@@ -234,7 +246,9 @@ def make_model(cid, cfg):
         return CausalTransformer(d_in, d, N, m, heads, LAYERS[cid])
     if kind == "third_order":
         return ThirdOrderUnit(d_in, d, m, heads)
-    return AttentionUnit(d_in, d, m, heads) if kind == "attention" else LstmReadout(d_in, d, hidden)
+    if kind == "attention":
+        return AttentionUnit(d_in, d, m, heads)
+    return LstmReadout(d_in, d, hidden, HEAD_WIDTH.get(cid, 0))
 
 
 def loss_of(cfg, pred, y):
