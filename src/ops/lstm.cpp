@@ -101,6 +101,10 @@ ATTN_COPY_BODY void cell_backward_row(
   }
 }
 
+// How many sequences ahead the cell loops ask for their rows: a sequence's rows lie L·4Hd and L·Hd
+// floats apart, too far for the hardware prefetcher to follow from row to row.
+constexpr int64_t kCellAhead = 2;
+
 // Asks for the 64-byte cache lines that hold p[0 .. n) ahead of their use.
 template <class T>
 ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
@@ -113,13 +117,11 @@ template <class T>
 ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
                                                       int64_t L, int64_t H) {
   const int64_t G = 4 * H;
-  // A sequence's rows lie L·4Hd and L·Hd floats apart, too far for the hardware prefetcher to
-  // follow from row to row: the rows two sequences ahead are asked for in software
+  // The rows kCellAhead sequences ahead are asked for in software
   // (docs/performance.md#lstm-da-per-step).
-  constexpr int64_t ahead = 2;
   for (int64_t bb = 0; bb < B; ++bb) {
-    if (bb + ahead < B) {
-      const int64_t pb = bb + ahead;
+    if (bb + kCellAhead < B) {
+      const int64_t pb = bb + kCellAhead;
       prefetch_span(s.gates + pb * L * G, G);
       prefetch_span(s.tanh_c + pb * L * H, H);
       prefetch_span(s.c_prev + pb * s.cp_stride, H);
@@ -198,6 +200,16 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gates + t * G, L * G);
     }
     for (int64_t bb = 0; bb < B; ++bb) {
+      if (bb + kCellAhead < B) {
+        // The rows this loop reads (the gates, c's previous row) and writes (c, tanh c, h: lines
+        // no cache holds yet), kCellAhead sequences ahead (as in cell_backward_loop).
+        const int64_t pr = (bb + kCellAhead) * L + t;
+        prefetch_span(gates + pr * G, G);
+        prefetch_span(c + pr * H, H);
+        prefetch_span(tanh_c + pr * H, H);
+        prefetch_span(h + pr * H, H);
+        if (step > 0) prefetch_span(c + ((bb + kCellAhead) * L + tp) * H, H);
+      }
       T* a = gates + (bb * L + t) * G;
       vmath_sigmoid(a, a, 2 * H);  // i, f
       vmath_tanh(a + 2 * H, a + 2 * H, H);  // g
