@@ -142,6 +142,9 @@ std::vector<NeuralKindInfo> rows_make() {
                        {"head_width", "4"},
                        {"activation", "tanh"}}},
                      {"relu_head", {{"hidden", "3"}, {"head_width", "4"}}},
+                     // One-hot tokens, 9 wide: the first layer's and the head's products on
+                     // x's non-zeros (one list for both, nn/lstm_net.cpp).
+                     {"one_hot", {{"hidden", "3"}, {"head_width", "4"}}, 4, 2, 9},
                      {"per_position",
                       {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}}}},
       {.kind = NeuralKind::gpt2,

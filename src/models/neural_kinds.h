@@ -37,6 +37,9 @@ struct NeuralGradcheckSpec {
   std::vector<std::pair<std::string, std::string>> set;  // [model] key = value (text)
   int64_t T_out = 4;
   int64_t d_out = 2;  // 3 = d_in: a head tied to the input embedding (gpt2)
+  // > 0: x is one-hot (one non-zero of this many columns a token: the sparse input paths),
+  // else 3 columns uniform in [−1, 1].
+  int64_t one_hot_d_in = 0;
 };
 
 template <class T>

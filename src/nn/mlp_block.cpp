@@ -71,14 +71,16 @@ T* MlpBlock<T>::first_output(int64_t rows) {
   post_.resize(layers());
   std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
   buf.resize(static_cast<size_t>(rows * dims_[1]));
+  first_handed_out_ = true;
   return buf.data();
 }
 
 template <class T>
 void MlpBlock<T>::forward_after_first(ParamSet<T>& ps, int64_t rows, T* out) {
   std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
-  ATTN_ASSERT(static_cast<int64_t>(buf.size()) == rows * dims_[1],
+  ATTN_ASSERT(first_handed_out_ && static_cast<int64_t>(buf.size()) == rows * dims_[1],
               "forward_after_first: first_output(rows) was not filled for these rows");
+  first_handed_out_ = false;
   first_external_ = true;
   inp_is_sparse_ = false;
   forward_layers(ps, nullptr, true, rows, out);

@@ -41,9 +41,11 @@ class MlpBlock {
   void forward(ParamSet<T>& ps, const T* inp, int64_t rows, T* out);
   // forward() with the first linear layer's output (rows, dims[1], before any activation)
   // computed by the caller (e.g. nn/state_concat_linear.h) into first_output(rows), the
-  // block's own buffer (no copy). Needs layers() >= 1. The backward() that follows leaves the
-  // first layer's weight gradient to the caller (from first_layer_dout()) and takes no dinp;
-  // every other gradient, the first bias's included, is accumulated as usual.
+  // block's own buffer (the next layer reads it there; a one-layer block copies it to out).
+  // Needs layers() >= 1, and first_output(rows) called before each forward_after_first. The
+  // backward() that follows leaves the first layer's weight gradient to the caller (from
+  // first_layer_dout()) and takes no dinp; every other gradient, the first bias's included,
+  // is accumulated as usual.
   T* first_output(int64_t rows);
   void forward_after_first(ParamSet<T>& ps, int64_t rows, T* out);
   // Accumulates parameter gradients, and dinp (rows, in) += ∂L/∂inp unless dinp is null.
@@ -77,6 +79,7 @@ class MlpBlock {
   SparseRows<T> inp_sparse_;   // the input's non-zeros when the first layer took the sparse path
   bool inp_is_sparse_ = false;  // whether it did, for the last forward()
   bool first_external_ = false;  // whether the last forward was forward_after_first()
+  bool first_handed_out_ = false;  // first_output() called since the last forward_after_first()
   std::vector<T> first_out_;     // first_output() of a one-layer block (else pre_/post_[0])
   // Layer 0's output buffer: post_[0] for a hidden relu (applied in place), else pre_[0].
   std::vector<T>& layer0_buffer() {
