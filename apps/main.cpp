@@ -88,10 +88,7 @@ int main(int argc, char** argv) {
                          return std::string("attnlab ") + attn::kVersion + " (" +
                                 attn::kGitCommit + ")\nOpenBLAS core " + attn::blas_core_name() +
                                 ", attnlab kernels " + attn::isa_name(attn::isa_active()) +
-                                (attn::blas_core_replaced().empty()
-                                     ? std::string()
-                                     : " (in place of OpenBLAS's fallback " +
-                                           attn::blas_core_replaced() + ")");
+                                attn::blas_core_replaced_note();
                        }));
   app.require_subcommand(1);
   app.footer(

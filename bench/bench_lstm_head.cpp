@@ -75,11 +75,7 @@ int bench_main(int argc, char** argv) {
   SparseRows<float> xs;
   const bool sparse = sparse_rows_build(xs, x.data(), R, C);
   std::vector<float> rows(R * W), y(R * kOut), zs(B * o1), g_sum(B * o1);
-  auto sequence_sums = [&](const float* g0) {
-    std::fill(g_sum.begin(), g_sum.end(), 0.f);
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t j = 0; j < o1; ++j) g_sum[(r / N) * o1 + j] += g0[r * o1 + j];
-  };
+  const StateConcatShape sh{B, N, F, C, o1};
   auto run_formed = [&] {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < N; ++i) {
@@ -89,16 +85,15 @@ int bench_main(int argc, char** argv) {
       }
     formed.forward(ps, rows.data(), R, y.data());
     formed.backward(ps, dout.data(), nullptr);
-    sequence_sums(formed.first_layer_dout());
+    state_concat_sequence_sums(g_sum.data(), formed.first_layer_dout(), sh);
   };
-  const StateConcatShape sh{B, N, F, C, o1};
   auto run_split = [&] {
     state_concat_linear_forward(split.first_output(R), zs.data(), s.data(), x.data(),
                                 sparse ? &xs : nullptr, ps.value(split.weight_id(0)),
                                 ps.value(split.bias_id(0)), sh);
     split.forward_after_first(ps, R, y.data());
     split.backward(ps, dout.data(), nullptr);
-    sequence_sums(split.first_layer_dout());
+    state_concat_sequence_sums(g_sum.data(), split.first_layer_dout(), sh);
     state_concat_linear_backward(ps.grad(split.weight_id(0)), split.first_layer_dout(),
                                  g_sum.data(), s.data(), x.data(), sparse ? &xs : nullptr, sh);
   };

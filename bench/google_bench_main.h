@@ -20,10 +20,7 @@ inline int google_benchmark_main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("attnlab_isa", isa_name(isa_active()));
-  std::string core = blas_core_name();
-  if (!blas_core_replaced().empty())
-    core += " (in place of OpenBLAS's fallback " + blas_core_replaced() + ")";
-  benchmark::AddCustomContext("openblas_core", core);
+  benchmark::AddCustomContext("openblas_core", blas_core_name() + blas_core_replaced_note());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -85,9 +85,8 @@ void check_against_formed_rows(const StateConcatShape& sh, bool one_hot, double 
   linear_forward_ref(z_ref.data(), rows.data(), w.data(), bias.data(), R, W, sh.n);
   EXPECT_LE(max_abs_diff(z, z_ref), tol);
 
-  std::vector<T> g_sum(static_cast<size_t>(sh.B * sh.n), T(0));
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < sh.n; ++j) g_sum[(r / sh.N) * sh.n + j] += g[r * sh.n + j];
+  std::vector<T> g_sum(static_cast<size_t>(sh.B * sh.n));
+  state_concat_sequence_sums(g_sum.data(), g.data(), sh);
   // Accumulates: both start from the same non-zero values.
   std::vector<T> dw = uniform<T>(W * sh.n, 6, "state_concat.dw0"), dw_ref = dw;
   state_concat_linear_backward(dw.data(), g.data(), g_sum.data(), s.data(), x.data(),
@@ -164,9 +163,8 @@ void check_head(const std::vector<int64_t>& hidden, Activation act, bool one_hot
   whole.backward(ps, dout.data(), nullptr);
   split.backward(ps, dout.data(), nullptr);
   const T* g0 = split.first_layer_dout();
-  std::vector<T> g0v(g0, g0 + R * o1), g_sum(static_cast<size_t>(sh.B * o1), T(0));
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < o1; ++j) g_sum[(r / sh.N) * o1 + j] += g0v[r * o1 + j];
+  std::vector<T> g0v(g0, g0 + R * o1), g_sum(static_cast<size_t>(sh.B * o1));
+  state_concat_sequence_sums(g_sum.data(), g0v.data(), shn);
   // The block left W0's gradient alone.
   const auto& e0 = ps.entry(split.weight_id(0));
   EXPECT_EQ(std::vector<T>(ps.grad(split.weight_id(0)), ps.grad(split.weight_id(0)) + e0.size),

@@ -57,6 +57,10 @@ std::string& replaced() {
 
 const std::string& blas_core_replaced() { return replaced(); }
 void blas_core_replaced_set(std::string fallback) { replaced() = std::move(fallback); }
+std::string blas_core_replaced_note() {
+  if (replaced().empty()) return "";
+  return " (in place of OpenBLAS's fallback " + replaced() + ")";
+}
 
 const char* blas_core_name() {
   const char* name = openblas_get_corename != nullptr ? openblas_get_corename() : nullptr;

@@ -35,5 +35,8 @@ const char* blas_core_name();
 // or "" when OpenBLAS's own choice stands. Set by blas_reexec_once in the re-executed image.
 const std::string& blas_core_replaced();
 void blas_core_replaced_set(std::string fallback);
+// " (in place of OpenBLAS's fallback <name>)" when the core was replaced, else "": the words
+// `attnlab --version` and the benches' context print (python/attnlab parses the version line).
+std::string blas_core_replaced_note();
 
 }  // namespace attn

@@ -171,18 +171,12 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
   head_.backward(ps, d_head_out, nullptr);  // parameter gradients but W0's
   const T* g0 = head_.first_layer_dout();
   const int64_t o1 = head_.dims()[1];
-  grad_acts_.state_sum.assign(B * o1, T(0));
-  for (int64_t b = 0; b < B; ++b) {
-    T* sum = grad_acts_.state_sum.data() + b * o1;
-    for (int64_t i = 0; i < N; ++i) {
-      const T* g = g0 + (b * N + i) * o1;
-      for (int64_t j = 0; j < o1; ++j) sum[j] += g[j];
-    }
-  }
+  const StateConcatShape sh{B, N, F, c_.d_in, o1};
+  grad_acts_.state_sum.resize(B * o1);
+  state_concat_sequence_sums(grad_acts_.state_sum.data(), g0, sh);
   // The first layer's weight gradient, on s and x apart (its bias's is the head's).
   state_concat_linear_backward(ps.grad(head_.weight_id(0)), g0, grad_acts_.state_sum.data(),
-                               acts_.state.data(), acts_.x, x_sparse(),
-                               StateConcatShape{B, N, F, c_.d_in, o1});
+                               acts_.state.data(), acts_.x, x_sparse(), sh);
   grad_acts_.state.resize(B * F);
   gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1,
           ps.value(head_.weight_id(0)), o1, T(0), grad_acts_.state.data(), F);

@@ -69,7 +69,7 @@ T* MlpBlock<T>::first_output(int64_t rows) {
   ATTN_ASSERT(layers() >= 1, "first_output needs a first layer");
   pre_.resize(layers());
   post_.resize(layers());
-  std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
+  std::vector<T>& buf = first_output_buffer();
   buf.resize(static_cast<size_t>(rows * dims_[1]));
   first_handed_out_ = true;
   return buf.data();
@@ -77,7 +77,7 @@ T* MlpBlock<T>::first_output(int64_t rows) {
 
 template <class T>
 void MlpBlock<T>::forward_after_first(ParamSet<T>& ps, int64_t rows, T* out) {
-  std::vector<T>& buf = layers() == 1 ? first_out_ : layer0_buffer();
+  const std::vector<T>& buf = first_output_buffer();
   ATTN_ASSERT(first_handed_out_ && static_cast<int64_t>(buf.size()) == rows * dims_[1],
               "forward_after_first: first_output(rows) was not filled for these rows");
   first_handed_out_ = false;
@@ -103,7 +103,7 @@ void MlpBlock<T>::forward_layers(ParamSet<T>& ps, const T* inp, bool first_done,
     std::vector<T>& z_buf = in_place ? post_[l] : pre_[l];
     T* z = last ? out : (z_buf.resize(n_out), z_buf.data());
     if (l == 0 && first_done) {
-      if (last && n_out > 0) std::memcpy(out, first_out_.data(), sizeof(T) * n_out);
+      if (last && n_out > 0) std::memcpy(out, pre_[0].data(), sizeof(T) * n_out);
     } else if (l == 0 && inp_is_sparse_) {
       sparse_rows_times(z, dims_[1], inp_sparse_, ps.value(w_[0]), dims_[1], SparseRowSet{},
                         ps.value(b_[0]));  // z = b + x · w on x's non-zeros

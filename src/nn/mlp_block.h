@@ -80,9 +80,9 @@ class MlpBlock {
   bool inp_is_sparse_ = false;  // whether it did, for the last forward()
   bool first_external_ = false;  // whether the last forward was forward_after_first()
   bool first_handed_out_ = false;  // first_output() called since the last forward_after_first()
-  std::vector<T> first_out_;     // first_output() of a one-layer block (else pre_/post_[0])
-  // Layer 0's output buffer: post_[0] for a hidden relu (applied in place), else pre_[0].
-  std::vector<T>& layer0_buffer() {
+  // Where forward_after_first finds layer 0's output: post_[0] for a hidden relu (applied in
+  // place), else pre_[0] (which a one-layer block, writing its output to out, has free).
+  std::vector<T>& first_output_buffer() {
     return layers() > 1 && act_ == Activation::relu ? post_[0] : pre_[0];
   }
   void forward_layers(ParamSet<T>& ps, const T* inp, bool first_done, int64_t rows, T* out);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/blas.h"
+#include "ops/linear.h"
 
 namespace attn {
 
@@ -12,16 +13,7 @@ void state_concat_linear_forward(T* z, T* zs, const T* s, const T* x, const Spar
                                  const T* w, const T* bias, const StateConcatShape& sh) {
   const int64_t B = sh.B, N = sh.N, F = sh.F, C = sh.C, n = sh.n;
   if (B == 0 || N == 0 || n == 0) return;
-  // zs = bias + s · w[0:F], one row per sequence.
-  for (int64_t b = 0; b < B; ++b) {
-    T* row = zs + b * n;
-    if (bias) {
-      std::copy(bias, bias + n, row);
-    } else {
-      std::fill(row, row + n, T(0));
-    }
-  }
-  if (F > 0) gemm<T>(false, false, B, n, F, T(1), s, F, w, n, T(1), zs, n);
+  linear_forward(zs, s, w, bias, B, F, n);  // zs = bias + s · w[0:F], one row per sequence
   const T* wx = w + F * n;
   if (xs) {
     for (int64_t b = 0; b < B; ++b)  // z[b, i] = zs[b] + x_{b,i} · wx on x's non-zeros
@@ -34,16 +26,31 @@ void state_concat_linear_forward(T* z, T* zs, const T* s, const T* x, const Spar
 }
 
 template <class T>
+void state_concat_sequence_sums(T* g_sum, const T* g, const StateConcatShape& sh) {
+  const int64_t N = sh.N, n = sh.n;
+  for (int64_t b = 0; b < sh.B; ++b) {
+    T* sum = g_sum + b * n;
+    std::fill(sum, sum + n, T(0));
+    for (int64_t i = 0; i < N; ++i) {
+      const T* row = g + (b * N + i) * n;
+      for (int64_t j = 0; j < n; ++j) sum[j] += row[j];
+    }
+  }
+}
+
+template <class T>
 void state_concat_linear_backward(T* dw, const T* g, const T* g_sum, const T* s, const T* x,
                                   const SparseRows<T>* xs, const StateConcatShape& sh) {
   const int64_t B = sh.B, N = sh.N, F = sh.F, C = sh.C, n = sh.n;
   if (B == 0 || N == 0 || n == 0) return;
-  if (F > 0) gemm<T>(true, false, F, n, B, T(1), s, F, g_sum, n, T(1), dw, n);
+  // The weight gradients of the two parts as linear layers: of the states' with g_sum, of the
+  // tokens' with every row's g.
+  linear_backward<T>(nullptr, dw, nullptr, g_sum, s, nullptr, B, F, n);
   T* dwx = dw + F * n;
   if (xs) {
     sparse_rows_t_times(dwx, *xs, g, n, n);
-  } else if (C > 0) {
-    gemm<T>(true, false, C, n, B * N, T(1), x, C, g, n, T(1), dwx, n);
+  } else {
+    linear_backward<T>(nullptr, dwx, nullptr, g, x, nullptr, B * N, C, n);
   }
 }
 
@@ -53,6 +60,8 @@ template void state_concat_linear_forward<float>(float*, float*, const float*, c
 template void state_concat_linear_forward<double>(double*, double*, const double*, const double*,
                                                   const SparseRows<double>*, const double*,
                                                   const double*, const StateConcatShape&);
+template void state_concat_sequence_sums<float>(float*, const float*, const StateConcatShape&);
+template void state_concat_sequence_sums<double>(double*, const double*, const StateConcatShape&);
 template void state_concat_linear_backward<float>(float*, const float*, const float*,
                                                   const float*, const float*,
                                                   const SparseRows<float>*,

@@ -28,6 +28,11 @@ template <class T>
 void state_concat_linear_forward(T* z, T* zs, const T* s, const T* x, const SparseRows<T>* xs,
                                  const T* w, const T* bias, const StateConcatShape& sh);
 
+// g_sum[b] = Σ_i g[b, i] (B, n), summed over i in order: the per-sequence sums the backward and
+// the state's gradient take.
+template <class T>
+void state_concat_sequence_sums(T* g_sum, const T* g, const StateConcatShape& sh);
+
 template <class T>
 void state_concat_linear_backward(T* dw, const T* g, const T* g_sum, const T* s, const T* x,
                                   const SparseRows<T>* xs, const StateConcatShape& sh);

@@ -17,9 +17,9 @@
 // accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db.
 // A mostly-zero x (one- and multi-hot tokens) is multiplied by its non-zeros (ops/sparse_rows.h).
 // x_sparse, when given, is this very x's list as sparse_rows_build(·, x, B·T, C) made it (and
-// found it sparse enough; only its shape is checked), e.g. built once by a network for its
-// first layer's forward, backward and head;
-// null: the layer builds it itself where x is sparse enough. Either way, the same bits.
+// found it sparse enough; only its shape is checked), e.g. built once by a network for its first
+// layer's forward, backward and head; null: the layer builds it itself where x is sparse enough.
+// Either way, the same bits.
 #pragma once
 
 #include <cstdint>
