@@ -3,11 +3,13 @@
 // them, as LstmNet did before 2026-12-06) and with the first layer on s and x apart
 // (nn/state_concat_linear.h, MlpBlock::forward_after_first, as it does now). Both compute every
 // head parameter's gradient and the per-sequence sums of the first layer's output gradient that
-// the state's gradient needs. x has `nnz` distinct non-zero columns a row; its non-zero list is
-// built outside the timed part (LstmNet builds it for the first layer anyway).
+// the state's gradient needs. With a hidden layer (head_width > 0) and x sparse, a third way: the
+// fused head LstmNet runs since 2026-12-06 (ops/sparse_relu_head.h). x has `nnz` distinct non-zero
+// columns a row; its non-zero list is built outside the timed part (LstmNet builds it for the
+// first layer anyway).
 // Defaults: bench_nn_train's config c (B 256, N 32, F 128, C 68, 7 non-zeros, a linear head to
 // 4 outputs); head_width 128 is config k's head (the shipped experiments'). Each round: `reps`
-// pairs, formed then split, the median CPU ms of each and their ratio.
+// times formed, split (and fused), the median CPU ms of each and the ratios.
 // Usage: bench_lstm_head [B N F C nnz head_width [rounds [reps]]]  (default 256 32 128 68 7 0 5 15)
 #include <algorithm>
 #include <cmath>
@@ -22,6 +24,8 @@
 #include "nn/mlp_block.h"
 #include "nn/param_set.h"
 #include "nn/state_concat_linear.h"
+#include "ops/linear.h"
+#include "ops/sparse_relu_head.h"
 #include "ops/sparse_rows.h"
 
 namespace attn::bench {
@@ -50,14 +54,17 @@ int bench_main(int argc, char** argv) {
   if (hw > 0) dims.push_back(hw);
   dims.push_back(kOut);
   ParamSet<float> ps;
-  MlpBlock<float> formed, split;
+  MlpBlock<float> formed, split, fused;  // fused: only its parameters
   formed.declare(ps, "formed", dims, Activation::relu);
   split.declare(ps, "split", dims, Activation::relu);
+  fused.declare(ps, "fused", dims, Activation::relu);
   ps.allocate();
   formed.init(ps, 1, "bench");
   for (int l = 0; l < formed.layers(); ++l)  // the same weights on both sides
     for (auto [from, to] : {std::pair{formed.weight_id(l), split.weight_id(l)},
-                            std::pair{formed.bias_id(l), split.bias_id(l)}})
+                            std::pair{formed.bias_id(l), split.bias_id(l)},
+                            std::pair{formed.weight_id(l), fused.weight_id(l)},
+                            std::pair{formed.bias_id(l), fused.bias_id(l)}})
       std::copy(ps.value(from), ps.value(from) + ps.entry(from).size, ps.value(to));
   const int64_t o1 = dims[1];
 
@@ -97,19 +104,39 @@ int bench_main(int argc, char** argv) {
     state_concat_linear_backward(ps.grad(split.weight_id(0)), split.first_layer_dout(),
                                  g_sum.data(), s.data(), x.data(), sparse ? &xs : nullptr, sh);
   };
+  const bool with_fused = hw > 0 && sparse;
+  auto run_fused = [&] {
+    const float* w0 = ps.value(fused.weight_id(0));
+    float* dw0 = ps.grad(fused.weight_id(0));
+    linear_forward(zs.data(), s.data(), w0, ps.value(fused.bias_id(0)), B, F, o1);
+    const SparseReluHeadShape hs{B, N, o1, kOut};
+    sparse_relu_head_forward(y.data(), zs.data(), xs, w0 + F * o1, ps.value(fused.weight_id(1)),
+                             ps.value(fused.bias_id(1)), hs);
+    sparse_relu_head_backward(g_sum.data(), dw0 + F * o1, ps.grad(fused.bias_id(0)),
+                              ps.grad(fused.weight_id(1)), ps.grad(fused.bias_id(1)), dout.data(),
+                              zs.data(), xs, w0 + F * o1, ps.value(fused.weight_id(1)), hs);
+    linear_backward<float>(nullptr, dw0, nullptr, g_sum.data(), s.data(), nullptr, B, F, o1);
+  };
   for (int r = 0; r < rounds; ++r) {
-    std::vector<double> tf, ts;
+    std::vector<double> tf, ts, tu;
     for (int k = 0; k < reps; ++k) {
       ps.zero_grad();
       const double c0 = cpu_s();
       run_formed();
       const double c1 = cpu_s();
       run_split();
-      ts.push_back(cpu_s() - c1);
+      const double c2 = cpu_s();
+      if (with_fused) run_fused();
+      tu.push_back(cpu_s() - c2);
+      ts.push_back(c2 - c1);
       tf.push_back(c1 - c0);
     }
-    std::printf("round=%d x_sparse=%d formed_ms=%.3f split_ms=%.3f ratio=%.2f\n", r, int(sparse),
+    std::printf("round=%d x_sparse=%d formed_ms=%.3f split_ms=%.3f ratio=%.2f", r, int(sparse),
                 1e3 * median(tf), 1e3 * median(ts), median(tf) / median(ts));
+    if (with_fused)
+      std::printf(" fused_ms=%.3f split_over_fused=%.2f", 1e3 * median(tu),
+                  median(ts) / median(tu));
+    std::printf("\n");
   }
   // The two ways' gradients of the last pair (same weights, same data): their largest difference.
   float diff = 0;
@@ -121,6 +148,15 @@ int bench_main(int argc, char** argv) {
         diff = std::max(diff, std::abs(ps.grad(id[0])[k] - ps.grad(id[1])[k]));
   }
   std::printf("largest gradient difference formed vs split: %.3g\n", diff);
+  if (with_fused) {
+    float dfu = 0;
+    for (size_t l = 0; l < dims.size() - 1; ++l)
+      for (const auto& id : {std::pair{split.weight_id(int(l)), fused.weight_id(int(l))},
+                             std::pair{split.bias_id(int(l)), fused.bias_id(int(l))}})
+        for (int64_t k = 0; k < ps.entry(id.first).size; ++k)
+          dfu = std::max(dfu, std::abs(ps.grad(id.first)[k] - ps.grad(id.second)[k]));
+    std::printf("largest gradient difference split vs fused: %.3g\n", dfu);
+  }
   return 0;
 }
 

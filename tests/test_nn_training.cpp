@@ -590,7 +590,10 @@ TEST(NeuralModel, ThreadCountChangesNoBitOfAnyModel) {
       {"mlp", {{"task.N", "5"}, {"task.q", "2"}, {"model.width", "16"}, {"train.batch", "256"}}},
       // 188 k parameters: one chunk (train/trainer.h), replicas idle at 2 and 3 threads.
       {"mlp", {{"task.N", "5"}, {"task.q", "2"}, {"model.width", "400"}, {"train.batch", "256"}}},
-      {"lstm", {{"task.N", "16"}, {"task.q", "1"}, {"model.hidden", "6"}}}};
+      {"lstm", {{"task.N", "16"}, {"task.q", "1"}, {"model.hidden", "6"}}},
+      // With a relu head of one hidden layer: the fused head (ops/sparse_relu_head.h).
+      {"lstm",
+       {{"task.N", "16"}, {"task.q", "1"}, {"model.hidden", "6"}, {"model.head_width", "8"}}}};
   for (const auto& [model, settings] : runs) {
     SCOPED_TRACE(model);
     auto outputs = [&](int threads) {

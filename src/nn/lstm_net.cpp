@@ -8,7 +8,9 @@
 #include "nn/state_concat_linear.h"
 #include "nn/token_outputs.h"
 #include "ops/blas.h"
+#include "ops/linear.h"
 #include "ops/lstm.h"
+#include "ops/sparse_relu_head.h"
 
 namespace attn {
 
@@ -95,7 +97,9 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
 // Readout "final": the head's input row (b, i) is [s_b; x_{b,i}], s_b the state after the whole
 // sequence (F values: the last layer's h at position N − 1, and the backward direction's at 0).
 // Its first layer runs on s and x apart (nn/state_concat_linear.h), the rest of the head on
-// that layer's output.
+// that layer's output; with one hidden relu layer and x mostly zeros, all but the states' part
+// runs fused, a row at a time (ops/sparse_relu_head.h: y and W1's gradient then differ from the
+// unfused path's by rounding).
 template <class T>
 void LstmNet<T>::final_head_forward(const T* last) {
   auto& ps = this->params_;
@@ -107,6 +111,17 @@ void LstmNet<T>::final_head_forward(const T* last) {
     if (dirs() == 2) std::memcpy(s + Hd, last + (b * N) * F + Hd, sizeof(T) * Hd);
   }
   acts_.first_state_part.resize(B * o1);
+  acts_.head_fused = final_head_fusable();
+  if (acts_.head_fused) {
+    // zs = b0 + s · W0[0:F] per sequence; the rest of the head a row at a time.
+    const T* w0 = ps.value(head_.weight_id(0));
+    linear_forward(acts_.first_state_part.data(), acts_.state.data(), w0,
+                   ps.value(head_.bias_id(0)), B, F, o1);
+    sparse_relu_head_forward(acts_.head_out.data(), acts_.first_state_part.data(), *x_sparse(),
+                             w0 + F * o1, ps.value(head_.weight_id(1)),
+                             ps.value(head_.bias_id(1)), SparseReluHeadShape{B, N, o1, c_.d_out});
+    return;
+  }
   state_concat_linear_forward(head_.first_output(B * N), acts_.first_state_part.data(),
                               acts_.state.data(), acts_.x, x_sparse(),
                               ps.value(head_.weight_id(0)), ps.value(head_.bias_id(0)),
@@ -168,15 +183,29 @@ template <class T>
 void LstmNet<T>::final_state_backward(const T* d_head_out) {
   auto& ps = this->params_;
   const int64_t B = acts_.B, N = c_.T, Hd = c_.hidden, F = features();
-  head_.backward(ps, d_head_out, nullptr);  // parameter gradients but W0's
-  const T* g0 = head_.first_layer_dout();
   const int64_t o1 = head_.dims()[1];
-  const StateConcatShape sh{B, N, F, c_.d_in, o1};
   grad_acts_.state_sum.resize(B * o1);
-  state_concat_sequence_sums(grad_acts_.state_sum.data(), g0, sh);
-  // The first layer's weight gradient, on s and x apart (its bias's is the head's).
-  state_concat_linear_backward(ps.grad(head_.weight_id(0)), g0, grad_acts_.state_sum.data(),
-                               acts_.state.data(), acts_.x, x_sparse(), sh);
+  if (acts_.head_fused) {
+    // Every head gradient but the states' part of W0's, and g_sum (ops/sparse_relu_head.h).
+    T* dw0 = ps.grad(head_.weight_id(0));
+    const T* wx = ps.value(head_.weight_id(0)) + F * o1;
+    sparse_relu_head_backward(grad_acts_.state_sum.data(), dw0 + F * o1,
+                              ps.grad(head_.bias_id(0)), ps.grad(head_.weight_id(1)),
+                              ps.grad(head_.bias_id(1)), d_head_out,
+                              acts_.first_state_part.data(), *x_sparse(), wx,
+                              ps.value(head_.weight_id(1)),
+                              SparseReluHeadShape{B, N, o1, c_.d_out});
+    linear_backward<T>(nullptr, dw0, nullptr, grad_acts_.state_sum.data(), acts_.state.data(),
+                       nullptr, B, F, o1);  // dW0[0:F] += sᵀ · g_sum
+  } else {
+    head_.backward(ps, d_head_out, nullptr);  // parameter gradients but W0's
+    const T* g0 = head_.first_layer_dout();
+    const StateConcatShape sh{B, N, F, c_.d_in, o1};
+    state_concat_sequence_sums(grad_acts_.state_sum.data(), g0, sh);
+    // The first layer's weight gradient, on s and x apart (its bias's is the head's).
+    state_concat_linear_backward(ps.grad(head_.weight_id(0)), g0, grad_acts_.state_sum.data(),
+                                 acts_.state.data(), acts_.x, x_sparse(), sh);
+  }
   grad_acts_.state.resize(B * F);
   gemm<T>(false, true, B, F, o1, T(1), grad_acts_.state_sum.data(), o1,
           ps.value(head_.weight_id(0)), o1, T(0), grad_acts_.state.data(), F);
@@ -187,6 +216,11 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
     std::memcpy(grad_acts_.out.data() + (b * N + N - 1) * F, ds, sizeof(T) * Hd);
     if (dirs() == 2) std::memcpy(grad_acts_.out.data() + (b * N) * F + Hd, ds + Hd, sizeof(T) * Hd);
   }
+}
+
+template <class T>
+bool LstmNet<T>::final_head_fusable() const {
+  return head_.layers() == 2 && c_.activation == Activation::relu && x_sparse() != nullptr;
 }
 
 template <class T>
