@@ -3,15 +3,16 @@
 // sparse_rows_times (float) keeps 32 outputs of one row in registers while it adds v · w[k, slice]
 // for each non-zero (k, v) of the row, so out is read and written once per row.
 // sparse_rows_t_times (float) works on blocks of rows, their non-zeros grouped by column (a
-// counting sort that keeps each column's entries in row order): for each column and 32-column
-// slice of dw, the slice is loaded once into registers, the scaled slices of d of the column's
-// entries are added in row order, and it is stored once (before 2026-12-05 each non-zero loaded
-// and stored its column's slice: bound by stores). The order of the additions into each dw
-// element is the rows' order either way, so the bits are the same.
+// counting sort that keeps each column's entries in row order): for each column and slice of dw
+// (128 columns, eight 16-float vectors, in the AVX-512 copy, then 32), the slice is loaded once
+// into registers, the scaled slices of d of the column's entries are added in row order, and it
+// is stored once (before 2026-12-05 each non-zero loaded and stored its column's slice: bound by
+// stores). The order of the additions into each dw element is the rows' order either way, so the
+// bits are the same.
 // The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h);
-// the slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times, two 16-float
-// vectors. Each output element gets the same operations in the same order in every copy, and this
-// file is built with -ffp-contract=off, so that the copies round alike.
+// the 32-float slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times,
+// two 16-float vectors. Each output element gets the same operations in the same order in every
+// copy, and this file is built with -ffp-contract=off, so that the copies round alike.
 #include "ops/sparse_rows.h"
 
 #include <algorithm>
@@ -162,32 +163,42 @@ void group_by_column(ByColumn& b, const Range<float>& g, int64_t k0, int64_t k1)
   }
 }
 
-template <class V>
+// dw[c, c0 : c0 + NV·L) += v · d[k, same] over column c's grouped entries, k in order.
+template <class V, int NV>
+ATTN_COPY_BODY void t_times_slice(float* gw, const ByColumn& b, int64_t e0, int64_t e1,
+                                  const float* d, int64_t ldd) {
+  constexpr int L = kLanes<V>;
+  V acc[NV];
+  for (int j = 0; j < NV; ++j) load(acc[j], gw + j * L);
+  for (int64_t e = e0; e < e1; ++e) {
+    const V v = b.v[e] - V{};  // a plain broadcast (x − 0 is x)
+    const float* dr = d + b.k[e] * ldd;
+    for (int j = 0; j < NV; ++j) {
+      V x;
+      load(x, dr + j * L);
+      acc[j] += v * x;
+    }
+  }
+  for (int j = 0; j < NV; ++j) store(gw + j * L, acc[j]);
+}
+
+// Slices of Wide vectors of V first (the AVX-512 copy's eight registers; kSlice elsewhere), then
+// of kSlice, then the columns one by one.
+template <class V, int Wide>
 ATTN_COPY_BODY void t_times_slices(float* dw, const Range<float>& g, const float* d, int64_t ldd,
                                    int64_t n, ByColumn& b) {
-  constexpr int L = kLanes<V>;
-  const int64_t n_full = n - n % kSlice;
+  const int64_t wide = Wide * kLanes<V>;
+  const int64_t n_wide = n - n % wide, n_full = n - n % kSlice;
   if (n_full > 0)
     for (int64_t k0 = 0; k0 < g.count; k0 += kRowBlock) {
       group_by_column(b, g, k0, std::min(g.count, k0 + kRowBlock));
       for (int64_t c = 0; c < g.s.cols; ++c) {
         const int64_t e0 = b.start[c], e1 = b.start[c + 1];
         if (e0 == e1) continue;
-        for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
-          float* gw = dw + c * n + c0;
-          V acc[kVecs<V>];
-          for (int j = 0; j < kVecs<V>; ++j) load(acc[j], gw + j * L);
-          for (int64_t e = e0; e < e1; ++e) {  // dw[c, slice] += v · d[k, slice], k in order
-            const V v = b.v[e] - V{};          // a plain broadcast (x − 0 is x)
-            const float* dr = d + b.k[e] * ldd + c0;
-            for (int j = 0; j < kVecs<V>; ++j) {
-              V x;
-              load(x, dr + j * L);
-              acc[j] += v * x;
-            }
-          }
-          for (int j = 0; j < kVecs<V>; ++j) store(gw + j * L, acc[j]);
-        }
+        for (int64_t c0 = 0; c0 < n_wide; c0 += wide)
+          t_times_slice<V, Wide>(dw + c * n + c0, b, e0, e1, d + c0, ldd);
+        for (int64_t c0 = n_wide; c0 < n_full; c0 += kSlice)
+          t_times_slice<V, kVecs<V>>(dw + c * n + c0, b, e0, e1, d + c0, ldd);
       }
     }
   if (n_full < n) t_times_cols(dw, g, d, ldd, n, n_full);
@@ -201,7 +212,7 @@ ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g,
 
 void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd, int64_t n,
                    ByColumn& b) {
-  t_times_slices<f8>(dw, g, d, ldd, n, b);
+  t_times_slices<f8, kVecs<f8>>(dw, g, d, ldd, n, b);
 }
 
 #if ATTN_HAVE_ISA_COPIES
@@ -211,7 +222,7 @@ void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd
 }
 [[gnu::target("avx2")]] void t_times_avx2(float* dw, const Range<float>& g, const float* d,
                                           int64_t ldd, int64_t n, ByColumn& b) {
-  t_times_slices<f8>(dw, g, d, ldd, n, b);
+  t_times_slices<f8, kVecs<f8>>(dw, g, d, ldd, n, b);
 }
 ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>& g,
                                      const float* w, int64_t n, const float* init) {
@@ -219,7 +230,7 @@ ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>
 }
 ATTN_TARGET_AVX512 void t_times_avx512(float* dw, const Range<float>& g, const float* d,
                                        int64_t ldd, int64_t n, ByColumn& b) {
-  t_times_slices<f8>(dw, g, d, ldd, n, b);
+  t_times_slices<f16, 8>(dw, g, d, ldd, n, b);
 }
 #endif
 
