@@ -145,6 +145,9 @@ std::vector<NeuralKindInfo> rows_make() {
                      // One-hot tokens, 9 wide: the first layer's and the head's products on
                      // x's non-zeros (one list for both, nn/lstm_net.cpp).
                      {"one_hot", {{"hidden", "3"}, {"head_width", "4"}}, 4, 2, 9},
+                     // Both directions' states into the fused relu head (ops/sparse_relu_head.h).
+                     {"one_hot_bidirectional",
+                      {{"hidden", "3"}, {"bidirectional", "true"}, {"head_width", "4"}}, 4, 2, 9},
                      {"per_position",
                       {{"hidden", "3"}, {"bidirectional", "true"}, {"readout", "per_position"}}}}},
       {.kind = NeuralKind::gpt2,

@@ -9,6 +9,7 @@
 #include "nn/token_outputs.h"
 #include "ops/blas.h"
 #include "ops/linear.h"
+#include "ops/linear_relu_backward.h"
 #include "ops/lstm.h"
 #include "ops/sparse_relu_head.h"
 
@@ -97,9 +98,10 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
 // Readout "final": the head's input row (b, i) is [s_b; x_{b,i}], s_b the state after the whole
 // sequence (F values: the last layer's h at position N − 1, and the backward direction's at 0).
 // Its first layer runs on s and x apart (nn/state_concat_linear.h), the rest of the head on
-// that layer's output; with one hidden relu layer and x mostly zeros, all but the states' part
-// runs fused, a row at a time (ops/sparse_relu_head.h: y and W1's gradient then differ from the
-// unfused path's by rounding).
+// that layer's output; with one hidden relu layer, at most kLinearReluTiledMaxOut outputs and x
+// mostly zeros, all but the states' part runs fused, a row at a time (ops/sparse_relu_head.h: the
+// output and W1's gradient are then summed in another order than the unfused path's, so a training
+// step's results differ from it by rounding).
 template <class T>
 void LstmNet<T>::final_head_forward(const T* last) {
   auto& ps = this->params_;
@@ -218,9 +220,13 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
   }
 }
 
+// Above kLinearReluTiledMaxOut outputs the unfused path's hidden-layer gradient is OpenBLAS's GEMM,
+// which the register tiles the fused head uses trail at wide outputs (ops/linear_relu_backward.h);
+// the fused head was measured at 4 outputs only.
 template <class T>
 bool LstmNet<T>::final_head_fusable() const {
-  return head_.layers() == 2 && c_.activation == Activation::relu && x_sparse() != nullptr;
+  return head_.layers() == 2 && c_.activation == Activation::relu &&
+         c_.d_out <= kLinearReluTiledMaxOut && x_sparse() != nullptr;
 }
 
 template <class T>

@@ -65,7 +65,8 @@ class LstmNet : public Net<T> {
   }
   void final_head_forward(const T* last);
   void final_state_backward(const T* d_head_out);
-  // Whether the "final" head can run fused: one hidden relu layer, x mostly zeros.
+  // Whether the "final" head runs fused: one hidden relu layer, at most kLinearReluTiledMaxOut
+  // outputs, x mostly zeros.
   bool final_head_fusable() const;
 
   LstmNetConfig c_;
@@ -82,8 +83,8 @@ class LstmNet : public Net<T> {
     // (nn/state_concat_linear.h): the states s (B, F) and the layer's per-sequence part
     // (B, o1); its output goes straight into the head's buffer (MlpBlock::first_output).
     std::vector<T> state, first_state_part;
-    // With one hidden relu layer and x sparse, the head runs fused (ops/sparse_relu_head.h),
-    // keeping only first_state_part.
+    // Whether the head ran fused (final_head_fusable(); ops/sparse_relu_head.h), keeping only
+    // first_state_part.
     bool head_fused = false;
     // x's non-zeros when it is mostly zeros (layer 0's forward and backward, the head).
     SparseRows<T> x_sparse;

@@ -93,7 +93,7 @@ ATTN_COPY_BODY void forward_body(T* hr, T* y, const T* zs, const HeadArgs<T>* a,
   }
 }
 
-// The row's g after the product: masked by h > 0 (NaN in h masks too), added into db0 and into
+// The row's g after the product: masked by h > 0, added into db0 and into
 // g_sum's row.
 template <int VB, class T>
 ATTN_COPY_BODY void gradient_row(T* g, T* db0, T* gs, const T* hr, int64_t n1) {

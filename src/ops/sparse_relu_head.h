@@ -13,13 +13,14 @@
 // (g_sum is set; the other gradients are added to).
 // With W0[0:F], g_sum gives the states' part of W0's gradient and ∂L/∂s_b (the caller's).
 // The unfused path (state_concat_linear, then MlpBlock over all B·N rows) passes about ten times
-// over (B·N, n1) arrays; here every (·, n1) row stays in L1 (32 rows at a time in backward). h,
-// g, db0, dwx, g_sum and db1 get the unfused path's bits (the same sums in the same
-// order: sparse_rows_times, linear_backward_input_relu's tiles (n2 <= kLinearReluTiledMaxOut;
-// above it that is a GEMM), sparse_rows_t_times, state_concat_sequence_sums, linear_backward);
-// y and dw1 are fixed-order sums (ops/attention_tiles.h) where the unfused path calls OpenBLAS,
-// so they differ from it by rounding. Every ISA copy (ops/isa.h) and every thread count gives
-// the same bits.
+// over (B·N, n1) arrays; here every (·, n1) row stays in cache (one at a time in forward, blocks
+// of 64 in backward). Op by op, given the same dy: h, g, db0, dwx, g_sum and db1 get the unfused
+// path's bits when n2 <= kLinearReluTiledMaxOut (the same sums in the same order:
+// sparse_rows_times, linear_backward_input_relu's tiles, sparse_rows_t_times,
+// state_concat_sequence_sums, linear_backward; above it the unfused path's g is a GEMM); y and dw1
+// are fixed-order sums (ops/attention_tiles.h) where the unfused path calls OpenBLAS, so they
+// differ from it by rounding, and through y so does every gradient of a training step. Every ISA
+// copy (ops/isa.h) and every thread count gives the same bits.
 #pragma once
 
 #include <cstdint>

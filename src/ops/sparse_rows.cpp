@@ -10,9 +10,9 @@
 // stores). The order of the additions into each dw element is the rows' order either way, so the
 // bits are the same.
 // The float loops are compiled three times (generic x86-64, AVX2 and AVX-512, no FMA: ops/isa.h);
-// the 32-float slices are four 8-float vectors, except in the AVX-512 copy's sparse_rows_times,
-// two 16-float vectors. Each output element gets the same operations in the same order in every
-// copy, and this file is built with -ffp-contract=off, so that the copies round alike.
+// the 32-float slices are four 8-float vectors in the generic and AVX2 copies and two 16-float
+// vectors in the AVX-512 copy. Each output element gets the same operations in the same order in
+// every copy, and this file is built with -ffp-contract=off, so that the copies round alike.
 #include "ops/sparse_rows.h"
 
 #include <algorithm>
@@ -367,7 +367,7 @@ void sparse_rows_t_times(T* dw, const SparseRows<T>& s, const T* d, int64_t ldd,
                          SparseRowSet rows) {
   const Range<T> g = range_of(s, n, ldd, rows, "t_times");
   if constexpr (std::is_same_v<T, float>) {
-    ByColumn b;
+    thread_local ByColumn b;  // kept: the fused LSTM head calls this on every block of 64 rows
 #if ATTN_HAVE_ISA_COPIES
     switch (isa_active()) {
       case IsaCopy::avx512: return t_times_avx512(dw, g, d, ldd, n, b);
