@@ -4,9 +4,9 @@
 // (nn/state_concat_linear.h, MlpBlock::forward_after_first, as it does now). Both compute every
 // head parameter's gradient and the per-sequence sums of the first layer's output gradient that
 // the state's gradient needs. With a hidden layer (head_width > 0) and x sparse, a third way: the
-// fused head LstmNet runs since 2026-12-06 (ops/sparse_relu_head.h). x has `nnz` distinct non-zero
-// columns a row; its non-zero list is built outside the timed part (LstmNet builds it for the
-// first layer anyway).
+// fused head LstmNet runs since 2026-12-06 (state_concat_relu_head_*, ops/sparse_relu_head.h).
+// x has `nnz` distinct non-zero columns a row; its non-zero list is built outside the timed part
+// (LstmNet builds it for the first layer anyway).
 // Defaults: bench_nn_train's config c (B 256, N 32, F 128, C 68, 7 non-zeros, a linear head to
 // 4 outputs); head_width 128 is config k's head (the shipped experiments'). Each round: `reps`
 // times formed, split (and fused), the median CPU ms of each and the ratios.
@@ -24,8 +24,6 @@
 #include "nn/mlp_block.h"
 #include "nn/param_set.h"
 #include "nn/state_concat_linear.h"
-#include "ops/linear.h"
-#include "ops/sparse_relu_head.h"
 #include "ops/sparse_rows.h"
 
 namespace attn::bench {
@@ -107,15 +105,14 @@ int bench_main(int argc, char** argv) {
   const bool with_fused = hw > 0 && sparse;
   auto run_fused = [&] {
     const float* w0 = ps.value(fused.weight_id(0));
-    float* dw0 = ps.grad(fused.weight_id(0));
-    linear_forward(zs.data(), s.data(), w0, ps.value(fused.bias_id(0)), B, F, o1);
-    const SparseReluHeadShape hs{B, N, o1, kOut};
-    sparse_relu_head_forward(y.data(), zs.data(), xs, w0 + F * o1, ps.value(fused.weight_id(1)),
-                             ps.value(fused.bias_id(1)), hs);
-    sparse_relu_head_backward(g_sum.data(), dw0 + F * o1, ps.grad(fused.bias_id(0)),
-                              ps.grad(fused.weight_id(1)), ps.grad(fused.bias_id(1)), dout.data(),
-                              zs.data(), xs, w0 + F * o1, ps.value(fused.weight_id(1)), hs);
-    linear_backward<float>(nullptr, dw0, nullptr, g_sum.data(), s.data(), nullptr, B, F, o1);
+    const float* w1 = ps.value(fused.weight_id(1));
+    state_concat_relu_head_forward(y.data(), zs.data(), s.data(), xs, w0,
+                                   ps.value(fused.bias_id(0)), w1, ps.value(fused.bias_id(1)), sh,
+                                   kOut);
+    state_concat_relu_head_backward(g_sum.data(), ps.grad(fused.weight_id(0)),
+                                    ps.grad(fused.bias_id(0)), ps.grad(fused.weight_id(1)),
+                                    ps.grad(fused.bias_id(1)), dout.data(), zs.data(), s.data(), xs,
+                                    w0, w1, sh, kOut);
   };
   for (int r = 0; r < rounds; ++r) {
     std::vector<double> tf, ts, tu;

@@ -8,10 +8,8 @@
 #include "nn/state_concat_linear.h"
 #include "nn/token_outputs.h"
 #include "ops/blas.h"
-#include "ops/linear.h"
 #include "ops/linear_relu_backward.h"
 #include "ops/lstm.h"
-#include "ops/sparse_relu_head.h"
 
 namespace attn {
 
@@ -99,9 +97,9 @@ void LstmNet<T>::forward(const T* x, int64_t B, T* y) {
 // sequence (F values: the last layer's h at position N − 1, and the backward direction's at 0).
 // Its first layer runs on s and x apart (nn/state_concat_linear.h), the rest of the head on
 // that layer's output; with one hidden relu layer, at most kLinearReluTiledMaxOut outputs and x
-// mostly zeros, all but the states' part runs fused, a row at a time (ops/sparse_relu_head.h: the
-// output and W1's gradient are then summed in another order than the unfused path's, so a training
-// step's results differ from it by rounding).
+// mostly zeros, the whole head runs as state_concat_relu_head_* (all but the states' part fused a
+// row at a time, ops/sparse_relu_head.h: the output and W1's gradient are then summed in another
+// order than the unfused path's, so a training step's results differ from it by rounding).
 template <class T>
 void LstmNet<T>::final_head_forward(const T* last) {
   auto& ps = this->params_;
@@ -115,13 +113,11 @@ void LstmNet<T>::final_head_forward(const T* last) {
   acts_.first_state_part.resize(B * o1);
   acts_.head_fused = final_head_fusable();
   if (acts_.head_fused) {
-    // zs = b0 + s · W0[0:F] per sequence; the rest of the head a row at a time.
-    const T* w0 = ps.value(head_.weight_id(0));
-    linear_forward(acts_.first_state_part.data(), acts_.state.data(), w0,
-                   ps.value(head_.bias_id(0)), B, F, o1);
-    sparse_relu_head_forward(acts_.head_out.data(), acts_.first_state_part.data(), *x_sparse(),
-                             w0 + F * o1, ps.value(head_.weight_id(1)),
-                             ps.value(head_.bias_id(1)), SparseReluHeadShape{B, N, o1, c_.d_out});
+    state_concat_relu_head_forward(acts_.head_out.data(), acts_.first_state_part.data(),
+                                   acts_.state.data(), *x_sparse(), ps.value(head_.weight_id(0)),
+                                   ps.value(head_.bias_id(0)), ps.value(head_.weight_id(1)),
+                                   ps.value(head_.bias_id(1)),
+                                   StateConcatShape{B, N, F, c_.d_in, o1}, c_.d_out);
     return;
   }
   state_concat_linear_forward(head_.first_output(B * N), acts_.first_state_part.data(),
@@ -188,17 +184,12 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
   const int64_t o1 = head_.dims()[1];
   grad_acts_.state_sum.resize(B * o1);
   if (acts_.head_fused) {
-    // Every head gradient but the states' part of W0's, and g_sum (ops/sparse_relu_head.h).
-    T* dw0 = ps.grad(head_.weight_id(0));
-    const T* wx = ps.value(head_.weight_id(0)) + F * o1;
-    sparse_relu_head_backward(grad_acts_.state_sum.data(), dw0 + F * o1,
-                              ps.grad(head_.bias_id(0)), ps.grad(head_.weight_id(1)),
-                              ps.grad(head_.bias_id(1)), d_head_out,
-                              acts_.first_state_part.data(), *x_sparse(), wx,
-                              ps.value(head_.weight_id(1)),
-                              SparseReluHeadShape{B, N, o1, c_.d_out});
-    linear_backward<T>(nullptr, dw0, nullptr, grad_acts_.state_sum.data(), acts_.state.data(),
-                       nullptr, B, F, o1);  // dW0[0:F] += sᵀ · g_sum
+    state_concat_relu_head_backward(
+        grad_acts_.state_sum.data(), ps.grad(head_.weight_id(0)), ps.grad(head_.bias_id(0)),
+        ps.grad(head_.weight_id(1)), ps.grad(head_.bias_id(1)), d_head_out,
+        acts_.first_state_part.data(), acts_.state.data(), *x_sparse(),
+        ps.value(head_.weight_id(0)), ps.value(head_.weight_id(1)),
+        StateConcatShape{B, N, F, c_.d_in, o1}, c_.d_out);
   } else {
     head_.backward(ps, d_head_out, nullptr);  // parameter gradients but W0's
     const T* g0 = head_.first_layer_dout();

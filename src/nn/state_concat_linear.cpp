@@ -5,6 +5,7 @@
 
 #include "ops/blas.h"
 #include "ops/linear.h"
+#include "ops/sparse_relu_head.h"
 
 namespace attn {
 
@@ -54,6 +55,25 @@ void state_concat_linear_backward(T* dw, const T* g, const T* g_sum, const T* s,
   }
 }
 
+template <class T>
+void state_concat_relu_head_forward(T* y, T* zs, const T* s, const SparseRows<T>& xs, const T* w,
+                                    const T* bias, const T* w1, const T* b1,
+                                    const StateConcatShape& sh, int64_t n2) {
+  linear_forward(zs, s, w, bias, sh.B, sh.F, sh.n);  // one row per sequence
+  sparse_relu_head_forward(y, zs, xs, w + sh.F * sh.n, w1, b1,
+                           SparseReluHeadShape{sh.B, sh.N, sh.n, n2});
+}
+
+template <class T>
+void state_concat_relu_head_backward(T* g_sum, T* dw, T* db, T* dw1, T* db1, const T* dy,
+                                     const T* zs, const T* s, const SparseRows<T>& xs, const T* w,
+                                     const T* w1, const StateConcatShape& sh, int64_t n2) {
+  const int64_t off = sh.F * sh.n;  // w[F:F+C], the token part
+  sparse_relu_head_backward(g_sum, dw + off, db, dw1, db1, dy, zs, xs, w + off, w1,
+                            SparseReluHeadShape{sh.B, sh.N, sh.n, n2});
+  linear_backward<T>(nullptr, dw, nullptr, g_sum, s, nullptr, sh.B, sh.F, sh.n);  // the states'
+}
+
 template void state_concat_linear_forward<float>(float*, float*, const float*, const float*,
                                                  const SparseRows<float>*, const float*,
                                                  const float*, const StateConcatShape&);
@@ -70,5 +90,15 @@ template void state_concat_linear_backward<double>(double*, const double*, const
                                                    const double*, const double*,
                                                    const SparseRows<double>*,
                                                    const StateConcatShape&);
+#define ATTN_STATE_CONCAT_HEAD_INSTANTIATE(T)                                                   \
+  template void state_concat_relu_head_forward<T>(T*, T*, const T*, const SparseRows<T>&,      \
+                                                  const T*, const T*, const T*, const T*,      \
+                                                  const StateConcatShape&, int64_t);           \
+  template void state_concat_relu_head_backward<T>(T*, T*, T*, T*, T*, const T*, const T*,     \
+                                                   const T*, const SparseRows<T>&, const T*,   \
+                                                   const T*, const StateConcatShape&, int64_t);
+ATTN_STATE_CONCAT_HEAD_INSTANTIATE(float)
+ATTN_STATE_CONCAT_HEAD_INSTANTIATE(double)
+#undef ATTN_STATE_CONCAT_HEAD_INSTANTIATE
 
 }  // namespace attn

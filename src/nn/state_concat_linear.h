@@ -37,4 +37,19 @@ template <class T>
 void state_concat_linear_backward(T* dw, const T* g, const T* g_sum, const T* s, const T* x,
                                   const SparseRows<T>* xs, const StateConcatShape& sh);
 
+// A whole head of one hidden relu layer on these rows, x given by its non-zeros: the state part
+// zs = bias + s · w[0:F] as above, the rest fused a row at a time (ops/sparse_relu_head.h, which
+// gives the rounding): y (B, N, n2) = b1 + relu(z) · w1, w1 (n, n2). zs (B, n) is kept for the
+// backward, which adds to dw, db (the first layer's), dw1 and db1 and sets g_sum as
+// state_concat_sequence_sums does (∂L/∂s = g_sum · w[0:F]ᵀ is the caller's).
+template <class T>
+void state_concat_relu_head_forward(T* y, T* zs, const T* s, const SparseRows<T>& xs, const T* w,
+                                    const T* bias, const T* w1, const T* b1,
+                                    const StateConcatShape& sh, int64_t n2);
+
+template <class T>
+void state_concat_relu_head_backward(T* g_sum, T* dw, T* db, T* dw1, T* db1, const T* dy,
+                                     const T* zs, const T* s, const SparseRows<T>& xs, const T* w,
+                                     const T* w1, const StateConcatShape& sh, int64_t n2);
+
 }  // namespace attn
