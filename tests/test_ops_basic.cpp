@@ -320,5 +320,27 @@ TEST(OpsBasicVmath, ExpNonpositiveIsAccurateAndExactAtTheEnds) {
   }
 }
 
+TEST(OpsBasicVmath, ExpNonpositiveMasksOnlyTheMinusInfLane) {
+  // A −inf (a softmax's masked entry) at each position of a 64-float row (every lane of a
+  // group of vectors in each copy): that entry is exactly 0, every other entry keeps the value
+  // it has in the row without the −inf (vmath.cpp sends −inf through the polynomial as 0).
+  std::vector<float> row(64), base(64), y(64);
+  for (int k = 0; k < 64; ++k) row[k] = -0.37f * static_cast<float>(k) - 1e-3f;
+  vmath_exp_nonpositive(base.data(), row.data(), 64);
+  for (int p = 0; p < 64; ++p) {
+    std::vector<float> x = row;
+    x[p] = -std::numeric_limits<float>::infinity();
+    vmath_exp_nonpositive(y.data(), x.data(), 64);
+    for (int k = 0; k < 64; ++k) {
+      if (k == p) {
+        ASSERT_EQ(y[k], 0.0f) << p;
+        ASSERT_FALSE(std::signbit(y[k])) << p;
+      } else {
+        ASSERT_EQ(y[k], base[k]) << p << " " << k;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attn

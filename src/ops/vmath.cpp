@@ -122,15 +122,24 @@ struct TanhBlock {
 };
 
 // exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
+// A −inf (a softmax's masked entry) goes through the polynomial as 0, not as the clamp's −87:
+// its result is replaced by 0 anyway, and at −87 the product 2^n · (e^r − 1) is subnormal,
+// which costs a microcode assist per vector on Intel cores (7× slower rows with one entry in
+// six masked, docs/performance.md#exp-subnormal). No other input's result changes.
 template <class F, class I, int U>
 struct ExpNonpositiveBlock {
   ATTN_COPY_BODY static void run(const I (&bits)[U], const I (&ab)[U], I (&out)[U]) {
     constexpr int32_t kNegInf = static_cast<int32_t>(0xff800000u);
+    I neg_inf[U], ab_finite[U];
     F e[U];
-    exp_neg_abs<F, I, U>(ab, e);
+    ATTN_EACH {
+      neg_inf[u] = bits[u] == kNegInf;  // all ones at −inf
+      ab_finite[u] = ab[u] & ~neg_inf[u];
+    }
+    exp_neg_abs<F, I, U>(ab_finite, e);
     ATTN_EACH {
       keep_nan(bits[u], (I)e[u], out[u]);
-      out[u] &= ~(bits[u] == kNegInf);  // −inf: exactly 0
+      out[u] &= ~neg_inf[u];  // −inf: exactly 0
     }
   }
 };
