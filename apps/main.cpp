@@ -13,6 +13,7 @@
 #include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/front_option.h"
 #include "core/memory.h"
 #include "core/version.h"
@@ -85,10 +86,11 @@ int main(int argc, char** argv) {
   // between OpenBLAS's kernel sets, so reports record them too).
   // (A callback: a bad ATTNLAB_ISA is then the usual one-line error.)
   app.set_version_flag("--version", std::function<std::string()>([] {
-                         return std::string("attnlab ") + attn::kVersion + " (" +
-                                attn::kGitCommit + ")\nOpenBLAS core " + attn::blas_core_name() +
+                         return std::string("attnlab ") + attn::kVersion + " (" + attn::kGitCommit +
+                                ")\nOpenBLAS core " + attn::blas_core_name() +
                                 ", attnlab kernels " + attn::isa_name(attn::isa_active()) +
-                                attn::blas_core_replaced_note();
+                                attn::blas_core_replaced_note() + ", subnormals " +
+                                attn::subnormals_text();
                        }));
   app.require_subcommand(1);
   app.footer(
@@ -122,6 +124,9 @@ int main(int argc, char** argv) {
 
   try {
     attn::isa_active();  // a bad ATTNLAB_ISA is an error before any work, not in the middle of it
+    // Every command computes with subnormals flushed to zero (core/float_env.h), unless
+    // ATTNLAB_SUBNORMALS=keep (a bad value: the usual one-line error, before any work).
+    const attn::SubnormalsFlushed flush;
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

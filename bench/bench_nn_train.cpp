@@ -74,6 +74,7 @@
 #include "bench_rates.h"
 #include "core/blas_core.h"
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/threads.h"
 #include "core/version.h"
 #include "io/npy.h"
@@ -416,6 +417,7 @@ void run_trainer_config(const Config& c, const Options& o, int threads) {
 }
 
 int bench_main(int argc, char** argv) {
+  const SubnormalsFlushed flush;  // as trainer_run computes (core/float_env.h)
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

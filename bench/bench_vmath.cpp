@@ -40,7 +40,8 @@ void BM_ExpCausalMasked(benchmark::State& state) {
   std::vector<float> x(kN), y(kN);
   for (int64_t i = 0; i < 64; ++i)
     for (int64_t j = 0; j < 64; ++j)
-      x[i * 64 + j] = j > i ? -INFINITY : -16.0f * static_cast<float>((i * 64 + j) % 1000) / 1000.0f;
+      x[i * 64 + j] =
+          j > i ? -INFINITY : -16.0f * static_cast<float>((i * 64 + j) % 1000) / 1000.0f;
   for (auto _ : state) {
     vmath_exp_nonpositive(y.data(), x.data(), kN);
     benchmark::DoNotOptimize(y.data());

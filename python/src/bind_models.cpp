@@ -10,6 +10,7 @@
 
 #include "bindings.h"
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/interrupt.h"
 #include "core/memory.h"
 #include "core/step_meter.h"
@@ -259,6 +260,7 @@ py::dict core_attention(Core& c, const py::handle& X_obj, const py::dict& consta
   std::vector<attn::ModelTensor> maps;
   {
     py::gil_scoped_release release;
+    const attn::SubnormalsFlushed flush;  // as the command line computes (core/float_env.h)
     maps = c.model->attention(b);
   }
   ATTN_CHECK(!maps.empty(), "model " + c.record.model + " has no attention matrices (only "
@@ -287,6 +289,7 @@ py::dict core_evaluate(Core& c, const py::handle& X_obj, const py::handle& Y_obj
   attn::FitLog log;
   {
     py::gil_scoped_release release;
+    const attn::SubnormalsFlushed flush;
     attn::model_predict_checked(
         *c.model, b, "evaluate(X, Y)");  // evaluate() may reuse the work of the predict() before it
     c.model->evaluate(b, log);
@@ -334,6 +337,7 @@ py::dict core_features(Core& c, const py::handle& X_obj) {
   {
     const double* x = X.data();
     py::gil_scoped_release release;
+    const attn::SubnormalsFlushed flush;
     // Reserved, not filled: zeroing a few GB up front takes seconds in which nothing polls.
     // Each chunk's rows are zeroed (resize within the capacity: no move) just before they are
     // written.

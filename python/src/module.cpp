@@ -7,6 +7,7 @@
 #include "core/blas_core.h"
 #include "core/blas_threads.h"
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/front_option.h"
 #include "core/home.h"
 #include "core/interrupt.h"
@@ -91,6 +92,10 @@ PYBIND11_MODULE(_attnlab, m) {
   m.def("threads", &attn::threads_count, "The compute-thread budget in force.");
   m.def("blas_core", [] { return std::string(attn::blas_core_name()); },
         "The kernels OpenBLAS loaded in this process (core/blas_core.h).");
+  m.def(
+      "subnormals", [] { return std::string(attn::subnormals_text()); },
+      "'flushed' (the default: attnlab's calls compute with subnormal floats as 0) or 'kept' "
+      "(ATTNLAB_SUBNORMALS=keep); core/float_env.h.");
   m.def("blas_core_wanted", &attn::blas_core_wanted,
         "The OPENBLAS_CORETYPE this process should have loaded OpenBLAS with, or '' "
         "(core/blas_core.h).");

@@ -13,6 +13,7 @@
 
 #include "core/blas_threads.h"
 #include "core/error.h"
+#include "core/float_env.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -78,7 +79,12 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  const uint32_t env = float_env_get();  // the workers compute as the caller does (float_env.h)
+  for (int t = 1; t < workers; ++t)
+    pool.emplace_back([&work, env] {
+      float_env_set(env);
+      work();
+    });
   work();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
@@ -138,7 +144,12 @@ void parallel_ordered(int64_t items, int workers, const std::function<void(int, 
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) pool.emplace_back(run, t);
+  const uint32_t env = float_env_get();  // the workers compute as the caller does (float_env.h)
+  for (int t = 1; t < workers; ++t)
+    pool.emplace_back([&run, env, t] {
+      float_env_set(env);
+      run(t);
+    });
   run(0);
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);

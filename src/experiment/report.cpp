@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/home.h"
 #include "core/version.h"
 #include "experiment/experiment_dir.h"
@@ -214,7 +215,8 @@ void report_write(const std::string& out_dir, const std::string& title,
   const std::string verdict = report_counts_text(report_counts(sections));
 
   const std::string built = std::string("attnlab ") + kVersion + " (" + kGitCommit +
-                            "), OpenBLAS core " + blas_core_name();
+                            "), OpenBLAS core " + blas_core_name() + ", subnormals " +
+                            subnormals_text();
   std::string md = "# " + title + "\n\n" + verdict + ". " + built + ".\n";
   std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + xml_escape(title) +

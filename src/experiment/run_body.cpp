@@ -8,6 +8,7 @@
 
 #include "analysis/probes.h"
 #include "core/error.h"
+#include "core/float_env.h"
 #include "experiment/eval_length.h"
 #include "models/ridge_model.h"
 #include "tasks/task.h"
@@ -55,6 +56,7 @@ double run_clock(const RunShare& share) {
 
 void run_body(const RunPoint& p, const RunSite& site, RunOutcome& out) {
   ATTN_ASSERT(site.comm != nullptr, "run_body needs a communicator");
+  const SubnormalsFlushed flush;  // fit and tests alike (core/float_env.h)
   const Comm& comm = *site.comm;
   ATTN_ASSERT(site.joint || comm.size() == 1, "only a joint fit runs on several ranks");
   const RunConfig& c = p.config;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/float_env.h"
 
 namespace attn {
 namespace {
@@ -39,12 +40,14 @@ void batch_finite_check(const Batch& b, const std::string& source, bool check_y)
 
 void model_fit_checked(Model& model, const Batch& train, FitLog& log, const std::string& source) {
   batch_finite_check(train, source, true);
+  const SubnormalsFlushed flush;  // as the command line computes (core/float_env.h)
   model.fit(train, log);
 }
 
 std::vector<double> model_predict_checked(const Model& model, const Batch& data,
                                           const std::string& source) {
   batch_finite_check(data, source, false);
+  const SubnormalsFlushed flush;
   return model.predict(data);
 }
 

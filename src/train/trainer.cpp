@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/float_env.h"
 #include "core/interrupt.h"
 #include "core/step_meter.h"
 #include "core/threads.h"
@@ -115,6 +116,7 @@ TrainReport trainer_run(Net<T>& net, const TrainerConfig& c, const BatchSource<T
                         const TrainSet<T>& val, FitLog& log, const NetFactory<T>& make_replica) {
   ATTN_CHECK(c.steps >= 1, "train.steps must be at least 1");
   ATTN_CHECK(val.n >= 1, "training needs a validation set of at least one sample");
+  const SubnormalsFlushed flush;  // trained softmax rows make subnormals (core/float_env.h)
   ParamSet<T>& ps = net.params();
   Optimizer<T> opt(c.optimizer, ps.size());
   std::vector<T> x(c.batch * val.x_size), y(c.batch * val.y_size), pred(c.batch * val.y_size),
