@@ -23,7 +23,8 @@ batched matmul). Transformer: φ = Linear(13, m) + learned positions (N, m); per
 (eps 1e-5), per head Q, K, V ∈ R^{m×m} (no bias), causal softmax(exp(τ)·q kᵀ) v, heads summed,
 residual; pre-LayerNorm MLP m → 4m → m (ReLU), residual; ψ = Linear(m, 6). Written as a researcher would: nn.Module,
 F.mse_loss, torch.optim.Adam(lr=1e-3) with its defaults, zero_grad / backward / step,
-float32, torch.set_num_threads(1).
+float32, torch.set_num_threads(1), subnormals flushed to zero (torch.set_flush_denormal(True)),
+as attnlab's trainer computes (src/core/float_env.h).
 
 Timing as in bench_nn_train: warm-up steps, then repetitions of about --rep-seconds each
 (wall and process CPU time); steps/s is the median; one more repetition gives the phase
@@ -376,6 +377,7 @@ def main():
     p.add_argument("--data", default="", help="directory of bench_nn_train --dump")
     args = p.parse_args()
     torch.set_num_threads(1)
+    torch.set_flush_denormal(True)  # FTZ/DAZ, as attnlab trains (docs/performance.md#subnormals)
     torch.manual_seed(args.seed)
     core = "unknown (no threadpoolctl)"
     try:

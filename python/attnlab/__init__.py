@@ -156,7 +156,14 @@ def threads():
     return _attnlab.threads()
 
 
+def subnormals():
+    """'flushed' (the default) or 'kept' (ATTNLAB_SUBNORMALS=keep): whether attnlab's calls
+    compute with subnormal floats read and written as 0 (x86's FTZ and DAZ, only inside
+    attnlab's calls: numpy and torch in this process keep theirs; docs/models.md)."""
+    return _attnlab.subnormals()
+
+
 __all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
            "list_probes", "metrics", "run", "results", "reproduce", "check", "groups", "qk_stats",
-           "home", "cli_path", "jobs_default", "set_threads", "threads", "Model", "Results", "Reproduction",
+           "home", "cli_path", "jobs_default", "set_threads", "threads", "subnormals", "Model", "Results", "Reproduction",
            "AttnlabWarning"]

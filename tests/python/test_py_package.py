@@ -186,6 +186,20 @@ def _import_attnlab(coretype, numpy_first):
     return lines[0], lines[1], lines[2:]
 
 
+def test_subnormals_are_flushed_inside_attnlab_calls_only():
+    # attnlab computes with FTZ/DAZ inside its calls (core/float_env.h) and leaves the
+    # process's own mode alone: numpy still makes a subnormal after a fit.
+    assert attnlab.subnormals() == "flushed"
+    X = np.random.default_rng(0).standard_normal((20, 2, 3))
+    attnlab.model("attention", m=4).fit(X, X[:, :1, :1].copy(), steps=2)
+    tiny = np.array([np.finfo(np.float32).tiny], dtype=np.float32)
+    assert (tiny * np.float32(0.5))[0] == np.finfo(np.float32).tiny / 2
+    p = subprocess.run([sys.executable, "-c", "import attnlab; print(attnlab.subnormals())"],
+                       capture_output=True, text=True, check=True,
+                       env={**os.environ, "ATTNLAB_SUBNORMALS": "keep"})
+    assert p.stdout.strip() == "kept"
+
+
 def test_the_bindings_load_the_kernels_the_command_line_runs():
     # What the command line loads with OPENBLAS_CORETYPE unset, and whether that replaced
     # OpenBLAS's fallback without AVX (core/blas_core.h; Debian 12's OpenBLAS on an Intel model
