@@ -47,6 +47,26 @@ int threads_count() {
   return g_threads.load();
 }
 
+namespace {
+
+// Threads 1 … workers − 1 running body(t), each in the caller's floating-point mode (the
+// subnormal flush of core/float_env.h), so a result never depends on which thread computed it.
+// Each thread holds its own copy of body (a small lambda of references): the caller may pass
+// a temporary.
+template <class Body>
+std::vector<std::thread> workers_start(int workers, const Body& body) {
+  std::vector<std::thread> pool;
+  const uint32_t env = float_env_get();
+  for (int t = 1; t < workers; ++t)
+    pool.emplace_back([body, env, t] {
+      float_env_set(env);
+      body(t);
+    });
+  return pool;
+}
+
+}  // namespace
+
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& body) {
   if (end <= begin) return;
@@ -78,13 +98,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
       }
     }
   };
-  std::vector<std::thread> pool;
-  const uint32_t env = float_env_get();  // the workers compute as the caller does (float_env.h)
-  for (int t = 1; t < workers; ++t)
-    pool.emplace_back([&work, env] {
-      float_env_set(env);
-      work();
-    });
+  std::vector<std::thread> pool = workers_start(workers, [&](int) { work(); });
   work();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
@@ -143,13 +157,7 @@ void parallel_ordered(int64_t items, int workers, const std::function<void(int, 
       }
     }
   };
-  std::vector<std::thread> pool;
-  const uint32_t env = float_env_get();  // the workers compute as the caller does (float_env.h)
-  for (int t = 1; t < workers; ++t)
-    pool.emplace_back([&run, env, t] {
-      float_env_set(env);
-      run(t);
-    });
+  std::vector<std::thread> pool = workers_start(workers, run);
   run(0);
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
