@@ -11,11 +11,14 @@
 //   f  `third_order`, N = 16, d' = 4, m = 16, 1 head, batch 256 (issue #32)
 //   g, h  `attention`, N = 64, d' = 4, m = 128 and 64, 1 head, batch 256 (sanford2023 E1's
 //         largest shapes: the input is 7 of 132 columns non-zero, φ's first layer sparse)
-//   i  `attention`, N = 16, d' = 4, m = 64, 1 head, batch 256 (E1 at N = 16: 7 of 36, dense)
+//   i  `attention`, N = 16, d' = 4, m = 64, 1 head, batch 256 (E1 at N = 16: 7 of 36 columns
+//      non-zero, φ's first layer sparse since 2026-12-07)
 //   j  `mlp`, N = 16, d' = 4, width 1024, depth 3, relu, batch 256 (sanford2023 E2's largest
 //      MLP: 576 → 1024 → 1024 → 64; no PyTorch twin: bench_mlp_gemms times its GEMMs alone)
 //   k  config c with the shipped experiments' LSTM head (sanford2023 E2, E3: head_width 128,
 //      relu): [h_T; x_i] → 128 → d'
+//   l  `lstm`, N = 16, d' = 4, hidden 128, head 128, batch 256: the shipped experiments' largest
+//      LSTM (sanford2023 E2 and E3 at N = 16), the shape of issue #32's LSTM row
 // and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
 // input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
 //   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32
@@ -98,17 +101,24 @@ struct Config {
   int64_t head_width = 0;  // lstm only: 0 a linear head, else an MLP head of this width
 };
 const Config kConfigs[] = {
-    {"a", "attention", 32, 4, 16, 1, 0, 64},        {"b", "attention", 32, 4, 64, 4, 0, 256},
-    {"c", "lstm", 32, 4, 0, 0, 128, 256},           {"d", "attention", 32, 4, 16, 1, 0, 256},
-    {"e", "attention", 32, 4, 32, 1, 0, 256},       {"f", "third_order", 16, 4, 16, 1, 0, 256},
-    {"t2", "transformer", 64, 6, 128, 4, 0, 32, 2}, {"t3", "transformer", 64, 6, 128, 4, 0, 32, 3},
-    {"t4", "transformer", 64, 6, 128, 4, 0, 32, 4}, {"t5", "transformer", 64, 6, 128, 4, 0, 32, 5},
+    {"a", "attention", 32, 4, 16, 1, 0, 64},
+    {"b", "attention", 32, 4, 64, 4, 0, 256},
+    {"c", "lstm", 32, 4, 0, 0, 128, 256},
+    {"d", "attention", 32, 4, 16, 1, 0, 256},
+    {"e", "attention", 32, 4, 32, 1, 0, 256},
+    {"f", "third_order", 16, 4, 16, 1, 0, 256},
+    {"t2", "transformer", 64, 6, 128, 4, 0, 32, 2},
+    {"t3", "transformer", 64, 6, 128, 4, 0, 32, 3},
+    {"t4", "transformer", 64, 6, 128, 4, 0, 32, 4},
+    {"t5", "transformer", 64, 6, 128, 4, 0, 32, 5},
     // sanford2023 E1's largest shapes (N = 64: inputs 5 % non-zero) and its N = 16 (19 %).
-    {"g", "attention", 64, 4, 128, 1, 0, 256},      {"h", "attention", 64, 4, 64, 1, 0, 256},
+    {"g", "attention", 64, 4, 128, 1, 0, 256},
+    {"h", "attention", 64, 4, 64, 1, 0, 256},
     {"i", "attention", 16, 4, 64, 1, 0, 256},
     // sanford2023 E2's largest MLP: width 1024, depth 3, N = 16 (one chunk: 1.7 M parameters).
     {"j", "mlp", 16, 4, 0, 0, 1024, 256},
     {"k", "lstm", 32, 4, 0, 0, 128, 256, 0, 128},
+    {"l", "lstm", 16, 4, 0, 0, 128, 256, 0, 128},
 };
 constexpr int64_t kHopA = 4, kHopKMax = 8;  // the k-hop experiments' alphabet and k_max
 constexpr int kCheckSteps = 5;  // losses recorded for the PyTorch check

@@ -73,8 +73,9 @@ CONFIGS = {"a": ("attention", 32, 4, 16, 1, 0, 64),
            "g": ("attention", 64, 4, 128, 1, 0, 256),
            "h": ("attention", 64, 4, 64, 1, 0, 256),
            "i": ("attention", 16, 4, 64, 1, 0, 256),
-           "k": ("lstm", 32, 4, 0, 0, 128, 256)}
-HEAD_WIDTH = {"k": 128}  # LSTM configs with an MLP head (else linear)
+           "k": ("lstm", 32, 4, 0, 0, 128, 256),
+           "l": ("lstm", 16, 4, 0, 0, 128, 256)}
+HEAD_WIDTH = {"k": 128, "l": 128}  # LSTM configs with an MLP head (else linear)
 HOP_D_IN = 13  # A + k_max + 1 with A = 4, k_max = 8
 LAYERS = {}
 for _l in (2, 3, 4, 5):
