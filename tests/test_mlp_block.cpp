@@ -133,11 +133,16 @@ TEST(MlpBlock, MostlyZeroInputTakesTheSparsePathAndMatchesTheNaiveLoops) {
   // One row, one non-zero; and a row count that is not a multiple of any vector width.
   EXPECT_TRUE(check_block<double>(1, 20, 1, 1e-12));
   EXPECT_TRUE(check_block<float>(37, 68, 7, 2e-5));
+  // 36 columns, 7 non-zero a row (qsa at N = 16: 19 %): short rows, sparse up to 25 %.
+  EXPECT_TRUE(check_block<double>(64, 36, 7, 1e-12));
+  EXPECT_TRUE(check_block<float>(64, 36, 7, 2e-5));
 }
 
 TEST(MlpBlock, DenseInputTakesTheGemmPathAndMatchesTheNaiveLoops) {
-  // 36 columns, 7 non-zero a row (qsa at N = 16: 19 %, above kSparseRowsMaxDensity), and all.
-  EXPECT_FALSE(check_block<double>(64, 36, 7, 1e-12));
+  // 20 columns, 7 non-zero a row (qsa at N = 8: 35 %), 576 columns at 19 % (the MLP's flattened
+  // qsa input at N = 16: wide rows, sparse only up to 15 %), and all.
+  EXPECT_FALSE(check_block<double>(64, 20, 7, 1e-12));
+  EXPECT_FALSE(check_block<double>(16, 576, 112, 1e-12));
   EXPECT_FALSE(check_block<float>(64, 36, 36, 2e-5));
 }
 

@@ -68,6 +68,25 @@ TEST(SparseRows, BuildKeepsNonZerosInOrderAndRefusesDenseInputs) {
                UserError);
 }
 
+TEST(SparseRows, TheDefaultDensityCapDependsOnTheRowWidth) {
+  EXPECT_EQ(sparse_rows_max_density(kSparseRowsShortRow), kSparseRowsShortRowMaxDensity);
+  EXPECT_EQ(sparse_rows_max_density(kSparseRowsShortRow + 1), kSparseRowsMaxDensity);
+  // Each row k non-zero of cols: the default build accepts it up to the width's cap.
+  auto accepted = [](int64_t cols, int64_t k) {
+    std::vector<float> x(static_cast<size_t>(8 * cols), 0.0f);
+    for (int64_t r = 0; r < 8; ++r)
+      for (int64_t j = 0; j < k; ++j) x[r * cols + (r + j) % cols] = 1.0f + float(j);
+    SparseRows<float> s;
+    return sparse_rows_build(s, x.data(), 8, cols);
+  };
+  EXPECT_TRUE(accepted(36, 7));      // qsa at N = 16: 19 % of a short row
+  EXPECT_TRUE(accepted(64, 16));     // 25 %, the short rows' cap
+  EXPECT_FALSE(accepted(64, 17));    // above it
+  EXPECT_FALSE(accepted(20, 7));     // qsa at N = 8: 35 %
+  EXPECT_FALSE(accepted(576, 112));  // 19 % of a wide row (the MLP's flattened qsa at N = 16)
+  EXPECT_TRUE(accepted(576, 86));    // 14.9 %
+  EXPECT_TRUE(accepted(68, 7));      // qsa at N = 32: 10 %
+}
 // out += x·w and dw += xᵀ·d with plain loops over every entry of x.
 struct DenseRef {
   std::vector<double> out, dw;

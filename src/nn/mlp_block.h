@@ -8,7 +8,7 @@
 // Shapes: inp (rows, in), out (rows, out). forward() keeps its input pointer and the
 // layers' activations for backward(): inp must stay valid until then.
 // A first-layer input that is mostly zeros (the one- and multi-hot tokens of qsa and the like,
-// at most kSparseRowsMaxDensity non-zero) is multiplied by its non-zeros only, in the forward
+// at most sparse_rows_max_density(in) non-zero) is multiplied by its non-zeros only, in the forward
 // and in the weight gradient (ops/sparse_rows.h); the dense GEMM otherwise. The two paths round
 // differently; each gives the same bits at every thread count.
 #pragma once
