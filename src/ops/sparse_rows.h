@@ -32,7 +32,7 @@ struct SparseRows {
 // The density up to which the products by non-zeros replace the GEMM, by the width of x's rows.
 // Wide rows: 15 %, between the crossovers of the two products at the LSTM's per-step shape (68
 // columns; bench/bench_sparse_rows.cpp), and below the 19 % at which the MLP's first layer (576
-// columns, qsa at N = 16) trains 5 % slower by its non-zeros. Rows of at most
+// columns, qsa at N = 16) trains 5–8 % slower by its non-zeros. Rows of at most
 // kSparseRowsShortRow columns: 25 %. There the GEMM makes at most that many multiply-adds for
 // each output it writes, and at 19 % (36 columns, qsa at N = 16) whole training steps measured
 // faster by the non-zeros: the LSTM with the shipped head 1.10×, third order 1.10×, attention
