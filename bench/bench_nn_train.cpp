@@ -17,8 +17,8 @@
 //      MLP: 576 → 1024 → 1024 → 64; no PyTorch twin: bench_mlp_gemms times its GEMMs alone)
 //   k  config c with the shipped experiments' LSTM head (sanford2023 E2, E3: head_width 128,
 //      relu): [h_T; x_i] → 128 → d'
-//   l  `lstm`, N = 16, d' = 4, hidden 128, head 128, batch 256: the shipped experiments' largest
-//      LSTM (sanford2023 E2 and E3 at N = 16), the shape of issue #32's LSTM row
+//   l  `lstm`, N = 16, d' = 4, hidden 128, head 128, batch 256: sanford2023's largest LSTM (E2
+//      and E3 at N = 16), the shape of issue #32's LSTM row
 // and the k-hop experiments' causal transformer (hop task, N = 64, A = 4, k_max = 8: one-hot
 // input width A + k_max + 1 = 13, categorical output A + 2 = 6 classes, cross-entropy loss):
 //   t2 … t5  `transformer`, causal, learned positions, m = 128, 4 heads, 2 … 5 layers, batch 32

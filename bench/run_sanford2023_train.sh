@@ -4,8 +4,8 @@
 # weights, same Adam; prints a table of steps/s and the ratios attnlab/PyTorch (> 1:
 # attnlab faster). Configurations (issue #5): a = attention N 32, m 16, 1 head, d' 4,
 # batch 64; b = attention N 32, m 64, 4 heads, batch 256; c = LSTM hidden 128, length 32,
-# batch 256 (k: the same with the shipped head, width 128; l: k at length 16, the shipped
-# experiments' largest LSTM); (issue #32) d, e = attention N 32, m 16 / 32, batch 256; f =
+# batch 256 (k: the same with the shipped head, width 128; l: k at length 16, sanford2023's
+# largest LSTM); (issue #32) d, e = attention N 32, m 16 / 32, batch 256; f =
 # third order N 16, m 16, batch 256; t2 … t5 = the k-hop causal transformer (m 128, 4 heads,
 # 2 … 5 layers, N 64, batch 32). A second table gives CPU ms per
 # step, the CPU ratio and attnlab's share of the 1-thread sgemm rate measured at the start of

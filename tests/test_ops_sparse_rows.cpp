@@ -87,6 +87,7 @@ TEST(SparseRows, TheDefaultDensityCapDependsOnTheRowWidth) {
   EXPECT_TRUE(accepted(576, 86));    // 14.9 %
   EXPECT_TRUE(accepted(68, 7));      // qsa at N = 32: 10 %
 }
+
 // out += x·w and dw += xᵀ·d with plain loops over every entry of x.
 struct DenseRef {
   std::vector<double> out, dw;

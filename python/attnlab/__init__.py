@@ -165,5 +165,5 @@ def subnormals():
 
 __all__ = ["sample", "list_tasks", "model", "load", "load_gpt2", "construct", "list_models",
            "list_probes", "metrics", "run", "results", "reproduce", "check", "groups", "qk_stats",
-           "home", "cli_path", "jobs_default", "set_threads", "threads", "subnormals", "Model", "Results", "Reproduction",
-           "AttnlabWarning"]
+           "home", "cli_path", "jobs_default", "set_threads", "threads", "subnormals", "Model",
+           "Results", "Reproduction", "AttnlabWarning"]
