@@ -8,14 +8,16 @@
 // (before, da was (B, T, G) and dwh one product (Hd × B·T)·(B·T × G) after the loop: the second
 // line of each round, beside dh on the register tiles).
 // (the input products are on the one- and multi-hot input's non-zeros and are left out: they are
-// not GEMMs). With the layout argument `time`, the same products on time-major (T, B, ·) h and
-// gates: each step's rows contiguous instead of T·G floats apart (measured no faster:
-// docs/performance.md#lstm-budget). Each round (bench_rates.h step_products_round) measures the
-// 1-thread 2048³ sgemm rate, then prints per product the median CPU ms per training step and its
-// GFLOP/s, their sum and its share of that rate, side by side; then, as a second line, the
-// alternatives: dwh as one product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the
-// fused kernels' register tiles (no packing).
-// Usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]]   (default 256 32 128 5 batch:
+// not GEMMs). The layout argument: `op` (the default) as ops/lstm.cpp keeps its arrays since
+// 2026-12-07, h batch-major (B, T, ·) and the gates time-major (T, B, ·); `batch` both (B, T, ·),
+// as before (a step's gate rows T·G floats apart); `time` both (T, B, ·)
+// (docs/performance.md#lstm-time-major-caches).
+// Each round (bench_rates.h step_products_round) measures the 1-thread 2048³ sgemm rate, then
+// prints per product the median CPU ms per training step and its GFLOP/s, their sum and its share
+// of that rate, side by side; then, as a second line, the alternatives: dwh as one product on a
+// (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the fused kernels' register tiles (no
+// packing).
+// Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <cstdio>
 #include <cstdlib>
@@ -34,12 +36,14 @@ int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
   const int64_t H = argc > 3 ? std::atoll(argv[3]) : 128;
   const int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
-  const char* layout = argc > 5 ? argv[5] : "batch";
-  const bool time_major = std::strcmp(layout, "time") == 0;
-  if (B < 1 || T < 2 || H < 1 || rounds < 1 || (!time_major && std::strcmp(layout, "batch"))) {
+  const char* layout = argc > 5 ? argv[5] : "op";
+  const bool h_time = std::strcmp(layout, "time") == 0;  // h time-major
+  const bool gates_time = h_time || std::strcmp(layout, "op") == 0;
+  if (B < 1 || T < 2 || H < 1 || rounds < 1 || (!gates_time && std::strcmp(layout, "batch"))) {
     std::fprintf(stderr,
-                 "usage: bench_lstm_gemms [B T Hd [rounds [batch|time]]] (B, Hd, rounds >= 1; "
-                 "T >= 2; batch: (B, T, ·) arrays as ops/lstm.cpp, time: (T, B, ·))\n");
+                 "usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]] (B, Hd, rounds >= 1; "
+                 "T >= 2; op: h (B, T, ·) and the gates (T, B, ·) as ops/lstm.cpp, batch: both "
+                 "(B, T, ·), time: both (T, B, ·))\n");
     return 2;
   }
   const int64_t G = 4 * H;
@@ -51,14 +55,14 @@ int bench_main(int argc, char** argv) {
   std::vector<float> wh(H * G, 0.05f), wht(G * H), dhrec(B * H), dwh(H * G, 0.f);
   // Where step t's rows start and how far apart they are, in rows of the array (any width):
   // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
-  const int64_t step_rows = time_major ? B : 1, row_gap = time_major ? 1 : T;
+  const int64_t step_rows = h_time ? B : 1, row_gap = h_time ? 1 : T;              // h's
+  const int64_t g_step_rows = gates_time ? B : 1, g_row_gap = gates_time ? 1 : T;  // the gates'
   const std::vector<StepProduct> products = {
       {"fwd", flops,
        [&] {
          for (int64_t t = 1; t < T; ++t)
-           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H,
-                       row_gap * H, wh.data(), G, 1.f, gates.data() + t * step_rows * G,
-                       row_gap * G);
+           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
+                       wh.data(), G, 1.f, gates.data() + t * g_step_rows * G, g_row_gap * G);
        }},
       {"dh", flops,
        [&] {

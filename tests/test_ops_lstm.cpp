@@ -119,12 +119,13 @@ Grads<double> naive_backward(const Problem& p, bool bias, double fill) {
     for (int64_t step = L - 1; step >= 0; --step) {
       const int64_t t = s.reverse ? L - 1 - step : step;
       const int64_t tp = s.reverse ? t + 1 : t - 1;
-      const int64_t row = bb * L + t;
+      const int64_t row = bb * L + t;      // x, dx, h and dh: (B, T, ·)
+      const int64_t cache = t * s.B + bb;  // c and the gates: (T, B, ·)
       for (int64_t k = 0; k < H; ++k) {
-        const double i = st.gates[row * G + k], f = st.gates[row * G + H + k];
-        const double gg = st.gates[row * G + 2 * H + k], o = st.gates[row * G + 3 * H + k];
-        const double tc = std::tanh(st.c[row * H + k]);
-        const double cprev = step == 0 ? 0.0 : st.c[(bb * L + tp) * H + k];
+        const double i = st.gates[cache * G + k], f = st.gates[cache * G + H + k];
+        const double gg = st.gates[cache * G + 2 * H + k], o = st.gates[cache * G + 3 * H + k];
+        const double tc = std::tanh(st.c[cache * H + k]);
+        const double cprev = step == 0 ? 0.0 : st.c[(tp * s.B + bb) * H + k];
         const double dht = p.dh[row * H + k] + dh_next[k];
         const double dct = dc_next[k] + dht * o * (1 - tc * tc);
         da[k] = dct * gg * i * (1 - i);
@@ -194,6 +195,33 @@ TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
         EXPECT_LE(rel_err(fast32.gates, ref.gates), 1e-5);
       }
     }
+  }
+}
+
+// The caches are time-major (T, B, ·) and h batch-major (B, T, ·): h = o ∘ tanh(c) row by row,
+// exactly (the layer forms h by that one product), with B ≠ T so that the layouts differ; and c
+// at t = 0 is i ∘ g.
+TEST(OpsLstm, CachesAreTimeMajorAndHBatchMajor) {
+  for (bool reverse : {false, true}) {
+    const LstmShape s = shape(3, 5, 4, 6, reverse);
+    SCOPED_TRACE(describe(s, true));
+    const auto st = run_forward<double>(make_problem(s, 4), true, false);
+    const int64_t H = s.Hd, G = 4 * H;
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t t = 0; t < s.T; ++t)
+        for (int64_t k = 0; k < H; ++k) {
+          const int64_t cache = t * s.B + b;
+          EXPECT_EQ(st.h[(b * s.T + t) * H + k],
+                    st.gates[cache * G + 3 * H + k] * st.tanh_c[cache * H + k]);
+          // vmath_tanh's double version is std::tanh itself.
+          EXPECT_EQ(st.tanh_c[cache * H + k], std::tanh(st.c[cache * H + k]));
+        }
+    const int64_t t0 = reverse ? s.T - 1 : 0;  // the first step read
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t cache = t0 * s.B + b;
+        EXPECT_EQ(st.c[cache * H + k], st.gates[cache * G + k] * st.gates[cache * G + 2 * H + k]);
+      }
   }
 }
 
@@ -317,6 +345,14 @@ std::vector<double> flip_time(const std::vector<double>& v, int64_t B, int64_t T
   return out;
 }
 
+// Time-reverses a time-major (T, B, D) tensor (the layer's caches).
+std::vector<double> flip_time_major(const std::vector<double>& v, int64_t B, int64_t T, int64_t D) {
+  std::vector<double> out(v.size());
+  for (int64_t t = 0; t < T; ++t)
+    std::copy_n(v.begin() + t * B * D, B * D, out.begin() + (T - 1 - t) * B * D);
+  return out;
+}
+
 TEST(OpsLstm, ReverseEqualsForwardOnTimeReversedSequence) {
   for (LstmShape s : {shape(2, 5, 3, 4, true), shape(3, 3, 6, 2, true), shape(1, 1, 2, 3, true)}) {
     SCOPED_TRACE(describe(s, true));
@@ -328,8 +364,8 @@ TEST(OpsLstm, ReverseEqualsForwardOnTimeReversedSequence) {
     const auto a = run_forward<double>(rev, true, false);
     const auto b = run_forward<double>(fwd, true, false);
     EXPECT_LE(rel_err(a.h, flip_time(b.h, s.B, s.T, s.Hd)), 1e-14);
-    EXPECT_LE(rel_err(a.c, flip_time(b.c, s.B, s.T, s.Hd)), 1e-14);
-    EXPECT_LE(rel_err(a.gates, flip_time(b.gates, s.B, s.T, 4 * s.Hd)), 1e-14);
+    EXPECT_LE(rel_err(a.c, flip_time_major(b.c, s.B, s.T, s.Hd)), 1e-14);
+    EXPECT_LE(rel_err(a.gates, flip_time_major(b.gates, s.B, s.T, 4 * s.Hd)), 1e-14);
     const auto ga = run_backward<double>(rev, true, 0.0);
     const auto gb = run_backward<double>(fwd, true, 0.0);
     EXPECT_LE(rel_err(ga.dx, flip_time(gb.dx, s.B, s.T, s.C)), 1e-13);

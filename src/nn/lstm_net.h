@@ -47,8 +47,8 @@ class LstmNet : public Net<T> {
 
  private:
   // One direction of one layer: its parameter ids, and what forward() keeps for backward()
-  // (B sequences of N = T tokens, hidden Hd): h, c and tanh(c) (B, N, Hd), the gates
-  // (B, N, 4·Hd).
+  // (B sequences of N = T tokens, hidden Hd): h (B, N, Hd); c and tanh(c) (N, B, Hd) and the gates
+  // (N, B, 4·Hd), time-major as ops/lstm.h keeps them.
   struct Direction {
     int wx = -1, wh = -1, b = -1;
     std::vector<T> h, c, tanh_c, gates;

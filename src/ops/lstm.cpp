@@ -1,12 +1,14 @@
 // One LSTM layer over whole sequences: forward and backward through time on GEMMs.
 //
-// Shapes (row-major, see lstm.h): x (B, T, C), wx (C, 4Hd), wh (Hd, 4Hd), b (4Hd),
-// h, c, tanh_c (B, T, Hd), gates (B, T, 4Hd) holding [σ(i) | σ(f) | tanh(g) | σ(o)].
-// Forward: gates = x · wx + b for all B·T rows in one GEMM (or, when x is mostly zeros, as in
-// one- and multi-hot encodings, by its non-zeros step by step: ops/sparse_rows.h), then per step
-// (in reading order)
-// gates[:, t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (strided
-// rows, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
+// Shapes (row-major, see lstm.h): x (B, T, C), wx (C, 4Hd), wh (Hd, 4Hd), b (4Hd), h (B, T, Hd);
+// the caches time-major: c, tanh_c (T, B, Hd), gates (T, B, 4Hd) holding
+// [σ(i) | σ(f) | tanh(g) | σ(o)], so that a step's rows are one contiguous block (in (B, T, ·)
+// arrays they lie T·4Hd floats apart; 1.05× on the whole step of configs l and c on a Zen 4 EPYC,
+// docs/performance.md#lstm-time-major-caches).
+// Forward, per step in reading order: gates[t] = x[:, t] · wx + b (a GEMM, or, when x is mostly
+// zeros, as in one- and multi-hot encodings, on its non-zeros: ops/sparse_rows.h), then
+// gates[t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (h's rows strided,
+// no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
 // A null b is a zero bias.
 // Backward: per step (reverse reading order) the element-wise gate gradients into da, the step's
 // (B, 4Hd) block, and, while it is hot in L2, every product that reads it: dh_rec = da · whᵀ for
@@ -68,9 +70,9 @@ const SparseRows<T>* x_sparse_list(const SparseRows<T>* given, const T* x, int64
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
 // (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
 // previous step.
-// Row pointers are at bb = 0; rows of gates advance by L·4Hd, of tanh_c/dh by L·Hd, of c_prev by
-// cp_stride (0 for the zeros before the first step), of da (the step's block), dhrec and dc by
-// 4Hd, Hd and Hd.
+// Row pointers are at bb = 0; rows of gates (the step's block), tanh_c and c_prev advance by 4Hd,
+// Hd and cp_stride (Hd, or 0 for the zeros before the first step), of dh by dh_stride, of da (the
+// step's block), dhrec and dc by 4Hd, Hd and Hd.
 template <class T>
 struct CellBackwardStep {
   const T* gates;
@@ -81,6 +83,7 @@ struct CellBackwardStep {
   T* dc;
   T* da;
   int64_t cp_stride;
+  int64_t dh_stride;
 };
 
 // One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
@@ -101,8 +104,8 @@ ATTN_COPY_BODY void cell_backward_row(
   }
 }
 
-// How many sequences ahead the cell loops ask for their rows: a sequence's rows lie L·4Hd and L·Hd
-// floats apart, too far for the hardware prefetcher to follow from row to row.
+// How many sequences ahead the cell loops ask for h's and dh's rows: they lie L·Hd floats apart,
+// too far for the hardware prefetcher to follow from row to row.
 constexpr int64_t kCellAhead = 2;
 
 // Asks for the 64-byte cache lines that hold p[0 .. n) ahead of their use.
@@ -114,50 +117,42 @@ ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
 }
 
 template <class T>
-ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B,
-                                                      int64_t L, int64_t H) {
+ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
-  // The rows kCellAhead sequences ahead are asked for in software
-  // (docs/performance.md#lstm-da-per-step).
   for (int64_t bb = 0; bb < B; ++bb) {
-    if (bb + kCellAhead < B) {
-      const int64_t pb = bb + kCellAhead;
-      prefetch_span(s.gates + pb * L * G, G);
-      prefetch_span(s.tanh_c + pb * L * H, H);
-      prefetch_span(s.c_prev + pb * s.cp_stride, H);
-      prefetch_span(s.dh + pb * L * H, H);
-    }
-    const T* a = s.gates + bb * L * G;
+    // dh's rows are strided; the step's blocks of the caches are contiguous.
+    if (bb + kCellAhead < B) prefetch_span(s.dh + (bb + kCellAhead) * s.dh_stride, H);
+    const T* a = s.gates + bb * G;
     T* d = s.da + bb * G;
-    cell_backward_row(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * L * H,
-                      s.c_prev + bb * s.cp_stride, s.dh + bb * L * H, s.dhrec + bb * H,
+    cell_backward_row(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
+                      s.c_prev + bb * s.cp_stride, s.dh + bb * s.dh_stride, s.dhrec + bb * H,
                       s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H);
   }
 }
 
 #if ATTN_HAVE_ISA_COPIES
 [[gnu::target("avx2")]] void cell_backward_loop_avx2(const CellBackwardStep<float>& s, int64_t B,
-                                                     int64_t L, int64_t H) {
-  cell_backward_loop(s, B, L, H);
+                                                     int64_t H) {
+  cell_backward_loop(s, B, H);
 }
 ATTN_TARGET_AVX512 void cell_backward_loop_avx512(const CellBackwardStep<float>& s, int64_t B,
-                                                  int64_t L, int64_t H) {
-  cell_backward_loop(s, B, L, H);
+                                                  int64_t H) {
+  cell_backward_loop(s, B, H);
 }
 #endif
 
 template <class T>
-void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t L, int64_t H) {
+void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
 #if ATTN_HAVE_ISA_COPIES
   if constexpr (std::is_same_v<T, float>) {
     switch (isa_active()) {
-      case IsaCopy::avx512: return cell_backward_loop_avx512(s, B, L, H);
-      case IsaCopy::avx2: return cell_backward_loop_avx2(s, B, L, H);
+      case IsaCopy::avx512: return cell_backward_loop_avx512(s, B, H);
+      case IsaCopy::avx2: return cell_backward_loop_avx2(s, B, H);
       default: break;
     }
   }
 #endif
-  cell_backward_loop(s, B, L, H);
+  cell_backward_loop(s, B, H);
 }
 
 }  // namespace
@@ -168,11 +163,9 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
-  // Input products: gates = x · wx + b, for every step at once by one GEMM, or, when x is mostly
-  // zeros, by its non-zeros one step at a time (the step's gate rows are then hot for the
-  // recurrent product and the cell update).
-  auto init_bias = [&](int64_t r) {
-    T* a = gates + r * G;
+  // Input products one step at a time, by a GEMM or, when x is mostly zeros, on its non-zeros:
+  // the step's gate block is then hot for the recurrent product and the cell update.
+  auto init_bias = [&](T* a) {
     if (b) {
       std::copy(b, b + G, a);
     } else {
@@ -181,36 +174,31 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
   };
   const SparseRows<T>* xsp = x_sparse_list(x_sparse, x, rows, C);
   const bool sparse = xsp != nullptr;
-  if (!sparse) {
-    for (int64_t r = 0; r < rows; ++r) init_bias(r);
-    gemm<T>(false, false, rows, G, C, T(1), x, C, wx, G, T(1), gates, G);
-  }
 
   for (int64_t step = 0; step < L; ++step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
+    // The step's blocks of the caches (B rows each, contiguous), h's rows (strided by L·Hd).
+    T* gt = gates + t * B * G;
+    T* ctb = c + t * B * H;
+    T* tcb = tanh_c + t * B * H;
     if (sparse) {
       if (!b) {
-        for (int64_t bb = 0; bb < B; ++bb) init_bias(bb * L + t);
+        for (int64_t bb = 0; bb < B; ++bb) init_bias(gt + bb * G);
       }
-      sparse_rows_times(gates + t * G, L * G, *xsp, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
+      sparse_rows_times(gt, G, *xsp, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
+    } else {
+      for (int64_t bb = 0; bb < B; ++bb) init_bias(gt + bb * G);
+      gemm<T>(false, false, B, G, C, T(1), x + t * C, L * C, wx, G, T(1), gt, G);
     }
     if (step > 0) {
-      // gates[:, t] += h[:, tp] · wh over the batch (row stride L·Hd and L·4Hd).
-      gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gates + t * G, L * G);
+      // gates[t] += h[:, tp] · wh over the batch (h's rows strided by L·Hd).
+      gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gt, G);
     }
     for (int64_t bb = 0; bb < B; ++bb) {
-      if (bb + kCellAhead < B) {
-        // The rows this loop reads (the gates, c's previous row) and writes (c, tanh c, h: lines
-        // no cache holds yet), kCellAhead sequences ahead (as in cell_backward_loop).
-        const int64_t pr = (bb + kCellAhead) * L + t;
-        prefetch_span(gates + pr * G, G);
-        prefetch_span(c + pr * H, H);
-        prefetch_span(tanh_c + pr * H, H);
-        prefetch_span(h + pr * H, H);
-        if (step > 0) prefetch_span(c + ((bb + kCellAhead) * L + tp) * H, H);
-      }
-      T* a = gates + (bb * L + t) * G;
+      // h's rows lie L·Hd floats apart: asked for kCellAhead sequences ahead.
+      if (bb + kCellAhead < B) prefetch_span(h + ((bb + kCellAhead) * L + t) * H, H);
+      T* a = gt + bb * G;
       vmath_sigmoid(a, a, 2 * H);  // i, f
       vmath_tanh(a + 2 * H, a + 2 * H, H);  // g
       vmath_sigmoid(a + 3 * H, a + 3 * H, H);  // o
@@ -218,11 +206,11 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       const T* fg = a + H;
       const T* gg = a + 2 * H;
       const T* og = a + 3 * H;
-      T* ct = c + (bb * L + t) * H;
+      T* ct = ctb + bb * H;
       T* ht = h + (bb * L + t) * H;
-      T* tc = tanh_c + (bb * L + t) * H;
+      T* tc = tcb + bb * H;
       if (step > 0) {
-        const T* cp = c + (bb * L + tp) * H;
+        const T* cp = c + (tp * B + bb) * H;
         for (int64_t k = 0; k < H; ++k) ct[k] = fg[k] * cp[k] + ig[k] * gg[k];
       } else {
         for (int64_t k = 0; k < H; ++k) ct[k] = ig[k] * gg[k];
@@ -256,15 +244,16 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
-    CellBackwardStep<T> cs{gates + t * G,
-                           tanh_c + t * H,
-                           step > 0 ? c + tp * H : zeros.data(),
-                           dh + t * H,
-                           dhrec.data(),
-                           dc.data(),
-                           da.data(),
-                           step > 0 ? L * H : 0};
-    cell_backward_step(cs, B, L, H);
+    const CellBackwardStep<T> cs{.gates = gates + t * B * G,
+                                 .tanh_c = tanh_c + t * B * H,
+                                 .c_prev = step > 0 ? c + tp * B * H : zeros.data(),
+                                 .dh = dh + t * H,
+                                 .dhrec = dhrec.data(),
+                                 .dc = dc.data(),
+                                 .da = da.data(),
+                                 .cp_stride = step > 0 ? H : 0,
+                                 .dh_stride = L * H};
+    cell_backward_step(cs, B, H);
     const T* d = da.data();
     // x[:, t] and dx[:, t]: rows strided by L·C.
     if (sparse_dwx) sparse_rows_t_times(dwx, *xsp, d, G, G, SparseRowSet{t, B, L});
@@ -290,9 +279,9 @@ template <class T>
 void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
                       const T* b, const LstmShape& s) {
   lstm_check(s);
-  const int64_t L = s.T, C = s.C, H = s.Hd, G = 4 * H;
+  const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H;
   std::vector<T> pre(static_cast<size_t>(G));
-  for (int64_t bb = 0; bb < s.B; ++bb) {
+  for (int64_t bb = 0; bb < B; ++bb) {
     for (int64_t step = 0; step < L; ++step) {
       const int64_t t = s.reverse ? L - 1 - step : step;
       const int64_t tp = s.reverse ? t + 1 : t - 1;
@@ -310,12 +299,12 @@ void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, 
         const T f = T(1) / (T(1) + std::exp(-pre[H + k]));
         const T g = std::tanh(pre[2 * H + k]);
         const T o = T(1) / (T(1) + std::exp(-pre[3 * H + k]));
-        const T cprev = first ? T(0) : c[(bb * L + tp) * H + k];
+        const T cprev = first ? T(0) : c[(tp * B + bb) * H + k];  // the caches are time-major
         const T cnew = f * cprev + i * g;
-        c[(bb * L + t) * H + k] = cnew;
-        tanh_c[(bb * L + t) * H + k] = std::tanh(cnew);
+        c[(t * B + bb) * H + k] = cnew;
+        tanh_c[(t * B + bb) * H + k] = std::tanh(cnew);
         h[(bb * L + t) * H + k] = o * std::tanh(cnew);
-        T* a = gates + (bb * L + t) * G;
+        T* a = gates + (t * B + bb) * G;
         a[k] = i;
         a[H + k] = f;
         a[2 * H + k] = g;

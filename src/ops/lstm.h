@@ -9,9 +9,10 @@
 //   wx     (C, 4·Hd)       input weights, columns [i | f | g | o]
 //   wh     (Hd, 4·Hd)      recurrent weights
 //   b      (4·Hd)
-//   h, c   (B, T, Hd)      hidden and cell states (c is cache for backward)
-//   tanh_c (B, T, Hd)      cache: tanh(c)
-//   gates  (B, T, 4·Hd)    cache: post-activation gates [σ(i) | σ(f) | tanh(g) | σ(o)]
+//   h      (B, T, Hd)      hidden states
+//   c      (T, B, Hd)      cache: cell states, time-major (a step's rows one block)
+//   tanh_c (T, B, Hd)      cache: tanh(c), time-major
+//   gates  (T, B, 4·Hd)    cache: post-activation gates [σ(i) | σ(f) | tanh(g) | σ(o)], time-major
 // c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
 // Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
 // accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db.
