@@ -1,7 +1,7 @@
 // The GEMMs one training step of the LSTM must make, timed alone at their own shapes (issue #32:
 // is "the LSTM at 2x PyTorch" within the machine's reach?). One layer, batch B, T steps, hidden Hd,
-// G = 4·Hd gate columns, as ops/lstm.cpp makes them on (B, T, ·) row-major arrays:
-//   forward   per step  gates[:, t] += h[:, t-1] · wh    (B × Hd)·(Hd × G), rows strided by T
+// G = 4·Hd gate columns, as ops/lstm.cpp makes them (the arrays' layouts: the argument below):
+//   forward   per step  gates[t] += h[:, t-1] · wh       (B × Hd)·(Hd × G), h's rows strided by T
 //   backward  per step  dhrec = da · whᵀ                (B × G)·(G × Hd)
 //             per step  dwh += h[:, t-1]ᵀ · da           (Hd × B)·(B × G)
 // with da one (B × G) block rewritten every step, as ops/lstm.cpp keeps it since 2026-12-06

@@ -13,8 +13,9 @@
 // Counter: GFLOP/s of the dense product's work (2·256·68·512), so both rows are comparable.
 // The *Steps benchmarks make the LSTM's own calls (ops/lstm.cpp): x holds all B·T rows (B = 256
 // sequences of T = 32 steps, row b·T + t) and one iteration is the T calls of a forward or a
-// backward, call t on the rows t, t + T, … whose outputs (gates) or inputs (gate gradients) are
-// rows of a (B, T, 512) array: consecutive rows of one call lie T·512 floats (64 KB) apart.
+// backward, call t on the rows t, t + T, …; the forward's outputs are step t's block of the
+// time-major (T, B, 512) gates (one contiguous block since 2026-12-07), the backward's inputs the
+// one (B, 512) block of gate gradients the layer rewrites every step.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -131,7 +132,7 @@ void BM_TimesSparseSteps(benchmark::State& state) {
   timed_steps(state, [&] {
     sparse_rows_build(s, x.data(), kSteps * kRows, kCols, 1.0);
     for (int64_t t = 0; t < kSteps; ++t)
-      sparse_rows_times(out.data() + t * kOut, kSteps * kOut, s, w.data(), kOut,
+      sparse_rows_times(out.data() + t * kRows * kOut, kOut, s, w.data(), kOut,
                         SparseRowSet{t, kRows, kSteps}, bias.data());
     benchmark::DoNotOptimize(out.data());
   });
@@ -141,14 +142,13 @@ void BM_TTimesSparseSteps(benchmark::State& state) {
   threads_configure(1);
   const std::vector<float> x = random_matrix(kSteps * kRows * kCols,
                                              static_cast<double>(state.range(0)) / 100, "x");
-  const std::vector<float> d = random_matrix(kSteps * kRows * kOut, 1.0, "d");
+  const std::vector<float> d = random_matrix(kRows * kOut, 1.0, "d");  // one step's block
   std::vector<float> dw(kCols * kOut, 0.0f);
   SparseRows<float> s;
   timed_steps(state, [&] {
     sparse_rows_build(s, x.data(), kSteps * kRows, kCols, 1.0);
     for (int64_t t = 0; t < kSteps; ++t)
-      sparse_rows_t_times(dw.data(), s, d.data() + t * kOut, kSteps * kOut, kOut,
-                          SparseRowSet{t, kRows, kSteps});
+      sparse_rows_t_times(dw.data(), s, d.data(), kOut, kOut, SparseRowSet{t, kRows, kSteps});
     benchmark::DoNotOptimize(dw.data());
   });
 }

@@ -198,31 +198,37 @@ TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
   }
 }
 
+Problem one_hot_problem(const LstmShape& s);  // below
+
 // The caches are time-major (T, B, ·) and h batch-major (B, T, ·): h = o ∘ tanh(c) row by row,
-// exactly (the layer forms h by that one product), with B ≠ T so that the layouts differ; and c
-// at t = 0 is i ∘ g.
+// exactly (the layer forms h by that one product), with B ≠ T so that the layouts differ (12 of
+// the 15 (b, t) pairs land on other rows); and c at the first step read (t = 0, or T − 1 in
+// reverse) is i ∘ g. On a dense input (the per-step GEMM) and a one-hot one (the sparse path).
+
 TEST(OpsLstm, CachesAreTimeMajorAndHBatchMajor) {
-  for (bool reverse : {false, true}) {
-    const LstmShape s = shape(3, 5, 4, 6, reverse);
-    SCOPED_TRACE(describe(s, true));
-    const auto st = run_forward<double>(make_problem(s, 4), true, false);
-    const int64_t H = s.Hd, G = 4 * H;
-    for (int64_t b = 0; b < s.B; ++b)
-      for (int64_t t = 0; t < s.T; ++t)
+  for (bool reverse : {false, true})
+    for (bool one_hot : {false, true}) {
+      const LstmShape s = shape(3, 5, 9, 6, reverse);
+      SCOPED_TRACE(describe(s, true) + (one_hot ? " one-hot" : " dense"));
+      const Problem p = one_hot ? one_hot_problem(s) : make_problem(s, 4);
+      const auto st = run_forward<double>(p, true, false);
+      const int64_t H = s.Hd, G = 4 * H;
+      for (int64_t b = 0; b < s.B; ++b)
+        for (int64_t t = 0; t < s.T; ++t)
+          for (int64_t k = 0; k < H; ++k) {
+            const int64_t cache = t * s.B + b;
+            EXPECT_EQ(st.h[(b * s.T + t) * H + k],
+                      st.gates[cache * G + 3 * H + k] * st.tanh_c[cache * H + k]);
+            // vmath_tanh's double version is std::tanh itself.
+            EXPECT_EQ(st.tanh_c[cache * H + k], std::tanh(st.c[cache * H + k]));
+          }
+      const int64_t t0 = reverse ? s.T - 1 : 0;  // the first step read
+      for (int64_t b = 0; b < s.B; ++b)
         for (int64_t k = 0; k < H; ++k) {
-          const int64_t cache = t * s.B + b;
-          EXPECT_EQ(st.h[(b * s.T + t) * H + k],
-                    st.gates[cache * G + 3 * H + k] * st.tanh_c[cache * H + k]);
-          // vmath_tanh's double version is std::tanh itself.
-          EXPECT_EQ(st.tanh_c[cache * H + k], std::tanh(st.c[cache * H + k]));
+          const int64_t cache = t0 * s.B + b;
+          EXPECT_EQ(st.c[cache * H + k], st.gates[cache * G + k] * st.gates[cache * G + 2 * H + k]);
         }
-    const int64_t t0 = reverse ? s.T - 1 : 0;  // the first step read
-    for (int64_t b = 0; b < s.B; ++b)
-      for (int64_t k = 0; k < H; ++k) {
-        const int64_t cache = t0 * s.B + b;
-        EXPECT_EQ(st.c[cache * H + k], st.gates[cache * G + k] * st.gates[cache * G + 2 * H + k]);
-      }
-  }
+    }
 }
 
 TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {

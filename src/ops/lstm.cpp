@@ -3,8 +3,8 @@
 // Shapes (row-major, see lstm.h): x (B, T, C), wx (C, 4Hd), wh (Hd, 4Hd), b (4Hd), h (B, T, Hd);
 // the caches time-major: c, tanh_c (T, B, Hd), gates (T, B, 4Hd) holding
 // [σ(i) | σ(f) | tanh(g) | σ(o)], so that a step's rows are one contiguous block (in (B, T, ·)
-// arrays they lie T·4Hd floats apart; 1.05× on the whole step of configs l and c on a Zen 4 EPYC,
-// docs/performance.md#lstm-time-major-caches).
+// arrays a step's gate rows lie T·4Hd floats apart; whole steps 1.02–1.08× shorter on a Zen 4
+// EPYC, docs/performance.md#lstm-time-major-caches).
 // Forward, per step in reading order: gates[t] = x[:, t] · wx + b (a GEMM, or, when x is mostly
 // zeros, as in one- and multi-hot encodings, on its non-zeros: ops/sparse_rows.h), then
 // gates[t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (h's rows strided,
