@@ -198,13 +198,20 @@ TEST(OpsLstm, ForwardFastMatchesRefDoubleAndFloat) {
   }
 }
 
-Problem one_hot_problem(const LstmShape& s);  // below
+// One-hot tokens (with an all-zero token at t = 1), so that the input products run on the
+// non-zeros (ops/sparse_rows.h).
+Problem one_hot_problem(const LstmShape& s) {
+  Problem p = make_problem(s, 8);
+  for (int64_t r = 0; r < s.B * s.T; ++r)
+    for (int64_t k = 0; k < s.C; ++k)
+      p.x[r * s.C + k] = (r % s.T != 1 && k == (r * 5) % s.C) ? 1.0 : 0.0;
+  return p;
+}
 
 // The caches are time-major (T, B, ·) and h batch-major (B, T, ·): h = o ∘ tanh(c) row by row,
 // exactly (the layer forms h by that one product), with B ≠ T so that the layouts differ (12 of
 // the 15 (b, t) pairs land on other rows); and c at the first step read (t = 0, or T − 1 in
 // reverse) is i ∘ g. On a dense input (the per-step GEMM) and a one-hot one (the sparse path).
-
 TEST(OpsLstm, CachesAreTimeMajorAndHBatchMajor) {
   for (bool reverse : {false, true})
     for (bool one_hot : {false, true}) {
@@ -260,16 +267,6 @@ void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
   test::expect_same_bits(g_generic.dwx, g.dwx, "dwx");
   test::expect_same_bits(g_generic.dwh, g.dwh, "dwh");
   test::expect_same_bits(g_generic.db, g.db, "db");
-}
-
-// One-hot tokens (with an all-zero token at t = 1), so that the input products run on the
-// non-zeros (ops/sparse_rows.h).
-Problem one_hot_problem(const LstmShape& s) {
-  Problem p = make_problem(s, 8);
-  for (int64_t r = 0; r < s.B * s.T; ++r)
-    for (int64_t k = 0; k < s.C; ++k)
-      p.x[r * s.C + k] = (r % s.T != 1 && k == (r * 5) % s.C) ? 1.0 : 0.0;
-  return p;
 }
 
 class OpsLstmCopies : public testing::TestWithParam<IsaCopy> {};
@@ -351,14 +348,6 @@ std::vector<double> flip_time(const std::vector<double>& v, int64_t B, int64_t T
   return out;
 }
 
-// Time-reverses a time-major (T, B, D) tensor (the layer's caches).
-std::vector<double> flip_time_major(const std::vector<double>& v, int64_t B, int64_t T, int64_t D) {
-  std::vector<double> out(v.size());
-  for (int64_t t = 0; t < T; ++t)
-    std::copy_n(v.begin() + t * B * D, B * D, out.begin() + (T - 1 - t) * B * D);
-  return out;
-}
-
 TEST(OpsLstm, ReverseEqualsForwardOnTimeReversedSequence) {
   for (LstmShape s : {shape(2, 5, 3, 4, true), shape(3, 3, 6, 2, true), shape(1, 1, 2, 3, true)}) {
     SCOPED_TRACE(describe(s, true));
@@ -370,8 +359,9 @@ TEST(OpsLstm, ReverseEqualsForwardOnTimeReversedSequence) {
     const auto a = run_forward<double>(rev, true, false);
     const auto b = run_forward<double>(fwd, true, false);
     EXPECT_LE(rel_err(a.h, flip_time(b.h, s.B, s.T, s.Hd)), 1e-14);
-    EXPECT_LE(rel_err(a.c, flip_time_major(b.c, s.B, s.T, s.Hd)), 1e-14);
-    EXPECT_LE(rel_err(a.gates, flip_time_major(b.gates, s.B, s.T, 4 * s.Hd)), 1e-14);
+    // The caches are (T, B, D): one "sequence" of T rows of B·D values.
+    EXPECT_LE(rel_err(a.c, flip_time(b.c, 1, s.T, s.B * s.Hd)), 1e-14);
+    EXPECT_LE(rel_err(a.gates, flip_time(b.gates, 1, s.T, s.B * 4 * s.Hd)), 1e-14);
     const auto ga = run_backward<double>(rev, true, 0.0);
     const auto gb = run_backward<double>(fwd, true, 0.0);
     EXPECT_LE(rel_err(ga.dx, flip_time(gb.dx, s.B, s.T, s.C)), 1e-13);

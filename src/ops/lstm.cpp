@@ -182,13 +182,13 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
     T* gt = gates + t * B * G;
     T* ctb = c + t * B * H;
     T* tcb = tanh_c + t * B * H;
+    const T* cpb = step > 0 ? c + tp * B * H : nullptr;  // c's block of the previous step
+    // The bias into the block, unless the sparse product starts its sums from b itself.
+    if (!sparse || !b)
+      for (int64_t bb = 0; bb < B; ++bb) init_bias(gt + bb * G);
     if (sparse) {
-      if (!b) {
-        for (int64_t bb = 0; bb < B; ++bb) init_bias(gt + bb * G);
-      }
       sparse_rows_times(gt, G, *xsp, wx, G, SparseRowSet{t, B, L}, b);  // b + x·wx
     } else {
-      for (int64_t bb = 0; bb < B; ++bb) init_bias(gt + bb * G);
       gemm<T>(false, false, B, G, C, T(1), x + t * C, L * C, wx, G, T(1), gt, G);
     }
     if (step > 0) {
@@ -210,7 +210,7 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       T* ht = h + (bb * L + t) * H;
       T* tc = tcb + bb * H;
       if (step > 0) {
-        const T* cp = c + (tp * B + bb) * H;
+        const T* cp = cpb + bb * H;
         for (int64_t k = 0; k < H; ++k) ct[k] = fg[k] * cp[k] + ig[k] * gg[k];
       } else {
         for (int64_t k = 0; k < H; ++k) ct[k] = ig[k] * gg[k];
