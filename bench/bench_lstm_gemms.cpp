@@ -1,6 +1,7 @@
-// The GEMMs one training step of the LSTM must make, timed alone at their own shapes (issue #32:
-// is "the LSTM at 2x PyTorch" within the machine's reach?). One layer, batch B, T steps, hidden Hd,
-// G = 4·Hd gate columns, as ops/lstm.cpp makes them (the arrays' layouts: the argument below):
+// The recurrent products one training step of the LSTM must make, timed alone at their own shapes
+// (issue #32: is "the LSTM at 2x PyTorch" within the machine's reach?). One layer, batch B, T
+// steps, hidden Hd, G = 4·Hd gate columns, as ops/lstm.cpp makes them (the arrays' layouts: the
+// argument below):
 //   forward   per step  gates[t] += h[:, t-1] · wh       (B × Hd)·(Hd × G), h's rows strided by T
 //   backward  per step  dhrec = da · whᵀ                (B × G)·(G × Hd)
 //             per step  dwh += h[:, t-1]ᵀ · da           (Hd × B)·(B × G)
@@ -14,9 +15,11 @@
 // (docs/performance.md#lstm-time-major-caches).
 // Each round (bench_rates.h step_products_round) measures the 1-thread 2048³ sgemm rate, then
 // prints per product the median CPU ms per training step and its GFLOP/s, their sum and its share
-// of that rate, side by side; then, as a second line, the alternatives: dwh as one product on a
-// (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the fused kernels' register tiles (no
-// packing).
+// of that rate, side by side: first as ops/lstm.cpp makes them since 2026-12-07, on the FMA tiles
+// of ops/fma_product.h with wh (forward) and whᵀ (dh) packed once per call (`*_fma`); then the same
+// three per step on OpenBLAS, as before (`*_blas`); then the older alternatives: dwh as one
+// OpenBLAS product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the fused kernels'
+// register tiles (no FMA).
 // Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "bench_tiles.h"
 #include "ops/attention_tiles.h"
 #include "ops/blas.h"
+#include "ops/fma_product.h"
 
 namespace attn::bench {
 namespace {
@@ -57,20 +61,43 @@ int bench_main(int argc, char** argv) {
   // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
   const int64_t step_rows = h_time ? B : 1, row_gap = h_time ? 1 : T;              // h's
   const int64_t g_step_rows = gates_time ? B : 1, g_row_gap = gates_time ? 1 : T;  // the gates'
-  const std::vector<StepProduct> products = {
-      {"fwd", flops,
+  // As ops/lstm.cpp: each call packs the weights once (forward: wh; backward: whᵀ).
+  std::vector<float> panels;
+  const std::vector<StepProduct> fma_products = {
+      {"fwd_fma", flops,
+       [&] {
+         const FmaPanels whp = fma_pack_panels(panels, wh.data(), G, false, H, G);
+         for (int64_t t = 1; t < T; ++t)
+           fma_product(gates.data() + t * g_step_rows * G, g_row_gap * G,
+                       FmaOperandA{h.data() + (t - 1) * step_rows * H, row_gap * H, 1}, whp, B, H,
+                       true);
+       }},
+      {"dh_fma", flops,
+       [&] {
+         const FmaPanels whtp = fma_pack_panels(panels, wh.data(), G, true, G, H);
+         for (int64_t t = T - 1; t >= 1; --t)
+           fma_product(dhrec.data(), H, FmaOperandA{da.data(), G, 1}, whtp, B, G, false);
+       }},
+      {"dwh_fma", flops, [&] {
+         for (int64_t t = T - 1; t >= 1; --t)
+           fma_product(dwh.data(), G,
+                       FmaOperandA{h.data() + (t - 1) * step_rows * H, 1, row_gap * H},
+                       fma_panels_in_place(da.data(), G, G), H, B, true);
+       }}};
+  const std::vector<StepProduct> blas_products = {
+      {"fwd_blas", flops,
        [&] {
          for (int64_t t = 1; t < T; ++t)
            gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
                        wh.data(), G, 1.f, gates.data() + t * g_step_rows * G, g_row_gap * G);
        }},
-      {"dh", flops,
+      {"dh_blas", flops,
        [&] {
          for (int64_t t = T - 1; t >= 1; --t)
            gemm<float>(false, true, B, H, G, 1.f, da.data(), G, wh.data(), G, 0.f, dhrec.data(),
                        H);
        }},
-      {"dwh", flops, [&] {
+      {"dwh_blas", flops, [&] {
          for (int64_t t = T - 1; t >= 1; --t)
            gemm<float>(true, false, H, G, B, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
                        da.data(), G, 1.f, dwh.data(), G);
@@ -91,7 +118,8 @@ int bench_main(int argc, char** argv) {
                          wht.data(), H, B, H, G, false);
        }}};
   for (int r = 0; r < rounds; ++r) {
-    step_products_round(r, 7, products);
+    step_products_round(r, 7, fma_products);
+    step_products_round(r, 7, blas_products);
     step_products_round(r, 7, alternatives);
   }
   return 0;

@@ -150,7 +150,7 @@ TEST(Isa, CpuDetectionAgreesWithProcCpuinfo) {
   const auto has = [&](const char* f) {
     return flags.find(std::string(" ") + f + " ") != std::string::npos;
   };
-  EXPECT_EQ(isa_cpu_has(IsaCopy::avx2), ATTN_HAVE_ISA_COPIES && has("avx2")) << flags;
+  EXPECT_EQ(isa_cpu_has(IsaCopy::avx2), ATTN_HAVE_ISA_COPIES && has("avx2") && has("fma")) << flags;
   EXPECT_EQ(isa_cpu_has(IsaCopy::avx512), ATTN_HAVE_ISA_COPIES && has("avx512f") &&
                                               has("avx512bw") && has("avx512dq") && has("avx512vl"))
       << flags;

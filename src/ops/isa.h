@@ -3,25 +3,27 @@
 // A few float kernels (ops/vmath.cpp, the LSTM cell-backward loop, the sparse-row products of
 // ops/sparse_rows.cpp) are compiled three times on x86-64: for any x86-64 (SSE2), with
 // [[gnu::target("avx2")]] (twice the width) and with AVX-512 (ATTN_TARGET_AVX512: F, BW, DQ, VL;
-// four times the width, 32 vector registers). No copy uses FMA: the AVX2 target leaves it out,
-// AVX-512F has FMA instructions that no target string can take out, and those files are compiled
-// with -ffp-contract=off (CMakeLists.txt: GCC contracts a·b + c into an FMA by default wherever
-// FMA is available, even in ISO C++ mode), so the three x86-64 copies give the same bits for
-// every input: which one runs never changes a result. (One exception: where the sparse-row
-// products add two NaNs of different sign, the result's sign bit may differ between the copies,
-// since GCC orders the operands of + freely; it is NaN in every copy. Other architectures and
-// OpenBLAS's per-CPU kernels can still differ.)
+// four times the width, 32 vector registers). No copy contracts a·b + c into an FMA: the AVX2
+// target leaves it out, AVX-512F has FMA instructions that no target string can take out, and
+// those files are compiled with -ffp-contract=off (CMakeLists.txt: GCC contracts by default
+// wherever FMA is available, even in ISO C++ mode). Where a kernel wants FMA it says so, and
+// every copy makes the same fused operations: ops/fma_product.cpp (FMA instructions in the AVX2
+// copy, target avx2 + fma, and the AVX-512 one; std::fma in the generic one). So the three x86-64
+// copies give the same bits for every input: which one runs never changes a result. (One exception:
+// where the sparse-row products add two NaNs of different sign, the result's sign bit may differ
+// between the copies, since GCC orders the operands of + freely; it is NaN in every copy. Other
+// architectures and OpenBLAS's per-CPU kernels can still differ.)
 //
-// isa_active() says which copy runs: by default the widest the CPU has, AVX-512, else AVX2, else
-// the generic one. Measured on AMD Zen 5 (docs/performance.md, "AVX-512 copies of the float
-// kernels"): the element-wise kernels run 2.1–2.3× faster than the AVX2 copy, which makes an LSTM
-// training step about 12 % faster; the attention units, whose time is in OpenBLAS, and the
-// sparse-row products (bound by loads and stores) are unchanged. Not measured on Intel CPUs, where
-// 512-bit instructions can lower the clock (OpenBLAS's own kernels use AVX-512 there anyway).
-// The environment variable ATTNLAB_ISA picks one for A/B measurements: generic, avx2 or avx512
-// (unset or empty: the default). Any other value, or a copy this build or CPU lacks, is a user
-// error (ATTN_CHECK), raised by the first kernel call, and by the command line before it runs
-// anything. Decided once per process.
+// isa_active() says which copy runs: by default the widest the CPU has, AVX-512, else AVX2 (with
+// FMA, which every AVX2 CPU of Intel and AMD has), else the generic one. Measured on AMD Zen 5
+// (docs/performance.md, "AVX-512 copies of the float kernels"): the element-wise kernels
+// run 2.1–2.3× faster than the AVX2 copy, which makes an LSTM training step about 12 % faster; the
+// attention units, whose time is in OpenBLAS, and the sparse-row products (bound by loads and
+// stores) are unchanged. Not measured on Intel CPUs, where 512-bit instructions can lower the clock
+// (OpenBLAS's own kernels use AVX-512 there anyway). The environment variable ATTNLAB_ISA picks one
+// for A/B measurements: generic, avx2 or avx512 (unset or empty: the default). Any other value, or
+// a copy this build or CPU lacks, is a user error (ATTN_CHECK), raised by the first kernel call,
+// and by the command line before it runs anything. Decided once per process.
 #pragma once
 
 // A build for this CPU (-march=native, ATTNLAB_NATIVE) already compiles everything for it, FMA

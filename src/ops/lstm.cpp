@@ -7,8 +7,11 @@
 // EPYC, docs/performance.md#lstm-time-major-caches).
 // Forward, per step in reading order: gates[t] = x[:, t] · wx + b (a GEMM, or, when x is mostly
 // zeros, as in one- and multi-hot encodings, on its non-zeros: ops/sparse_rows.h), then
-// gates[t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) GEMM over the batch (h's rows strided,
-// no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
+// gates[t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) product over the batch (h's rows
+// strided, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
+// The recurrent products (this one, and dh_rec and dwh below) run, in float, on FMA register tiles
+// with the recurrent weights packed once per call (ops/fma_product.h; OpenBLAS re-packed them
+// every step, docs/performance.md#lstm-fma-products); in double (gradient checks) on OpenBLAS.
 // A null b is a zero bias.
 // Backward: per step (reverse reading order) the element-wise gate gradients into da, the step's
 // (B, 4Hd) block, and, while it is hot in L2, every product that reads it: dh_rec = da · whᵀ for
@@ -27,6 +30,7 @@
 
 #include "core/error.h"
 #include "ops/blas.h"
+#include "ops/fma_product.h"
 #include "ops/isa.h"
 #include "ops/sparse_rows.h"
 #include "ops/vmath.h"
@@ -42,11 +46,13 @@ void lstm_check(const LstmShape& s) {
 }
 
 // Backward's scratch, kept per thread across calls (fresh vectors would cost page faults on every
-// call): da (B, 4Hd) for one step, dc and dhrec (B, Hd), the input's non-zeros.
+// call): da (B, 4Hd) for one step, dc and dhrec (B, Hd), the input's non-zeros, and (float) the
+// recurrent weights packed for the products: wh forward, whᵀ backward.
 template <class T>
 struct LstmScratch {
   std::vector<T> da, dc, dhrec;
   SparseRows<T> x_sparse;
+  std::vector<float> wh_panels;
 };
 template <class T>
 LstmScratch<T>& lstm_scratch() {
@@ -155,6 +161,60 @@ void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
   cell_backward_loop(s, B, H);
 }
 
+// The recurrent weights for the three recurrent products: float packs them once per call (wh
+// for the forward product, whᵀ for dh_rec); double leaves them to OpenBLAS.
+template <class T>
+struct RecurrentWeights {
+  const T* wh;
+  FmaPanels panels;  // float only
+};
+
+template <class T>
+RecurrentWeights<T> recurrent_weights(const T* wh, int64_t H, bool transposed) {
+  RecurrentWeights<T> w{wh, {}};
+  const int64_t G = 4 * H;
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<float>& out = lstm_scratch<T>().wh_panels;
+    w.panels = transposed ? fma_pack_panels(out, wh, G, true, G, H)  // whᵀ: G × H
+                          : fma_pack_panels(out, wh, G, false, H, G);
+  }
+  return w;
+}
+
+// gt (B × 4Hd, the step's gate block) += hp · wh, hp's B rows ldh apart.
+template <class T>
+void gates_plus_recurrent(T* gt, const T* hp, int64_t ldh, const RecurrentWeights<T>& w, int64_t B,
+                          int64_t H) {
+  const int64_t G = 4 * H;
+  if constexpr (std::is_same_v<T, float>) {
+    fma_product(gt, G, FmaOperandA{hp, ldh, 1}, w.panels, B, H, true);
+  } else {
+    gemm<T>(false, false, B, G, H, T(1), hp, ldh, w.wh, G, T(1), gt, G);
+  }
+}
+
+// dhrec (B × Hd) = da · whᵀ.
+template <class T>
+void recurrent_dh(T* dhrec, const T* da, const RecurrentWeights<T>& w, int64_t B, int64_t H) {
+  const int64_t G = 4 * H;
+  if constexpr (std::is_same_v<T, float>) {
+    fma_product(dhrec, H, FmaOperandA{da, G, 1}, w.panels, B, G, false);
+  } else {
+    gemm<T>(false, true, B, H, G, T(1), da, G, w.wh, G, T(0), dhrec, H);
+  }
+}
+
+// dwh (Hd × 4Hd) += hpᵀ · da, hp's B rows ldh apart.
+template <class T>
+void recurrent_dwh(T* dwh, const T* hp, int64_t ldh, const T* da, int64_t B, int64_t H) {
+  const int64_t G = 4 * H;
+  if constexpr (std::is_same_v<T, float>) {
+    fma_product(dwh, G, FmaOperandA{hp, 1, ldh}, fma_panels_in_place(da, G, G), H, B, true);
+  } else {
+    gemm<T>(true, false, H, G, B, T(1), hp, ldh, da, G, T(1), dwh, G);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -174,6 +234,8 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
   };
   const SparseRows<T>* xsp = x_sparse_list(x_sparse, x, rows, C);
   const bool sparse = xsp != nullptr;
+  const RecurrentWeights<T> w =
+      L > 1 ? recurrent_weights(wh, H, false) : RecurrentWeights<T>{wh, {}};
 
   for (int64_t step = 0; step < L; ++step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
@@ -193,7 +255,7 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
     }
     if (step > 0) {
       // gates[t] += h[:, tp] · wh over the batch (h's rows strided by L·Hd).
-      gemm<T>(false, false, B, G, H, T(1), h + tp * H, L * H, wh, G, T(1), gt, G);
+      gates_plus_recurrent(gt, h + tp * H, L * H, w, B, H);
     }
     for (int64_t bb = 0; bb < B; ++bb) {
       // h's rows lie L·Hd floats apart: asked for kCellAhead sequences ahead.
@@ -240,6 +302,8 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   const std::vector<T> zeros(static_cast<size_t>(H), T(0));  // c before the first step
   const SparseRows<T>* xsp = dwx ? x_sparse_list(x_sparse, x, rows, C) : nullptr;
   const bool sparse_dwx = xsp != nullptr;
+  const RecurrentWeights<T> w =
+      L > 1 ? recurrent_weights(wh, H, true) : RecurrentWeights<T>{wh, {}};
 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
@@ -267,8 +331,8 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
     if (step > 0) {
       // dwh += h[:, tp]ᵀ · da (h's rows strided by L·Hd); ∂/∂h at step tp through the
       // recurrence: da · whᵀ.
-      if (dwh) gemm<T>(true, false, H, G, B, T(1), h + tp * H, L * H, d, G, T(1), dwh, G);
-      gemm<T>(false, true, B, H, G, T(1), d, G, wh, G, T(0), dhrec.data(), H);
+      if (dwh) recurrent_dwh(dwh, h + tp * H, L * H, d, B, H);
+      recurrent_dh(dhrec.data(), d, w, B, H);
     }
   }
 }

@@ -1,0 +1,290 @@
+// Float products on FMA register tiles (see fma_product.h), compiled three times on x86-64.
+//
+// Copies (ops/isa.h picks one): AVX-512, tiles of 8 rows × one 32-column panel (16 zmm
+// accumulators; each term broadcasts 8 values of A and loads 2 vectors of B for 16 FMAs); AVX2 with
+// FMA, tiles of 6 rows × 16 columns (12 ymm accumulators), a panel in two halves; generic,
+// entry by entry with std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body
+// as its only copy instead). Rows left over (m not a multiple of the tile's) go in tiles of 4,
+// 2 and 1 rows, the last panel's columns past n are masked off: the order of every entry's
+// terms is the same in all of them.
+// Loop order: with packed panels, rows outermost (the tile's rows of A stay in L1, the panels
+// stream from L2 in order); with B read in place, panels outermost (the panel's strided rows are
+// reused by every row tile). Measured at the LSTM's shapes in
+// docs/performance.md#lstm-fma-products. An accumulating tile asks for its rows of c when it
+// starts: they are read after its k terms.
+#include "ops/fma_product.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/isa.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ATTN_FMA_X86 1
+#else
+#define ATTN_FMA_X86 0
+#endif
+
+namespace attn {
+namespace {
+
+// One product's arguments, B's panels resolved.
+struct Job {
+  float* c;
+  int64_t ldc;
+  const float* a;
+  int64_t ars, aks;  // A[r][t] = a[r·ars + t·aks]
+  const float* b;
+  int64_t ldb, panel_stride, n;
+  bool packed;
+  int64_t m, k;
+  bool accumulate;
+};
+
+int64_t panel_count(int64_t n) { return (n + kFmaPanel - 1) / kFmaPanel; }
+
+// A copy's tile kernels: tile(j, p, r0) computes rows r0 … r0 + R − 1 of panel p, for R = the
+// copy's tile height mr, 4, 2 and 1.
+using TileFn = void (*)(const Job& j, int64_t p, int64_t r0);
+struct TileSet {
+  int64_t mr;
+  TileFn rows_mr, rows_4, rows_2, rows_1;
+};
+
+// Rows 0 … m − 1 of panels p0 … p1 − 1: blocks of mr rows, the rest in blocks of 4, 2 and 1,
+// each block over the panels in turn.
+[[maybe_unused]] void rows_of_panels(const Job& j, const TileSet& s, int64_t p0, int64_t p1) {
+  auto block = [&](TileFn tile, int64_t r) {
+    for (int64_t p = p0; p < p1; ++p) tile(j, p, r);
+  };
+  int64_t r = 0;
+  for (; r + s.mr <= j.m; r += s.mr) block(s.rows_mr, r);
+  if (s.mr > 4 && r + 4 <= j.m) block(s.rows_4, r), r += 4;
+  if (r + 2 <= j.m) block(s.rows_2, r), r += 2;
+  if (r < j.m) block(s.rows_1, r);
+}
+
+// Every tile in the loop order of the file comment.
+[[maybe_unused]] void for_each_tile(const Job& j, const TileSet& s) {
+  const int64_t panels = panel_count(j.n);
+  if (j.packed) {
+    rows_of_panels(j, s, 0, panels);  // rows outermost
+  } else {
+    for (int64_t p = 0; p < panels; ++p) rows_of_panels(j, s, p, p + 1);  // panels outermost
+  }
+}
+
+// The generic copy: entry by entry.
+void product_generic(const Job& j) {
+  for (int64_t r = 0; r < j.m; ++r) {
+    const float* ar = j.a + r * j.ars;
+    float* cr = j.c + r * j.ldc;
+    for (int64_t col = 0; col < j.n; ++col) {
+      const float* bp = j.b + (col / kFmaPanel) * j.panel_stride + col % kFmaPanel;
+      float acc = 0.f;
+      for (int64_t t = 0; t < j.k; ++t) acc = std::fma(ar[t * j.aks], bp[t * j.ldb], acc);
+      cr[col] = j.accumulate ? cr[col] + acc : acc;
+    }
+  }
+}
+
+#if ATTN_FMA_X86
+
+// ---- AVX-512: MR rows × 32 columns (two vectors); in the last panel, columns from n on are
+// masked off (Full: a whole panel, plain loads and stores).
+template <bool Full>
+[[gnu::always_inline]] ATTN_TARGET_AVX512 inline __m512 load16(const float* x, __mmask16 m) {
+  if constexpr (Full) {
+    return _mm512_loadu_ps(x);
+  } else {
+    return _mm512_maskz_loadu_ps(m, x);
+  }
+}
+
+template <int MR, bool Full>
+[[gnu::always_inline]] ATTN_TARGET_AVX512 inline void tile_avx512_body(const Job& j, int64_t p,
+                                                                       int64_t r0) {
+  const int64_t cols = std::min<int64_t>(kFmaPanel, j.n - p * kFmaPanel);
+  const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
+  const __mmask16 m1 = cols >= 32  ? __mmask16(0xffff)
+                       : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
+                                   : __mmask16(0);
+  const float* a = j.a + r0 * j.ars;
+  const float* b = j.b + p * j.panel_stride;
+  float* c = j.c + r0 * j.ldc + p * kFmaPanel;
+  __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    acc0[r] = _mm512_setzero_ps();
+    acc1[r] = _mm512_setzero_ps();
+    if (j.accumulate) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc + 16), _MM_HINT_T0);
+    }
+  }
+  for (int64_t t = 0; t < j.k; ++t) {
+    const float* bt = b + t * j.ldb;
+    const __m512 b0 = load16<Full>(bt, m0);
+    const __m512 b1 = load16<Full>(bt + 16, m1);
+    const float* at = a + t * j.aks;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 x = _mm512_set1_ps(at[r * j.ars]);
+      acc0[r] = _mm512_fmadd_ps(x, b0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(x, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * j.ldc;
+    __m512 v0 = acc0[r], v1 = acc1[r];
+    if (j.accumulate) {
+      v0 = _mm512_add_ps(load16<Full>(cr, m0), v0);
+      v1 = _mm512_add_ps(load16<Full>(cr + 16, m1), v1);
+    }
+    if (Full) {
+      _mm512_storeu_ps(cr, v0);
+      _mm512_storeu_ps(cr + 16, v1);
+    } else {
+      _mm512_mask_storeu_ps(cr, m0, v0);
+      _mm512_mask_storeu_ps(cr + 16, m1, v1);
+    }
+  }
+}
+
+template <int MR>
+ATTN_TARGET_AVX512 void tile_avx512(const Job& j, int64_t p, int64_t r0) {
+  if (j.n - p * kFmaPanel >= kFmaPanel) {
+    tile_avx512_body<MR, true>(j, p, r0);
+  } else {
+    tile_avx512_body<MR, false>(j, p, r0);
+  }
+}
+
+constexpr TileSet kTilesAvx512{8, tile_avx512<8>, tile_avx512<4>, tile_avx512<2>, tile_avx512<1>};
+
+// ---- AVX2 + FMA: MR rows × 16 columns (two vectors), a panel's two halves one after the other.
+#define ATTN_TARGET_AVX2_FMA [[gnu::target("avx2,fma")]]
+
+// Lanes l < valid of an 8-float vector: all ones (maskload/maskstore read the sign bit).
+ATTN_TARGET_AVX2_FMA [[gnu::always_inline]] inline __m256i lanes_below(int64_t valid) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(valid, 0, 8))),
+                            lane);
+}
+
+template <int MR>
+[[gnu::always_inline]] ATTN_TARGET_AVX2_FMA inline void half_tile_avx2(const Job& j, int64_t col0,
+                                                                       int64_t cols, int64_t r0) {
+  const __m256i m0 = lanes_below(cols), m1 = lanes_below(cols - 8);
+  const float* a = j.a + r0 * j.ars;
+  const float* b = j.b + (col0 / kFmaPanel) * j.panel_stride + col0 % kFmaPanel;
+  float* c = j.c + r0 * j.ldc + col0;
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    acc0[r] = _mm256_setzero_ps();
+    acc1[r] = _mm256_setzero_ps();
+    if (j.accumulate) _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc), _MM_HINT_T0);
+  }
+  for (int64_t t = 0; t < j.k; ++t) {
+    const float* bt = b + t * j.ldb;
+    const __m256 b0 = _mm256_maskload_ps(bt, m0);
+    const __m256 b1 = _mm256_maskload_ps(bt + 8, m1);
+    const float* at = a + t * j.aks;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256 x = _mm256_broadcast_ss(at + r * j.ars);
+      acc0[r] = _mm256_fmadd_ps(x, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(x, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * j.ldc;
+    __m256 v0 = acc0[r], v1 = acc1[r];
+    if (j.accumulate) {
+      v0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), v0);
+      v1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), v1);
+    }
+    _mm256_maskstore_ps(cr, m0, v0);
+    _mm256_maskstore_ps(cr + 8, m1, v1);
+  }
+}
+
+template <int MR>
+ATTN_TARGET_AVX2_FMA void tile_avx2(const Job& j, int64_t p, int64_t r0) {
+  const int64_t col0 = p * kFmaPanel, cols = std::min<int64_t>(kFmaPanel, j.n - col0);
+  half_tile_avx2<MR>(j, col0, std::min<int64_t>(cols, 16), r0);
+  if (cols > 16) half_tile_avx2<MR>(j, col0 + 16, cols - 16, r0);
+}
+
+constexpr TileSet kTilesAvx2{6, tile_avx2<6>, tile_avx2<4>, tile_avx2<2>, tile_avx2<1>};
+
+#undef ATTN_TARGET_AVX2_FMA
+#endif  // ATTN_FMA_X86
+
+}  // namespace
+
+FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, bool trans,
+                          int64_t k, int64_t n) {
+  ATTN_ASSERT(k >= 0 && n >= 0 && (k == 0 || n == 0 || b), "fma_pack_panels: bad shape");
+  const int64_t panels = panel_count(n);
+  out.assign(static_cast<size_t>(panels * k * kFmaPanel), 0.f);
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t col0 = p * kFmaPanel, cols = std::min(kFmaPanel, n - col0);
+    float* dst = out.data() + p * k * kFmaPanel;
+    for (int64_t t = 0; t < k; ++t)
+      for (int64_t jj = 0; jj < cols; ++jj)
+        dst[t * kFmaPanel + jj] = trans ? b[(col0 + jj) * ldb + t] : b[t * ldb + col0 + jj];
+  }
+  return FmaPanels{
+      .data = out.data(), .ldb = kFmaPanel, .panel_stride = k * kFmaPanel, .n = n, .packed = true};
+}
+
+FmaPanels fma_panels_in_place(const float* b, int64_t ldb, int64_t n) {
+  ATTN_ASSERT(n >= 0 && ldb >= n, "fma_panels_in_place: row stride below the width");
+  return FmaPanels{.data = b, .ldb = ldb, .panel_stride = kFmaPanel, .n = n, .packed = false};
+}
+
+void fma_product(float* c, int64_t ldc, const FmaOperandA& a, const FmaPanels& b, int64_t m,
+                 int64_t k, bool accumulate) {
+  ATTN_ASSERT(m >= 0 && k >= 0 && b.n >= 0 && ldc >= b.n, "fma_product: bad shape");
+  if (m == 0 || b.n == 0) return;
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + b.n, 0.f);
+    return;
+  }
+  const Job j{.c = c,
+              .ldc = ldc,
+              .a = a.a,
+              .ars = a.row_stride,
+              .aks = a.term_stride,
+              .b = b.data,
+              .ldb = b.ldb,
+              .panel_stride = b.panel_stride,
+              .n = b.n,
+              .packed = b.packed,
+              .m = m,
+              .k = k,
+              .accumulate = accumulate};
+#if ATTN_HAVE_ISA_COPIES
+  switch (isa_active()) {
+    case IsaCopy::avx512: return for_each_tile(j, kTilesAvx512);
+    case IsaCopy::avx2: return for_each_tile(j, kTilesAvx2);
+    default: break;
+  }
+#elif ATTN_FMA_X86 && defined(__AVX512F__)
+  return for_each_tile(j, kTilesAvx512);  // a build for this CPU: its only copy
+#elif ATTN_FMA_X86 && defined(__AVX2__) && defined(__FMA__)
+  return for_each_tile(j, kTilesAvx2);
+#endif
+  product_generic(j);
+}
+
+}  // namespace attn

@@ -1,0 +1,209 @@
+// fma_product (ops/fma_product.h) against the definition it promises, written here from the
+// unpacked matrices: every entry one float accumulator from 0, std::fma over the terms in order,
+// then stored or added to c. On ragged shapes (rows across the 8-, 6-, 4-, 2- and 1-row tiles,
+// columns across whole and masked panels), B packed from a row-major or a transposed matrix or
+// read in place, A row-major or transposed; entries outside the m × n block are never written;
+// every ISA copy gives the generic copy's bits; and the products are products (against double).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "isa_test_helpers.h"
+#include "ops/fma_product.h"
+
+namespace attn {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+constexpr Shape kShapes[] = {{1, 1, 1},   {3, 5, 2},  {8, 32, 7},   {13, 17, 40}, {21, 70, 5},
+                             {7, 31, 64}, {6, 33, 3}, {29, 16, 12}, {9, 96, 1},   {4, 64, 0}};
+
+// How B reaches the product.
+enum class BForm { packed, packed_from_transposed, in_place };
+constexpr BForm kForms[] = {BForm::packed, BForm::packed_from_transposed, BForm::in_place};
+
+std::vector<float> uniform(int64_t n, uint64_t seed, const char* stream) {
+  Rng rng(seed, stream, 0);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
+  return v;
+}
+
+// One product's operands with padded strides: A (m × k) stored row-major (row stride k + 3) or
+// transposed (k × m, row stride m + 2); B (k × n) row-major (row stride n + 5) and its transpose
+// (n × k, row stride k + 1); c (m × n) in rows of n + 4 floats, the padding a sentinel.
+struct Case {
+  Shape s;
+  bool a_transposed;
+  BForm form;
+  bool accumulate;
+  int64_t lda, ldb, ldbt, ldc;
+  std::vector<float> a, b, bt, c;
+
+  Case(Shape s_, bool at, BForm f, bool acc, uint64_t seed)
+      : s(s_),
+        a_transposed(at),
+        form(f),
+        accumulate(acc),
+        lda(at ? s_.m + 2 : s_.k + 3),
+        ldb(s_.n + 5),
+        ldbt(s_.k + 1),
+        ldc(s_.n + 4) {
+    a = uniform((at ? s.k : s.m) * lda, seed, "a");
+    b = uniform(s.k * ldb, seed, "b");
+    bt.assign(static_cast<size_t>(s.n * ldbt), 0.f);
+    for (int64_t t = 0; t < s.k; ++t)
+      for (int64_t j = 0; j < s.n; ++j) bt[j * ldbt + t] = b[t * ldb + j];
+    c = uniform(s.m * ldc, seed, "c");
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t j = s.n; j < ldc; ++j) c[r * ldc + j] = kSentinel;
+  }
+  static constexpr float kSentinel = -7.25f;
+
+  float a_at(int64_t r, int64_t t) const { return a_transposed ? a[t * lda + r] : a[r * lda + t]; }
+
+  FmaOperandA operand_a() const {
+    return a_transposed ? FmaOperandA{a.data(), 1, lda} : FmaOperandA{a.data(), lda, 1};
+  }
+
+  // The product by fma_product in the copy in use (c's copy returned).
+  std::vector<float> run() const {
+    std::vector<float> out = c, panels;
+    FmaPanels bp;
+    switch (form) {
+      case BForm::packed: bp = fma_pack_panels(panels, b.data(), ldb, false, s.k, s.n); break;
+      case BForm::packed_from_transposed:
+        bp = fma_pack_panels(panels, bt.data(), ldbt, true, s.k, s.n);
+        break;
+      case BForm::in_place: bp = fma_panels_in_place(b.data(), ldb, s.n); break;
+    }
+    fma_product(out.data(), ldc, operand_a(), bp, s.m, s.k, accumulate);
+    return out;
+  }
+
+  // The definition, entry by entry.
+  std::vector<float> expected() const {
+    std::vector<float> out = c;
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t j = 0; j < s.n; ++j) {
+        float acc = 0.f;
+        for (int64_t t = 0; t < s.k; ++t) acc = std::fma(a_at(r, t), b[t * ldb + j], acc);
+        float& e = out[r * ldc + j];
+        e = accumulate ? e + acc : acc;
+      }
+    return out;
+  }
+
+  std::string name() const {
+    return "m " + std::to_string(s.m) + ", n " + std::to_string(s.n) + ", k " +
+           std::to_string(s.k) + (a_transposed ? ", A transposed" : "") + ", B form " +
+           std::to_string(static_cast<int>(form)) + (accumulate ? ", accumulating" : "");
+  }
+};
+
+// Every case: shapes × A's layout × B's form × accumulate.
+template <class F>
+void for_each_case(F f) {
+  uint64_t seed = 1;
+  for (const Shape& s : kShapes)
+    for (bool at : {false, true})
+      for (BForm form : kForms)
+        for (bool acc : {false, true}) f(Case(s, at, form, acc, seed++));
+}
+
+TEST(FmaProduct, GivesTheFmaChainOfEveryEntryBitForBit) {
+  for_each_case([](const Case& cs) {
+    test::expect_same_bits(cs.expected(), cs.run(), cs.name());
+    // Outside the block: the row padding still holds the sentinel.
+    const std::vector<float> got = cs.run();
+    for (int64_t r = 0; r < cs.s.m; ++r)
+      for (int64_t j = cs.s.n; j < cs.ldc; ++j)
+        ASSERT_EQ(got[r * cs.ldc + j], Case::kSentinel) << cs.name() << " row " << r;
+  });
+}
+
+TEST(FmaProduct, IsTheMatrixProductWithinRounding) {
+  // Against double: |c − A·B − c₀| ≤ (k + 2)·2⁻²⁴·(Σ|a||b| + |c₀|) (each fma rounds once, then the
+  // final add).
+  for_each_case([](const Case& cs) {
+    const std::vector<float> got = cs.run();
+    for (int64_t r = 0; r < cs.s.m; ++r)
+      for (int64_t j = 0; j < cs.s.n; ++j) {
+        double exact = cs.accumulate ? cs.c[r * cs.ldc + j] : 0.0;
+        double mag = std::abs(exact);
+        for (int64_t t = 0; t < cs.s.k; ++t) {
+          const double term = double(cs.a_at(r, t)) * cs.b[t * cs.ldb + j];
+          exact += term;
+          mag += std::abs(term);
+        }
+        const double bound = double(cs.s.k + 2) * std::ldexp(1.0, -24) * mag;
+        ASSERT_LE(std::abs(got[r * cs.ldc + j] - exact), bound)
+            << cs.name() << " (" << r << ", " << j << ")";
+      }
+  });
+}
+
+TEST(FmaProduct, EntriesDependOnlyOnTheirRowAndColumn) {
+  // A row computed alone (m = 1, a one-row tile) gives the bits it gets inside 21 rows (8-row
+  // tiles), and one column alone (n = 1, a masked panel) the bits it gets among 70.
+  const Case whole(Shape{21, 70, 40}, false, BForm::packed, true, 99);
+  const std::vector<float> all = whole.run();
+  for (int64_t r : {0, 7, 8, 20}) {
+    Case row = whole;
+    row.s.m = 1;
+    row.a.erase(row.a.begin(), row.a.begin() + r * whole.lda);
+    row.c.erase(row.c.begin(), row.c.begin() + r * whole.ldc);
+    const std::vector<float> got = row.run();
+    for (int64_t j = 0; j < 70; ++j)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[j]), std::bit_cast<uint32_t>(all[r * whole.ldc + j]))
+          << "row " << r << " column " << j;
+  }
+  for (int64_t j : {0, 31, 32, 69}) {
+    // Column j alone: B's column j as a k × 1 matrix, c's column j as an m × 1 one.
+    std::vector<float> bj(static_cast<size_t>(whole.s.k)), cj(static_cast<size_t>(whole.s.m)),
+        panels;
+    for (int64_t t = 0; t < whole.s.k; ++t) bj[t] = whole.b[t * whole.ldb + j];
+    for (int64_t r = 0; r < whole.s.m; ++r) cj[r] = whole.c[r * whole.ldc + j];
+    fma_product(cj.data(), 1, whole.operand_a(),
+                fma_pack_panels(panels, bj.data(), 1, false, whole.s.k, 1), whole.s.m, whole.s.k,
+                true);
+    for (int64_t r = 0; r < whole.s.m; ++r)
+      ASSERT_EQ(std::bit_cast<uint32_t>(cj[r]), std::bit_cast<uint32_t>(all[r * whole.ldc + j]))
+          << "row " << r << " column " << j;
+  }
+}
+
+TEST(FmaProduct, NoTermsGiveZerosOrLeaveCAsItWas) {
+  std::vector<float> c = {std::numeric_limits<float>::quiet_NaN(), 2.f, 3.f, 4.f}, panels;
+  const std::vector<float> b(8, 1.f);
+  const FmaPanels bp = fma_pack_panels(panels, b.data(), 2, false, 0, 2);
+  fma_product(c.data(), 2, FmaOperandA{nullptr, 0, 1}, bp, 2, 0, true);
+  EXPECT_TRUE(std::isnan(c[0]));
+  EXPECT_EQ(c[3], 4.f);
+  fma_product(c.data(), 2, FmaOperandA{nullptr, 0, 1}, bp, 2, 0, false);
+  EXPECT_EQ(c, std::vector<float>(4, 0.f));
+}
+
+class FmaProductCopies : public testing::TestWithParam<IsaCopy> {};
+
+TEST_P(FmaProductCopies, GiveTheGenericCopysBits) {
+  const IsaCopy copy = GetParam();
+  ATTN_SKIP_WITHOUT_COPY(copy);
+  for_each_case([copy](const Case& cs) {
+    const auto [generic, other] = test::generic_and(copy, [&] { return cs.run(); });
+    test::expect_same_bits(generic, other, cs.name());
+  });
+}
+
+ATTN_ISA_COPIES_INSTANTIATE(FmaProductCopies);
+
+}  // namespace
+}  // namespace attn
