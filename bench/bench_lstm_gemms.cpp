@@ -19,9 +19,14 @@
 // of ops/fma_product.h with wh (forward) and whᵀ (dh) packed once per call (`*_fma`); then the same
 // three per step on OpenBLAS, as before (`*_blas`); then the older alternatives: dwh as one
 // OpenBLAS product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the fused kernels'
-// register tiles (no FMA).
+// register tiles (no FMA). Each round starts with the core's own multiply-add rate (`fma_peak`:
+// 12 independent chains of FMA instructions on 64-byte vectors where the CPU has AVX-512, else
+// 32-byte ones), the ceiling every product here is measured against.
 // Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +40,57 @@
 
 namespace attn::bench {
 namespace {
+
+// GFLOP/s of n iterations of 12 independent FMA chains (2 · lanes · 12 flops each), on 64-byte
+// and on 32-byte vectors.
+[[gnu::target("avx512f")]] double fma_chains_512(int64_t n) {
+  __m512 acc[12];
+  for (int u = 0; u < 12; ++u) acc[u] = _mm512_set1_ps(0.001f * float(u));
+  const __m512 b = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-4f);
+  const double c0 = cpu_s();
+  for (int64_t it = 0; it < n; ++it)
+#pragma GCC unroll 12
+    for (int u = 0; u < 12; ++u) acc[u] = _mm512_fmadd_ps(acc[u], b, c);
+  const double s = cpu_s() - c0;
+  float lanes[16] = {};
+  for (int u = 0; u < 12; ++u) {
+    float v[16];
+    _mm512_storeu_ps(v, acc[u]);
+    for (int l = 0; l < 16; ++l) lanes[l] += v[l];
+  }
+  if (lanes[0] == 12345.f) std::printf(" ");  // keeps the chains alive
+  return 2.0 * 16 * 12 * double(n) / s * 1e-9;
+}
+
+[[gnu::target("avx2,fma")]] double fma_chains_256(int64_t n) {
+  __m256 acc[12];
+  for (int u = 0; u < 12; ++u) acc[u] = _mm256_set1_ps(0.001f * float(u));
+  const __m256 b = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-4f);
+  const double c0 = cpu_s();
+  for (int64_t it = 0; it < n; ++it)
+#pragma GCC unroll 12
+    for (int u = 0; u < 12; ++u) acc[u] = _mm256_fmadd_ps(acc[u], b, c);
+  const double s = cpu_s() - c0;
+  float lanes[8] = {};
+  for (int u = 0; u < 12; ++u) {
+    float v[8];
+    _mm256_storeu_ps(v, acc[u]);
+    for (int l = 0; l < 8; ++l) lanes[l] += v[l];
+  }
+  if (lanes[0] == 12345.f) std::printf(" ");  // keeps the chains alive
+  return 2.0 * 8 * 12 * double(n) / s * 1e-9;
+}
+
+// The core's multiply-add rate, float (best of 3 runs of about 0.1 s); 0 on a CPU without FMA.
+double fma_peak_gflops() {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
+  double best = 0;
+  for (int r = 0; r < 3; ++r)
+    best = std::max(best, avx512 ? fma_chains_512(20'000'000) : fma_chains_256(40'000'000));
+  return best;
+}
 
 int bench_main(int argc, char** argv) {
   const int64_t B = argc > 3 ? std::atoll(argv[1]) : 256, T = argc > 3 ? std::atoll(argv[2]) : 32;
@@ -118,6 +174,7 @@ int bench_main(int argc, char** argv) {
                          wht.data(), H, B, H, G, false);
        }}};
   for (int r = 0; r < rounds; ++r) {
+    std::printf("round=%d fma_peak=%.1f GFLOP/s\n", r, fma_peak_gflops());
     step_products_round(r, 7, fma_products);
     step_products_round(r, 7, blas_products);
     step_products_round(r, 7, alternatives);
