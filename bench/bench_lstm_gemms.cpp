@@ -15,14 +15,15 @@
 // (docs/performance.md#lstm-time-major-caches).
 // Each round (bench_rates.h step_products_round) measures the 1-thread 2048³ sgemm rate, then
 // prints per product the median CPU ms per training step and its GFLOP/s, their sum and its share
-// of that rate, side by side: first as ops/lstm.cpp makes them since 2026-12-07, on the FMA tiles
-// of ops/fma_product.h with wh (forward) and whᵀ (dh) packed once per call (`*_fma`); then the same
-// three per step on OpenBLAS, as before (`*_blas`); then the older alternatives: dwh as one
-// OpenBLAS product on a (B, T, G) da (rows B … T·B − 1 with `time`), and dh on the fused kernels'
-// register tiles (no FMA). Each round starts with the core's own multiply-add rate (`fma_peak`:
-// 12 independent chains of FMA instructions on 64-byte vectors where the CPU has AVX-512, else
-// 32-byte ones), the ceiling every product here is measured against.
-// Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
+// of that rate, side by side: first as ops/lstm.cpp makes them since 2026-12-07, the forward and dh
+// products on the FMA tiles of ops/fma_product.h with wh and whᵀ packed once per call (`*_fma`) and
+// dwh on OpenBLAS; then all three per step on OpenBLAS, as before (`*_blas`); then alternatives:
+// dwh on the FMA tiles with its operands in place or moved into contiguous blocks every step
+// (`dwh_fma`, `dwh_fma_packed`), dwh as one OpenBLAS product on a (B, T, G) da (rows B … T·B − 1
+// with `time`), and dh on the fused kernels' register tiles (no FMA). Each round starts with the
+// core's own multiply-add rate (`fma_peak`: 12 independent chains of FMA instructions on 64-byte
+// vectors where the CPU has AVX-512, else 32-byte ones), the ceiling every product here is measured
+// against. Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
 // bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <immintrin.h>
 
@@ -117,67 +118,80 @@ int bench_main(int argc, char** argv) {
   // batch-major (B, T, ·) row t, rows T apart; time-major (T, B, ·) row t·B, rows 1 apart.
   const int64_t step_rows = h_time ? B : 1, row_gap = h_time ? 1 : T;              // h's
   const int64_t g_step_rows = gates_time ? B : 1, g_row_gap = gates_time ? 1 : T;  // the gates'
-  // As ops/lstm.cpp: each call packs the weights once (forward: wh; backward: whᵀ).
-  std::vector<float> panels;
-  const std::vector<StepProduct> fma_products = {
-      {"fwd_fma", flops,
-       [&] {
-         const FmaPanels whp = fma_pack_panels(panels, wh.data(), G, false, H, G);
-         for (int64_t t = 1; t < T; ++t)
-           fma_product(gates.data() + t * g_step_rows * G, g_row_gap * G,
-                       FmaOperandA{h.data() + (t - 1) * step_rows * H, row_gap * H, 1}, whp, B, H,
-                       true);
-       }},
-      {"dh_fma", flops,
-       [&] {
-         const FmaPanels whtp = fma_pack_panels(panels, wh.data(), G, true, G, H);
-         for (int64_t t = T - 1; t >= 1; --t)
-           fma_product(dhrec.data(), H, FmaOperandA{da.data(), G, 1}, whtp, B, G, false);
-       }},
-      {"dwh_fma", flops, [&] {
-         for (int64_t t = T - 1; t >= 1; --t)
-           fma_product(dwh.data(), G,
-                       FmaOperandA{h.data() + (t - 1) * step_rows * H, 1, row_gap * H},
-                       fma_panels_in_place(da.data(), G, G), H, B, true);
-       }}};
-  const std::vector<StepProduct> blas_products = {
-      {"fwd_blas", flops,
-       [&] {
-         for (int64_t t = 1; t < T; ++t)
-           gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
-                       wh.data(), G, 1.f, gates.data() + t * g_step_rows * G, g_row_gap * G);
-       }},
-      {"dh_blas", flops,
-       [&] {
-         for (int64_t t = T - 1; t >= 1; --t)
-           gemm<float>(false, true, B, H, G, 1.f, da.data(), G, wh.data(), G, 0.f, dhrec.data(),
-                       H);
-       }},
-      {"dwh_blas", flops, [&] {
-         for (int64_t t = T - 1; t >= 1; --t)
-           gemm<float>(true, false, H, G, B, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
-                       da.data(), G, 1.f, dwh.data(), G);
-       }}};
-  // Outside that sum: dwh as one product after the loop, h's rows paired with da's one step later
-  // (batch-major, the rows crossing into the next sequence are paired too, as ops/lstm.cpp paired
-  // them), and the per-step dh product on the register tiles instead of OpenBLAS (whᵀ, 4Hd × Hd,
-  // transposed once): what a custom kernel for it would start from.
-  const std::vector<StepProduct> alternatives = {
-      {"dwh_once", flops, [&] {
-         gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
-                     da_all.data() + step_rows * G, G, 1.f, dwh.data(), G);
-       }},
-      {"dh_tiles", flops, [&] {
-         attention_tiles::transpose_rows(wht.data(), wh.data(), H, G, G);
-         for (int64_t t = T - 1; t >= 1; --t)
-           tiles_product(dhrec.data(), H, da.data(), G, 1,
-                         wht.data(), H, B, H, G, false);
-       }}};
+  // The products, each made for every step of one training step.
+  std::vector<float> panels, block;
+  // On the FMA tiles, the weights packed once a call (forward: wh; backward: whᵀ) as ops/lstm.cpp.
+  const StepProduct fwd_fma{
+      "fwd_fma", flops, [&] {
+        const FmaPanels whp = fma_pack_panels(panels, wh.data(), G, false, H, G);
+        for (int64_t t = 1; t < T; ++t)
+          fma_product(gates.data() + t * g_step_rows * G, g_row_gap * G,
+                      FmaOperandA{h.data() + (t - 1) * step_rows * H, row_gap * H, 1}, whp, B, H,
+                      true);
+      }};
+  const StepProduct dh_fma{
+      "dh_fma", flops, [&] {
+        const FmaPanels whtp = fma_pack_panels(panels, wh.data(), G, true, G, H);
+        for (int64_t t = T - 1; t >= 1; --t)
+          fma_product(dhrec.data(), H, FmaOperandA{da.data(), G, 1}, whtp, B, G, false);
+      }};
+  // dwh on the FMA tiles, not in ops/lstm.cpp: both operands where they lie (h's block
+  // transposed, da in place), and both moved first into contiguous blocks every step.
+  const StepProduct dwh_fma{"dwh_fma", flops, [&] {
+                              for (int64_t t = T - 1; t >= 1; --t)
+                                fma_product(
+                                    dwh.data(), G,
+                                    FmaOperandA{h.data() + (t - 1) * step_rows * H, 1, row_gap * H},
+                                    fma_panels_in_place(da.data(), G, G), H, B, true);
+                            }};
+  const StepProduct dwh_fma_packed{
+      "dwh_fma_packed", flops, [&] {
+        for (int64_t t = T - 1; t >= 1; --t) {
+          const float* hp = h.data() + (t - 1) * step_rows * H;
+          block.resize(H * B);
+          for (int64_t bb = 0; bb < B; ++bb)
+            for (int64_t r = 0; r < H; ++r) block[r * B + bb] = hp[bb * row_gap * H + r];
+          fma_product(dwh.data(), G, FmaOperandA{block.data(), B, 1},
+                      fma_pack_panels(panels, da.data(), G, false, B, G), H, B, true);
+        }
+      }};
+  // On OpenBLAS, one GEMM a step each (before 2026-12-07 all three; dwh still).
+  const StepProduct fwd_blas{
+      "fwd_blas", flops, [&] {
+        for (int64_t t = 1; t < T; ++t)
+          gemm<float>(false, false, B, G, H, 1.f, h.data() + (t - 1) * step_rows * H, row_gap * H,
+                      wh.data(), G, 1.f, gates.data() + t * g_step_rows * G, g_row_gap * G);
+      }};
+  const StepProduct dh_blas{"dh_blas", flops, [&] {
+                              for (int64_t t = T - 1; t >= 1; --t)
+                                gemm<float>(false, true, B, H, G, 1.f, da.data(), G, wh.data(), G,
+                                            0.f, dhrec.data(), H);
+                            }};
+  const StepProduct dwh_blas{"dwh_blas", flops, [&] {
+                               for (int64_t t = T - 1; t >= 1; --t)
+                                 gemm<float>(true, false, H, G, B, 1.f,
+                                             h.data() + (t - 1) * step_rows * H, row_gap * H,
+                                             da.data(), G, 1.f, dwh.data(), G);
+                             }};
+  // Older alternatives: dwh as one product after the loop, h's rows paired with da's one step
+  // later (batch-major, the rows crossing into the next sequence are paired too, as ops/lstm.cpp
+  // paired them), and the per-step dh product on the fused attention kernels' register tiles (whᵀ,
+  // 4Hd × Hd, transposed once; no FMA).
+  const StepProduct dwh_once{"dwh_once", flops, [&] {
+                               gemm<float>(true, false, H, G, B * T - step_rows, 1.f, h.data(), H,
+                                           da_all.data() + step_rows * G, G, 1.f, dwh.data(), G);
+                             }};
+  const StepProduct dh_tiles{"dh_tiles", flops, [&] {
+                               attention_tiles::transpose_rows(wht.data(), wh.data(), H, G, G);
+                               for (int64_t t = T - 1; t >= 1; --t)
+                                 tiles_product(dhrec.data(), H, da.data(), G, 1, wht.data(), H, B,
+                                               H, G, false);
+                             }};
   for (int r = 0; r < rounds; ++r) {
     std::printf("round=%d fma_peak=%.1f GFLOP/s\n", r, fma_peak_gflops());
-    step_products_round(r, 7, fma_products);
-    step_products_round(r, 7, blas_products);
-    step_products_round(r, 7, alternatives);
+    step_products_round(r, 7, {fwd_fma, dh_fma, dwh_blas});    // as ops/lstm.cpp
+    step_products_round(r, 7, {fwd_blas, dh_blas, dwh_blas});  // as before
+    step_products_round(r, 7, {dwh_fma, dwh_fma_packed, dwh_once, dh_tiles});
   }
   return 0;
 }

@@ -2,11 +2,12 @@
 //
 // Copies (ops/isa.h picks one): AVX-512, tiles of 8 rows × one 32-column panel (16 zmm
 // accumulators; each term broadcasts 8 values of A and loads 2 vectors of B for 16 FMAs); AVX2 with
-// FMA, tiles of 6 rows × 16 columns (12 ymm accumulators), a panel in two halves; generic,
-// entry by entry with std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body
-// as its only copy instead). Rows left over (m not a multiple of the tile's) go in tiles of 4,
-// 2 and 1 rows, the last panel's columns past n are masked off: the order of every entry's
-// terms is the same in all of them.
+// FMA, tiles of 6 rows × one 16-column panel (12 ymm accumulators); generic, entry by entry with
+// std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body as its only copy
+// instead). Each copy also runs panels of the other width (a 32-column panel in two halves, a
+// 16-column one masked). Rows left over (m not a multiple of the tile's) go in tiles of 4, 2 and
+// 1 rows, the last panel's columns past n are masked off: the order of every entry's terms is the
+// same in all of them.
 // Loop order: with packed panels, rows outermost (the tile's rows of A stay in L1, the panels
 // stream from L2 in order); with B read in place, panels outermost (the panel's strided rows are
 // reused by every row tile). Measured at the LSTM's shapes in
@@ -39,13 +40,13 @@ struct Job {
   const float* a;
   int64_t ars, aks;  // A[r][t] = a[r·ars + t·aks]
   const float* b;
-  int64_t ldb, panel_stride, n;
+  int64_t width, ldb, panel_stride, n;
   bool packed;
   int64_t m, k;
   bool accumulate;
 };
 
-int64_t panel_count(int64_t n) { return (n + kFmaPanel - 1) / kFmaPanel; }
+int64_t panel_count(int64_t n, int64_t width) { return (n + width - 1) / width; }
 
 // A copy's tile kernels: tile(j, p, r0) computes rows r0 … r0 + R − 1 of panel p, for R = the
 // copy's tile height mr, 4, 2 and 1.
@@ -70,7 +71,7 @@ struct TileSet {
 
 // Every tile in the loop order of the file comment.
 [[maybe_unused]] void for_each_tile(const Job& j, const TileSet& s) {
-  const int64_t panels = panel_count(j.n);
+  const int64_t panels = panel_count(j.n, j.width);
   if (j.packed) {
     rows_of_panels(j, s, 0, panels);  // rows outermost
   } else {
@@ -84,7 +85,7 @@ void product_generic(const Job& j) {
     const float* ar = j.a + r * j.ars;
     float* cr = j.c + r * j.ldc;
     for (int64_t col = 0; col < j.n; ++col) {
-      const float* bp = j.b + (col / kFmaPanel) * j.panel_stride + col % kFmaPanel;
+      const float* bp = j.b + (col / j.width) * j.panel_stride + col % j.width;
       float acc = 0.f;
       for (int64_t t = 0; t < j.k; ++t) acc = std::fma(ar[t * j.aks], bp[t * j.ldb], acc);
       cr[col] = j.accumulate ? cr[col] + acc : acc;
@@ -93,6 +94,25 @@ void product_generic(const Job& j) {
 }
 
 #if ATTN_FMA_X86
+
+// Where a tile reads A[r0 + r][t] (r < MR): with Adjacent (ars = 1, a transposed A) one pointer a
+// term and r as a constant offset; otherwise one pointer a row, advanced by t·aks. (Computing
+// r·ars + t·aks for each load instead cost the AVX2 copy up to a third of its rate.)
+template <int MR, bool Adjacent>
+struct ATileReader {
+  const float* row[Adjacent ? 1 : MR];
+  int64_t aks;
+  ATTN_COPY_BODY ATileReader(const Job& j, int64_t r0) : aks(j.aks) {
+    for (int r = 0; r < (Adjacent ? 1 : MR); ++r) row[r] = j.a + (r0 + r) * j.ars;
+  }
+  ATTN_COPY_BODY const float* at(int r, int64_t t) const {
+    if constexpr (Adjacent) {
+      return row[0] + t * aks + r;
+    } else {
+      return row[r] + t * aks;
+    }
+  }
+};
 
 // ---- AVX-512: MR rows × 32 columns (two vectors); in the last panel, columns from n on are
 // masked off (Full: a whole panel, plain loads and stores).
@@ -105,17 +125,17 @@ template <bool Full>
   }
 }
 
-template <int MR, bool Full>
+template <int MR, bool Full, bool Adjacent>
 [[gnu::always_inline]] ATTN_TARGET_AVX512 inline void tile_avx512_body(const Job& j, int64_t p,
                                                                        int64_t r0) {
-  const int64_t cols = std::min<int64_t>(kFmaPanel, j.n - p * kFmaPanel);
+  const int64_t cols = std::min<int64_t>(std::min<int64_t>(j.width, 32), j.n - p * j.width);
   const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
   const __mmask16 m1 = cols >= 32  ? __mmask16(0xffff)
                        : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
                                    : __mmask16(0);
-  const float* a = j.a + r0 * j.ars;
+  const ATileReader<MR, Adjacent> a(j, r0);
   const float* b = j.b + p * j.panel_stride;
-  float* c = j.c + r0 * j.ldc + p * kFmaPanel;
+  float* c = j.c + r0 * j.ldc + p * j.width;
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
@@ -130,10 +150,9 @@ template <int MR, bool Full>
     const float* bt = b + t * j.ldb;
     const __m512 b0 = load16<Full>(bt, m0);
     const __m512 b1 = load16<Full>(bt + 16, m1);
-    const float* at = a + t * j.aks;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const __m512 x = _mm512_set1_ps(at[r * j.ars]);
+      const __m512 x = _mm512_set1_ps(*a.at(r, t));
       acc0[r] = _mm512_fmadd_ps(x, b0, acc0[r]);
       acc1[r] = _mm512_fmadd_ps(x, b1, acc1[r]);
     }
@@ -158,10 +177,12 @@ template <int MR, bool Full>
 
 template <int MR>
 ATTN_TARGET_AVX512 void tile_avx512(const Job& j, int64_t p, int64_t r0) {
-  if (j.n - p * kFmaPanel >= kFmaPanel) {
-    tile_avx512_body<MR, true>(j, p, r0);
+  const bool full = j.width == 32 && j.n - p * j.width >= 32;
+  if (j.ars == 1) {
+    full ? tile_avx512_body<MR, true, true>(j, p, r0) : tile_avx512_body<MR, false, true>(j, p, r0);
   } else {
-    tile_avx512_body<MR, false>(j, p, r0);
+    full ? tile_avx512_body<MR, true, false>(j, p, r0)
+         : tile_avx512_body<MR, false, false>(j, p, r0);
   }
 }
 
@@ -177,12 +198,32 @@ ATTN_TARGET_AVX2_FMA [[gnu::always_inline]] inline __m256i lanes_below(int64_t v
                             lane);
 }
 
-template <int MR>
+template <bool Full>
+[[gnu::always_inline]] ATTN_TARGET_AVX2_FMA inline __m256 load8(const float* x, __m256i m) {
+  if constexpr (Full) {
+    return _mm256_loadu_ps(x);
+  } else {
+    return _mm256_maskload_ps(x, m);
+  }
+}
+
+template <bool Full>
+[[gnu::always_inline]] ATTN_TARGET_AVX2_FMA inline void store8(float* x, __m256i m, __m256 v) {
+  if constexpr (Full) {
+    _mm256_storeu_ps(x, v);
+  } else {
+    _mm256_maskstore_ps(x, m, v);
+  }
+}
+
+// Columns col0 … col0 + cols − 1 (cols <= 16) of rows r0 … r0 + MR − 1 (Full: cols = 16, plain
+// loads and stores; else masked, which costs much more on AMD cores).
+template <int MR, bool Full, bool Adjacent>
 [[gnu::always_inline]] ATTN_TARGET_AVX2_FMA inline void half_tile_avx2(const Job& j, int64_t col0,
                                                                        int64_t cols, int64_t r0) {
   const __m256i m0 = lanes_below(cols), m1 = lanes_below(cols - 8);
-  const float* a = j.a + r0 * j.ars;
-  const float* b = j.b + (col0 / kFmaPanel) * j.panel_stride + col0 % kFmaPanel;
+  const ATileReader<MR, Adjacent> a(j, r0);
+  const float* b = j.b + (col0 / j.width) * j.panel_stride + col0 % j.width;
   float* c = j.c + r0 * j.ldc + col0;
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
@@ -193,12 +234,11 @@ template <int MR>
   }
   for (int64_t t = 0; t < j.k; ++t) {
     const float* bt = b + t * j.ldb;
-    const __m256 b0 = _mm256_maskload_ps(bt, m0);
-    const __m256 b1 = _mm256_maskload_ps(bt + 8, m1);
-    const float* at = a + t * j.aks;
+    const __m256 b0 = load8<Full>(bt, m0);
+    const __m256 b1 = load8<Full>(bt + 8, m1);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const __m256 x = _mm256_broadcast_ss(at + r * j.ars);
+      const __m256 x = _mm256_broadcast_ss(a.at(r, t));
       acc0[r] = _mm256_fmadd_ps(x, b0, acc0[r]);
       acc1[r] = _mm256_fmadd_ps(x, b1, acc1[r]);
     }
@@ -208,19 +248,29 @@ template <int MR>
     float* cr = c + r * j.ldc;
     __m256 v0 = acc0[r], v1 = acc1[r];
     if (j.accumulate) {
-      v0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), v0);
-      v1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), v1);
+      v0 = _mm256_add_ps(load8<Full>(cr, m0), v0);
+      v1 = _mm256_add_ps(load8<Full>(cr + 8, m1), v1);
     }
-    _mm256_maskstore_ps(cr, m0, v0);
-    _mm256_maskstore_ps(cr + 8, m1, v1);
+    store8<Full>(cr, m0, v0);
+    store8<Full>(cr + 8, m1, v1);
+  }
+}
+
+template <int MR, bool Adjacent>
+ATTN_TARGET_AVX2_FMA void tile_avx2_walk(const Job& j, int64_t p, int64_t r0) {
+  const int64_t col0 = p * j.width, cols = std::min<int64_t>(j.width, j.n - col0);
+  for (int64_t h = 0; h < cols; h += 16) {
+    if (cols - h >= 16) {
+      half_tile_avx2<MR, true, Adjacent>(j, col0 + h, 16, r0);
+    } else {
+      half_tile_avx2<MR, false, Adjacent>(j, col0 + h, cols - h, r0);
+    }
   }
 }
 
 template <int MR>
 ATTN_TARGET_AVX2_FMA void tile_avx2(const Job& j, int64_t p, int64_t r0) {
-  const int64_t col0 = p * kFmaPanel, cols = std::min<int64_t>(kFmaPanel, j.n - col0);
-  half_tile_avx2<MR>(j, col0, std::min<int64_t>(cols, 16), r0);
-  if (cols > 16) half_tile_avx2<MR>(j, col0 + 16, cols - 16, r0);
+  j.ars == 1 ? tile_avx2_walk<MR, true>(j, p, r0) : tile_avx2_walk<MR, false>(j, p, r0);
 }
 
 constexpr TileSet kTilesAvx2{6, tile_avx2<6>, tile_avx2<4>, tile_avx2<2>, tile_avx2<1>};
@@ -230,30 +280,42 @@ constexpr TileSet kTilesAvx2{6, tile_avx2<6>, tile_avx2<4>, tile_avx2<2>, tile_a
 
 }  // namespace
 
+int64_t fma_panel_width() {
+#if ATTN_HAVE_ISA_COPIES
+  return isa_active() == IsaCopy::avx512 ? 32 : 16;
+#elif ATTN_FMA_X86 && defined(__AVX512F__)
+  return 32;
+#else
+  return 16;
+#endif
+}
+
 FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, bool trans,
                           int64_t k, int64_t n) {
   ATTN_ASSERT(k >= 0 && n >= 0 && (k == 0 || n == 0 || b), "fma_pack_panels: bad shape");
-  const int64_t panels = panel_count(n);
-  out.assign(static_cast<size_t>(panels * k * kFmaPanel), 0.f);
+  const int64_t w = fma_panel_width(), panels = panel_count(n, w);
+  out.assign(static_cast<size_t>(panels * k * w), 0.f);
   for (int64_t p = 0; p < panels; ++p) {
-    const int64_t col0 = p * kFmaPanel, cols = std::min(kFmaPanel, n - col0);
-    float* dst = out.data() + p * k * kFmaPanel;
+    const int64_t col0 = p * w, cols = std::min(w, n - col0);
+    float* dst = out.data() + p * k * w;
     for (int64_t t = 0; t < k; ++t)
       for (int64_t jj = 0; jj < cols; ++jj)
-        dst[t * kFmaPanel + jj] = trans ? b[(col0 + jj) * ldb + t] : b[t * ldb + col0 + jj];
+        dst[t * w + jj] = trans ? b[(col0 + jj) * ldb + t] : b[t * ldb + col0 + jj];
   }
   return FmaPanels{
-      .data = out.data(), .ldb = kFmaPanel, .panel_stride = k * kFmaPanel, .n = n, .packed = true};
+      .data = out.data(), .width = w, .ldb = w, .panel_stride = k * w, .n = n, .packed = true};
 }
 
 FmaPanels fma_panels_in_place(const float* b, int64_t ldb, int64_t n) {
   ATTN_ASSERT(n >= 0 && ldb >= n, "fma_panels_in_place: row stride below the width");
-  return FmaPanels{.data = b, .ldb = ldb, .panel_stride = kFmaPanel, .n = n, .packed = false};
+  const int64_t w = fma_panel_width();
+  return FmaPanels{.data = b, .width = w, .ldb = ldb, .panel_stride = w, .n = n, .packed = false};
 }
 
 void fma_product(float* c, int64_t ldc, const FmaOperandA& a, const FmaPanels& b, int64_t m,
                  int64_t k, bool accumulate) {
-  ATTN_ASSERT(m >= 0 && k >= 0 && b.n >= 0 && ldc >= b.n, "fma_product: bad shape");
+  ATTN_ASSERT(m >= 0 && k >= 0 && b.n >= 0 && ldc >= b.n && (b.width == 16 || b.width == 32),
+              "fma_product: bad shape");
   if (m == 0 || b.n == 0) return;
   if (k == 0) {
     if (!accumulate)
@@ -266,6 +328,7 @@ void fma_product(float* c, int64_t ldc, const FmaOperandA& a, const FmaPanels& b
               .ars = a.row_stride,
               .aks = a.term_stride,
               .b = b.data,
+              .width = b.width,
               .ldb = b.ldb,
               .panel_stride = b.panel_stride,
               .n = b.n,

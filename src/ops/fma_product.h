@@ -5,9 +5,12 @@
 //
 // c (m × n, row stride ldc) = A · B, or c + A · B with `accumulate`, where
 //   A (m × k): A[r][t] = a[r·row_stride + t·term_stride] (a transposed operand is swapped strides);
-//   B (k × n): in panels of kFmaPanel columns, panel p's row t at data + p·panel_stride + t·ldb,
-//     either packed once (fma_pack_panels: ldb kFmaPanel, panels k·kFmaPanel apart) or a row-major
-//     matrix read in place (fma_panels_in_place: ldb its row stride, panels kFmaPanel apart).
+//   B (k × n): in panels of `width` columns, panel p's row t at data + p·panel_stride + t·ldb,
+//     either packed once (fma_pack_panels: ldb = width, panels k·width apart) or a row-major
+//     matrix read in place (fma_panels_in_place: ldb its row stride, panels width apart). The width
+//     is the active copy's tile width (fma_panel_width): 32 columns in the AVX-512 copy (two
+//     vectors), 16 in the others (a 64-byte line a row: the AVX2 copy ran 10-40 % slower on
+//     32-column panels, half of each line at a time). Any width gives the same bits in any copy.
 // Every entry of c is one float accumulator starting at 0, updated by fma(A[r][t], B[t][j], ·) for
 // t = 0 … k−1 in order, then stored (or added to c's entry: c + acc). So neither the tile shape
 // nor the vector width changes a bit: the generic copy (std::fma), the AVX2+FMA copy and the
@@ -22,12 +25,13 @@
 
 namespace attn {
 
-// Columns of B per panel: two AVX-512 vectors, four AVX ones.
-inline constexpr int64_t kFmaPanel = 32;
+// Columns of B per panel for the copy in use (ops/isa.h): 32 with AVX-512, else 16.
+int64_t fma_panel_width();
 
 struct FmaPanels {
   const float* data = nullptr;
-  int64_t ldb = kFmaPanel;   // floats between a panel's rows
+  int64_t width = 16;        // columns a panel
+  int64_t ldb = 16;          // floats between a panel's rows
   int64_t panel_stride = 0;  // floats between panels
   int64_t n = 0;             // B's columns; the last panel's columns from n on are never read
   bool packed = false;       // made by fma_pack_panels (the products pick their loop order by it)
@@ -38,7 +42,8 @@ struct FmaOperandA {
   int64_t row_stride = 0, term_stride = 1;
 };
 
-// Packs B (k × n) into `out` (resized to ⌈n/32⌉·k·32 floats, columns from n on 0): from b
+// Packs B (k × n) into `out` (resized to ⌈n/w⌉·k·w floats for w = fma_panel_width(), columns
+// from n on 0): from b
 // row-major (B[t][j] = b[t·ldb + j]) or, with trans, from b holding Bᵀ (B[t][j] = b[j·ldb + t]).
 // The panels point into `out`: valid while it is neither resized nor freed.
 FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, bool trans,

@@ -9,9 +9,10 @@
 // zeros, as in one- and multi-hot encodings, on its non-zeros: ops/sparse_rows.h), then
 // gates[t] += h[:, t_prev] · wh as one (B × Hd)·(Hd × 4Hd) product over the batch (h's rows
 // strided, no copies), then the element-wise cell update (sigmoid/tanh vectorised, ops/vmath.h).
-// The recurrent products (this one, and dh_rec and dwh below) run, in float, on FMA register tiles
-// with the recurrent weights packed once per call (ops/fma_product.h; OpenBLAS re-packed them
-// every step, docs/performance.md#lstm-fma-products); in double (gradient checks) on OpenBLAS.
+// The two recurrent products with the weights (this one, and dh_rec below) run, in float, on FMA
+// register tiles with the weights packed once per call (ops/fma_product.h; OpenBLAS re-packed them
+// every step, docs/performance.md#lstm-fma-products); dwh and, in double (gradient checks), all
+// three on OpenBLAS.
 // A null b is a zero bias.
 // Backward: per step (reverse reading order) the element-wise gate gradients into da, the step's
 // (B, 4Hd) block, and, while it is hot in L2, every product that reads it: dh_rec = da · whᵀ for
@@ -204,15 +205,14 @@ void recurrent_dh(T* dhrec, const T* da, const RecurrentWeights<T>& w, int64_t B
   }
 }
 
-// dwh (Hd × 4Hd) += hpᵀ · da, hp's B rows ldh apart.
+// dwh (Hd × 4Hd) += hpᵀ · da, hp's B rows ldh apart: OpenBLAS in every copy. On the FMA tiles,
+// with both operands read where they lie (h's rows 8 KB apart, da's 2 KB at the spec's shape),
+// the AVX-512 copy made 107-110 GFLOP/s against OpenBLAS's 95, but the AVX2 copy 64 against 102
+// (docs/performance.md#lstm-fma-products); every copy must round alike, so none uses them here.
 template <class T>
 void recurrent_dwh(T* dwh, const T* hp, int64_t ldh, const T* da, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
-  if constexpr (std::is_same_v<T, float>) {
-    fma_product(dwh, G, FmaOperandA{hp, 1, ldh}, fma_panels_in_place(da, G, G), H, B, true);
-  } else {
-    gemm<T>(true, false, H, G, B, T(1), hp, ldh, da, G, T(1), dwh, G);
-  }
+  gemm<T>(true, false, H, G, B, T(1), hp, ldh, da, G, T(1), dwh, G);
 }
 
 }  // namespace
