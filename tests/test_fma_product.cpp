@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -74,19 +75,29 @@ struct Case {
     return a_transposed ? FmaOperandA{a.data(), 1, lda} : FmaOperandA{a.data(), lda, 1};
   }
 
-  // The product by fma_product in the copy in use (c's copy returned).
-  std::vector<float> run() const {
-    std::vector<float> out = c, panels;
-    FmaPanels bp;
+  // B as the product reads it, packed in `panels` for the packed forms (panels as wide as the
+  // copy in use makes them).
+  FmaPanels operand_b(std::vector<float>& panels) const {
     switch (form) {
-      case BForm::packed: bp = fma_pack_panels(panels, b.data(), ldb, false, s.k, s.n); break;
+      case BForm::packed: return fma_pack_panels(panels, b.data(), ldb, false, s.k, s.n);
       case BForm::packed_from_transposed:
-        bp = fma_pack_panels(panels, bt.data(), ldbt, true, s.k, s.n);
-        break;
-      case BForm::in_place: bp = fma_panels_in_place(b.data(), ldb, s.n); break;
+        return fma_pack_panels(panels, bt.data(), ldbt, true, s.k, s.n);
+      case BForm::in_place: break;
     }
+    return fma_panels_in_place(b.data(), ldb, s.n);
+  }
+
+  // The product of B as given, in the copy in use (c's copy returned).
+  std::vector<float> run_with(const FmaPanels& bp) const {
+    std::vector<float> out = c;
     fma_product(out.data(), ldc, operand_a(), bp, s.m, s.k, accumulate);
     return out;
+  }
+
+  // The product by fma_product in the copy in use (c's copy returned).
+  std::vector<float> run() const {
+    std::vector<float> panels;
+    return run_with(operand_b(panels));
   }
 
   // The definition, entry by entry.
@@ -200,6 +211,29 @@ TEST_P(FmaProductCopies, GiveTheGenericCopysBits) {
   for_each_case([copy](const Case& cs) {
     const auto [generic, other] = test::generic_and(copy, [&] { return cs.run(); });
     test::expect_same_bits(generic, other, cs.name());
+  });
+}
+
+TEST_P(FmaProductCopies, PanelsOfTheOtherCopysWidthGiveTheSameBits) {
+  // Panels packed (or framed in place) while one copy runs, multiplied while the other runs: the
+  // generic copy's 16 columns in the vector copy and the vector copy's panels in the generic one.
+  const IsaCopy copy = GetParam();
+  ATTN_SKIP_WITHOUT_COPY(copy);
+  for_each_case([copy](const Case& cs) {
+    const std::vector<float> expected = cs.expected();
+    for (const auto& [pack_in, run_in] :
+         {std::pair{IsaCopy::generic, copy}, std::pair{copy, IsaCopy::generic}}) {
+      std::vector<float> panels;
+      FmaPanels bp;
+      {
+        const test::IsaForced forced(pack_in);
+        bp = cs.operand_b(panels);
+      }
+      const test::IsaForced forced(run_in);
+      test::expect_same_bits(
+          expected, cs.run_with(bp),
+          cs.name() + ", packed in " + isa_name(pack_in) + ", run in " + isa_name(run_in));
+    }
   });
 }
 
