@@ -2,8 +2,10 @@
 // unpacked matrices: every entry one float accumulator from 0, std::fma over the terms in order,
 // then stored or added to c. On ragged shapes (rows across the 8-, 6-, 4-, 2- and 1-row tiles,
 // columns across whole and masked panels), B packed from a row-major or a transposed matrix or
-// read in place, A row-major or transposed; entries outside the m × n block are never written;
-// every ISA copy gives the generic copy's bits; and the products are products (against double).
+// read in place, A row-major or transposed; entries outside the m × n block are never written, nor
+// read without accumulate; buffers of exactly the matrices' sizes suffice; every ISA copy gives
+// the generic copy's bits, with panels of 16 and of 32 columns; and the products are products
+// (against double).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -132,12 +135,9 @@ void for_each_case(F f) {
 
 TEST(FmaProduct, GivesTheFmaChainOfEveryEntryBitForBit) {
   for_each_case([](const Case& cs) {
+    // The expectation keeps c's row padding (the sentinel): compared bit for bit, so a write
+    // outside the m × n block fails too.
     test::expect_same_bits(cs.expected(), cs.run(), cs.name());
-    // Outside the block: the row padding still holds the sentinel.
-    const std::vector<float> got = cs.run();
-    for (int64_t r = 0; r < cs.s.m; ++r)
-      for (int64_t j = cs.s.n; j < cs.ldc; ++j)
-        ASSERT_EQ(got[r * cs.ldc + j], Case::kSentinel) << cs.name() << " row " << r;
   });
 }
 
@@ -203,7 +203,83 @@ TEST(FmaProduct, NoTermsGiveZerosOrLeaveCAsItWas) {
   EXPECT_EQ(c, std::vector<float>(4, 0.f));
 }
 
+TEST(FmaProduct, COnlyWrittenWithoutAccumulateAndTightBuffersSuffice) {
+  // Buffers of exactly the matrices' sizes (strides = widths, so a read past a row's end would
+  // leave the buffer: the ASan build checks it), the last panel partial; c full of NaNs, which
+  // a product that does not accumulate must never read.
+  const int64_t m = 7, n = 17, k = 5;
+  const std::vector<float> a = uniform(m * k, 5, "a"), b = uniform(k * n, 5, "b");
+  std::vector<float> expected(static_cast<size_t>(m * n));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.f;
+      for (int64_t t = 0; t < k; ++t) acc = std::fma(a[r * k + t], b[t * n + j], acc);
+      expected[r * n + j] = acc;
+    }
+  std::vector<float> panels;
+  for (const FmaPanels& bp :
+       {fma_panels_in_place(b.data(), n, n), fma_pack_panels(panels, b.data(), n, false, k, n)}) {
+    std::vector<float> c(static_cast<size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+    fma_product(c.data(), n, FmaOperandA{a.data(), k, 1}, bp, m, k, false);
+    test::expect_same_bits(expected, c, bp.packed ? "packed" : "in place");
+  }
+}
+
+TEST(FmaProduct, TheGenericCopyRoundsEachTermOnceEvenAtATie) {
+  // The generic copy sums a·b + acc in double and rounds to float where that is the fused
+  // result; here 2⁻⁸⁰ + 0x1.329cp+0 · 0x1.7acp+0 lies 2⁻⁸⁰ above a point halfway between two
+  // floats, so rounding twice (to double, losing the 2⁻⁸⁰, then to float, ties to even) would give
+  // 0x1.c5a04cp+0 instead of fma's 0x1.c5a04ep+0. The chain: acc = fma(2⁻⁴⁰, 2⁻⁴⁰, 0) = 2⁻⁸⁰,
+  // then fma(0x1.329cp+0, 0x1.7acp+0, acc). Also a result in float's subnormal range.
+  const float a[] = {0x1p-40f, 0x1.329cp+0f}, b[] = {0x1p-40f, 0x1.7acp+0f};
+  ASSERT_EQ(std::fma(a[1], b[1], std::fma(a[0], b[0], 0.f)), 0x1.c5a04ep+0f);
+  ASSERT_NE(static_cast<float>(double(a[1]) * double(b[1]) + 0x1p-80), 0x1.c5a04ep+0f);
+  const float sa[] = {0x1.8p-70f, 0x1.4p-70f}, sb[] = {0x1.2p-60f, -0x1.1p-60f};  // ~1e-39
+  const float tiny = std::fma(sa[1], sb[1], std::fma(sa[0], sb[0], 0.f));
+  ASSERT_LT(std::abs(tiny), std::numeric_limits<float>::min());
+  const test::IsaForced forced(IsaCopy::generic);
+  for (const auto& [x, y, want] : {std::tuple{a, b, 0x1.c5a04ep+0f}, std::tuple{sa, sb, tiny}}) {
+    std::vector<float> panels, c(1, 0.f);
+    fma_product(c.data(), 1, FmaOperandA{x, 2, 1}, fma_pack_panels(panels, y, 1, false, 2, 1), 1, 2,
+                false);
+    EXPECT_EQ(std::bit_cast<uint32_t>(c[0]), std::bit_cast<uint32_t>(want)) << c[0];
+  }
+}
+
 class FmaProductCopies : public testing::TestWithParam<IsaCopy> {};
+
+// B's panels of `width` columns laid out by hand (the packed form: panel p's row t at
+// p·k·width + t·width), whatever width the copy in use would pick.
+FmaPanels panels_of_width(std::vector<float>& out, const Case& cs, int64_t width) {
+  const int64_t panels = (cs.s.n + width - 1) / width;
+  out.assign(static_cast<size_t>(panels * cs.s.k * width), 0.f);
+  for (int64_t t = 0; t < cs.s.k; ++t)
+    for (int64_t j = 0; j < cs.s.n; ++j)
+      out[(j / width) * cs.s.k * width + t * width + j % width] = cs.b[t * cs.ldb + j];
+  return FmaPanels{.data = out.data(),
+                   .width = width,
+                   .ldb = width,
+                   .panel_stride = cs.s.k * width,
+                   .n = cs.s.n,
+                   .packed = true};
+}
+
+TEST_P(FmaProductCopies, PanelsOf16And32ColumnsGiveTheChainsBitsInEveryCopy) {
+  const IsaCopy copy = GetParam();
+  ATTN_SKIP_WITHOUT_COPY(copy);
+  for_each_case([copy](const Case& cs) {
+    const std::vector<float> expected = cs.expected();
+    for (IsaCopy run_in : {IsaCopy::generic, copy})
+      for (int64_t width : {16, 32}) {
+        std::vector<float> panels;
+        const FmaPanels bp = panels_of_width(panels, cs, width);
+        const test::IsaForced forced(run_in);
+        test::expect_same_bits(
+            expected, cs.run_with(bp),
+            cs.name() + ", width " + std::to_string(width) + " in " + isa_name(run_in));
+      }
+  });
+}
 
 TEST_P(FmaProductCopies, GiveTheGenericCopysBits) {
   const IsaCopy copy = GetParam();

@@ -251,8 +251,8 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
 }
 
 // The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
-// instruction set (vmath, the cell-backward loop, the sparse input products; ops/isa.h): the same
-// bits.
+// instruction set (vmath, the cell-backward loop, the sparse input products, the recurrent products
+// on FMA tiles; ops/isa.h): the same bits.
 void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
   const auto both = test::generic_and(copy, [&] {
     return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5));

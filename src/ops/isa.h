@@ -10,9 +10,10 @@
 // every copy makes the same fused operations: ops/fma_product.cpp (FMA instructions in the AVX2
 // copy, target avx2 + fma, and the AVX-512 one; std::fma in the generic one). So the three x86-64
 // copies give the same bits for every input: which one runs never changes a result. (One exception:
-// where the sparse-row products add two NaNs of different sign, the result's sign bit may differ
-// between the copies, since GCC orders the operands of + freely; it is NaN in every copy. Other
-// architectures and OpenBLAS's per-CPU kernels can still differ.)
+// where the sparse-row products, or fma_product's fused multiply-adds, meet two NaNs of different
+// sign or payload, which one the result carries may differ between the copies, since the compiler
+// orders the operands freely; it is NaN in every copy. Other architectures and OpenBLAS's per-CPU
+// kernels can still differ.)
 //
 // isa_active() says which copy runs: by default the widest the CPU has, AVX-512, else AVX2 (with
 // FMA, which every AVX2 CPU of Intel and AMD has), else the generic one. Measured on AMD Zen 5
@@ -27,7 +28,8 @@
 #pragma once
 
 // A build for this CPU (-march=native, ATTNLAB_NATIVE) already compiles everything for it, FMA
-// contraction included: there the generic copy is the only one.
+// contraction included: there the generic copy is the only one (isa_active() says generic;
+// ops/fma_product.cpp runs its AVX-512 or AVX2 tiles as that copy where the build targets them).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__)
 #define ATTN_HAVE_ISA_COPIES 1
 #else

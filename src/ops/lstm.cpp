@@ -162,8 +162,9 @@ void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
   cell_backward_loop(s, B, H);
 }
 
-// The recurrent weights for the three recurrent products: float packs them once per call (wh
-// for the forward product, whᵀ for dh_rec); double leaves them to OpenBLAS.
+// The recurrent weights for the two recurrent products with them: float packs them once per call
+// (wh for the forward product, whᵀ for dh_rec) into the thread's scratch, valid until the next
+// lstm_forward or lstm_backward on this thread; double leaves them to OpenBLAS.
 template <class T>
 struct RecurrentWeights {
   const T* wh;
@@ -207,8 +208,8 @@ void recurrent_dh(T* dhrec, const T* da, const RecurrentWeights<T>& w, int64_t B
 
 // dwh (Hd × 4Hd) += hpᵀ · da, hp's B rows ldh apart: OpenBLAS in every copy. On the FMA tiles,
 // with both operands read where they lie (h's rows 8 KB apart, da's 2 KB at the spec's shape),
-// the AVX-512 copy made 107-110 GFLOP/s against OpenBLAS's 95, but the AVX2 copy 64 against 102
-// (docs/performance.md#lstm-fma-products); every copy must round alike, so none uses them here.
+// the AVX-512 copy made 99-108 GFLOP/s against OpenBLAS's 92-97, but the AVX2 copy 63 against
+// 101-102 (docs/performance.md#lstm-fma-products); every copy must round alike, so none uses them.
 template <class T>
 void recurrent_dwh(T* dwh, const T* hp, int64_t ldh, const T* da, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
