@@ -20,6 +20,7 @@
 #include "core/rng.h"
 #include "isa_test_helpers.h"
 #include "ops/fma_product.h"
+#include "ops_basic_test_helpers.h"
 
 namespace attn {
 namespace {
@@ -35,10 +36,7 @@ enum class BForm { packed, packed_from_transposed, in_place };
 constexpr BForm kForms[] = {BForm::packed, BForm::packed_from_transposed, BForm::in_place};
 
 std::vector<float> uniform(int64_t n, uint64_t seed, const char* stream) {
-  Rng rng(seed, stream, 0);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
-  return v;
+  return test_ops_basic::cast<float>(test_ops_basic::random_vec(n, seed, stream));
 }
 
 // One product's operands with padded strides: A (m × k) stored row-major (row stride k + 3) or
@@ -244,6 +242,36 @@ TEST(FmaProduct, TheGenericCopyRoundsEachTermOnceEvenAtATie) {
                 false);
     EXPECT_EQ(std::bit_cast<uint32_t>(c[0]), std::bit_cast<uint32_t>(want)) << c[0];
   }
+}
+
+TEST(FmaProduct, TheGenericCopyMatchesStdFmaOnAMillionTriples) {
+  // acc = fma(a0, b0, 0), then fma(a1, b1, acc) for 1 000 × 1 000 entries: a1 and b1 of random
+  // significands and exponents 2⁻²⁰ … 2²⁰, and in every other row a0·b0 ≈ −a1·b1 (cancellation,
+  // where the double sum keeps the fewest spare bits). The generic copy's double sum with
+  // std::fma at ties must give std::fma's bits everywhere (the vector copies' FMA instructions
+  // are checked against it by the tests above).
+  const int64_t m = 1000, n = 1000;
+  Rng rng(7, "test.fma_product.triples", 0);
+  auto random_float = [&] {
+    const double significand = 1 + rng.uniform(), sign = rng.uniform() < 0.5 ? -1 : 1;
+    return static_cast<float>(sign * std::ldexp(significand, int(rng.uniform() * 41) - 20));
+  };
+  std::vector<float> a(static_cast<size_t>(m * 2)), b(static_cast<size_t>(2 * n));
+  for (int64_t j = 0; j < n; ++j) b[n + j] = random_float();
+  for (int64_t j = 0; j < n; ++j) b[j] = random_float();
+  for (int64_t r = 0; r < m; ++r) {
+    a[r * 2 + 1] = random_float();
+    // Odd rows: a0 chosen so that a0·b0 is near −a1·b1 for the first column's b.
+    a[r * 2] = r % 2 ? -a[r * 2 + 1] * b[n] / b[0] * (1 + 0x1p-20f) : random_float();
+  }
+  std::vector<float> expected(static_cast<size_t>(m * n)), panels, c(static_cast<size_t>(m * n));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      expected[r * n + j] = std::fma(a[r * 2 + 1], b[n + j], std::fma(a[r * 2], b[j], 0.f));
+  const test::IsaForced forced(IsaCopy::generic);
+  fma_product(c.data(), n, FmaOperandA{a.data(), 2, 1},
+              fma_pack_panels(panels, b.data(), n, false, 2, n), m, 2, false);
+  test::expect_same_bits(expected, c, "a million triples");
 }
 
 class FmaProductCopies : public testing::TestWithParam<IsaCopy> {};

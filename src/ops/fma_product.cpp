@@ -35,15 +35,12 @@
 namespace attn {
 namespace {
 
-// One product's arguments, B's panels resolved.
+// One product's arguments, as fma_product takes them.
 struct Job {
   float* c;
   int64_t ldc;
-  const float* a;
-  int64_t ars, aks;  // A[r][t] = a[r·ars + t·aks]
-  const float* b;
-  int64_t width, ldb, panel_stride, n;
-  bool packed;
+  FmaOperandA a;  // A[r][t] = a.a[r·row_stride + t·term_stride]
+  FmaPanels b;
   int64_t m, k;
   bool accumulate;
 };
@@ -73,8 +70,8 @@ struct TileSet {
 
 // Every tile in the loop order of the file comment.
 [[maybe_unused]] void for_each_tile(const Job& j, const TileSet& s) {
-  const int64_t panels = panel_count(j.n, j.width);
-  if (j.packed) {
+  const int64_t panels = panel_count(j.b.n, j.b.width);
+  if (j.b.packed) {
     rows_of_panels(j, s, 0, panels);  // rows outermost
   } else {
     for (int64_t p = 0; p < panels; ++p) rows_of_panels(j, s, p, p + 1);  // panels outermost
@@ -84,7 +81,8 @@ struct TileSet {
 // The generic copy's fma(a, b, c), rounded once as std::fma's, without most of its cost where the
 // CPU lacks FMA (there std::fma is a call into libm: config l's step took 1.3 s in the generic copy
 // with it, 0.64 s with this, against 0.05 s when OpenBLAS made these products; the vector copies
-// are the ones meant to run, on every x86-64 CPU since 2013): a·b is exact in double (24 + 24
+// are the ones meant to run, on Intel CPUs since Haswell (2013) and AMD ones since Excavator
+// (2015)): a·b is exact in double (24 + 24
 // significant bits), so a·b + c in double is the exact value rounded once, to the nearest double.
 // Rounding that double to float gives fma's float unless it lies exactly halfway between two floats
 // (its 29 low significand bits 1 then 28 zeros), where the first rounding may have decided the tie,
@@ -103,16 +101,16 @@ ATTN_COPY_BODY float fused_multiply_add(float a, float b, float c) {
 // The generic copy: a row of a panel at a time, its entries' chains side by side (a loop over the
 // panel's columns inside the loop over terms).
 void product_generic(const Job& j) {
-  const int64_t panels = panel_count(j.n, j.width);
+  const int64_t panels = panel_count(j.b.n, j.b.width);
   for (int64_t r = 0; r < j.m; ++r) {
-    const float* ar = j.a + r * j.ars;
+    const float* ar = j.a.a + r * j.a.row_stride;
     for (int64_t p = 0; p < panels; ++p) {
-      const int64_t col0 = p * j.width, cols = std::min(j.width, j.n - col0);
-      const float* bp = j.b + p * j.panel_stride;
+      const int64_t col0 = p * j.b.width, cols = std::min(j.b.width, j.b.n - col0);
+      const float* bp = j.b.data + p * j.b.panel_stride;
       float acc[32] = {};
       for (int64_t t = 0; t < j.k; ++t) {
-        const float a = ar[t * j.aks];
-        const float* bt = bp + t * j.ldb;
+        const float a = ar[t * j.a.term_stride];
+        const float* bt = bp + t * j.b.ldb;
         for (int64_t jj = 0; jj < cols; ++jj) acc[jj] = fused_multiply_add(a, bt[jj], acc[jj]);
       }
       float* cr = j.c + r * j.ldc + col0;
@@ -130,8 +128,8 @@ template <int MR, bool Adjacent>
 struct ATileReader {
   const float* row[Adjacent ? 1 : MR];
   int64_t aks;
-  ATTN_COPY_BODY ATileReader(const Job& j, int64_t r0) : aks(j.aks) {
-    for (int r = 0; r < (Adjacent ? 1 : MR); ++r) row[r] = j.a + (r0 + r) * j.ars;
+  ATTN_COPY_BODY ATileReader(const Job& j, int64_t r0) : aks(j.a.term_stride) {
+    for (int r = 0; r < (Adjacent ? 1 : MR); ++r) row[r] = j.a.a + (r0 + r) * j.a.row_stride;
   }
   ATTN_COPY_BODY const float* at(int r, int64_t t) const {
     if constexpr (Adjacent) {
@@ -156,14 +154,14 @@ template <bool Full>
 template <int MR, bool Full, bool Adjacent>
 [[gnu::always_inline]] ATTN_TARGET_AVX512 inline void tile_avx512_body(const Job& j, int64_t p,
                                                                        int64_t r0) {
-  const int64_t cols = std::min<int64_t>(std::min<int64_t>(j.width, 32), j.n - p * j.width);
+  const int64_t cols = std::min<int64_t>(std::min<int64_t>(j.b.width, 32), j.b.n - p * j.b.width);
   const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
   const __mmask16 m1 = cols >= 32  ? __mmask16(0xffff)
                        : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
                                    : __mmask16(0);
   const ATileReader<MR, Adjacent> a(j, r0);
-  const float* b = j.b + p * j.panel_stride;
-  float* c = j.c + r0 * j.ldc + p * j.width;
+  const float* b = j.b.data + p * j.b.panel_stride;
+  float* c = j.c + r0 * j.ldc + p * j.b.width;
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
@@ -175,7 +173,7 @@ template <int MR, bool Full, bool Adjacent>
     }
   }
   for (int64_t t = 0; t < j.k; ++t) {
-    const float* bt = b + t * j.ldb;
+    const float* bt = b + t * j.b.ldb;
     const __m512 b0 = load16<Full>(bt, m0);
     const __m512 b1 = load16<Full>(bt + 16, m1);
 #pragma GCC unroll 8
@@ -205,8 +203,8 @@ template <int MR, bool Full, bool Adjacent>
 
 template <int MR>
 ATTN_TARGET_AVX512 void tile_avx512(const Job& j, int64_t p, int64_t r0) {
-  const bool full = j.width == 32 && j.n - p * j.width >= 32;
-  if (j.ars == 1) {
+  const bool full = j.b.width == 32 && j.b.n - p * j.b.width >= 32;
+  if (j.a.row_stride == 1) {
     full ? tile_avx512_body<MR, true, true>(j, p, r0) : tile_avx512_body<MR, false, true>(j, p, r0);
   } else {
     full ? tile_avx512_body<MR, true, false>(j, p, r0)
@@ -252,7 +250,7 @@ template <int MR, bool Full, bool Adjacent>
                                                                        int64_t cols, int64_t r0) {
   const __m256i m0 = lanes_below(cols), m1 = lanes_below(cols - 8);
   const ATileReader<MR, Adjacent> a(j, r0);
-  const float* b = j.b + (col0 / j.width) * j.panel_stride + col0 % j.width;
+  const float* b = j.b.data + (col0 / j.b.width) * j.b.panel_stride + col0 % j.b.width;
   float* c = j.c + r0 * j.ldc + col0;
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
@@ -262,7 +260,7 @@ template <int MR, bool Full, bool Adjacent>
     if (j.accumulate) _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc), _MM_HINT_T0);
   }
   for (int64_t t = 0; t < j.k; ++t) {
-    const float* bt = b + t * j.ldb;
+    const float* bt = b + t * j.b.ldb;
     const __m256 b0 = load8<Full>(bt, m0);
     const __m256 b1 = load8<Full>(bt + 8, m1);
 #pragma GCC unroll 8
@@ -287,7 +285,7 @@ template <int MR, bool Full, bool Adjacent>
 
 template <int MR, bool Adjacent>
 ATTN_TARGET_AVX2_FMA void tile_avx2_walk(const Job& j, int64_t p, int64_t r0) {
-  const int64_t col0 = p * j.width, cols = std::min<int64_t>(j.width, j.n - col0);
+  const int64_t col0 = p * j.b.width, cols = std::min<int64_t>(j.b.width, j.b.n - col0);
   for (int64_t h = 0; h < cols; h += 16) {
     if (cols - h >= 16) {
       half_tile_avx2<MR, true, Adjacent>(j, col0 + h, 16, r0);
@@ -299,7 +297,7 @@ ATTN_TARGET_AVX2_FMA void tile_avx2_walk(const Job& j, int64_t p, int64_t r0) {
 
 template <int MR>
 ATTN_TARGET_AVX2_FMA void tile_avx2(const Job& j, int64_t p, int64_t r0) {
-  j.ars == 1 ? tile_avx2_walk<MR, true>(j, p, r0) : tile_avx2_walk<MR, false>(j, p, r0);
+  j.a.row_stride == 1 ? tile_avx2_walk<MR, true>(j, p, r0) : tile_avx2_walk<MR, false>(j, p, r0);
 }
 
 [[maybe_unused]] constexpr TileSet kTilesAvx2{6, tile_avx2<6>, tile_avx2<4>, tile_avx2<2>,
@@ -353,20 +351,7 @@ void fma_product(float* c, int64_t ldc, const FmaOperandA& a, const FmaPanels& b
       for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + b.n, 0.f);
     return;
   }
-  const Job j{.c = c,
-              .ldc = ldc,
-              .a = a.a,
-              .ars = a.row_stride,
-              .aks = a.term_stride,
-              .b = b.data,
-              .width = b.width,
-              .ldb = b.ldb,
-              .panel_stride = b.panel_stride,
-              .n = b.n,
-              .packed = b.packed,
-              .m = m,
-              .k = k,
-              .accumulate = accumulate};
+  const Job j{.c = c, .ldc = ldc, .a = a, .b = b, .m = m, .k = k, .accumulate = accumulate};
 #if ATTN_HAVE_ISA_COPIES
   switch (isa_active()) {
     case IsaCopy::avx512: return for_each_tile(j, kTilesAvx512);

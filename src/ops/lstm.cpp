@@ -206,16 +206,6 @@ void recurrent_dh(T* dhrec, const T* da, const RecurrentWeights<T>& w, int64_t B
   }
 }
 
-// dwh (Hd × 4Hd) += hpᵀ · da, hp's B rows ldh apart: OpenBLAS in every copy. On the FMA tiles,
-// with both operands read where they lie (h's rows 8 KB apart, da's 2 KB at the spec's shape),
-// the AVX-512 copy made 99-108 GFLOP/s against OpenBLAS's 92-97, but the AVX2 copy 63 against
-// 101-102 (docs/performance.md#lstm-fma-products); every copy must round alike, so none uses them.
-template <class T>
-void recurrent_dwh(T* dwh, const T* hp, int64_t ldh, const T* da, int64_t B, int64_t H) {
-  const int64_t G = 4 * H;
-  gemm<T>(true, false, H, G, B, T(1), hp, ldh, da, G, T(1), dwh, G);
-}
-
 }  // namespace
 
 template <class T>
@@ -331,8 +321,11 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
     }
     if (step > 0) {
       // dwh += h[:, tp]ᵀ · da (h's rows strided by L·Hd); ∂/∂h at step tp through the
-      // recurrence: da · whᵀ.
-      if (dwh) recurrent_dwh(dwh, h + tp * H, L * H, d, B, H);
+      // recurrence: da · whᵀ. dwh stays on OpenBLAS in every copy: on the FMA tiles, with both
+      // operands strided (h's rows 8 KB apart, da's 2 KB at the spec's shape), the AVX2 copy made
+      // 63 GFLOP/s against OpenBLAS's 101-102 (docs/performance.md#lstm-fma-products), and every
+      // copy must round alike.
+      if (dwh) gemm<T>(true, false, H, G, B, T(1), h + tp * H, L * H, d, G, T(1), dwh, G);
       recurrent_dh(dhrec.data(), d, w, B, H);
     }
   }
