@@ -8,6 +8,9 @@
 // 16-column one masked). Rows left over (m not a multiple of the tile's) go in tiles of 4, 2 and
 // 1 rows, the last panel's columns past n are masked off: the order of every entry's terms is the
 // same in all of them.
+// The AVX-512 and AVX2 tile bodies are twins on purpose: an intrinsic inlines only into a function
+// compiled for its target, and a target attribute cannot vary with a template argument (GCC
+// refuses "target specific option mismatch"), so each copy spells out its own body.
 // Loop order: with packed panels, rows outermost (the tile's rows of A stay in L1, the panels
 // stream from L2 in order); with B read in place, panels outermost (the panel's strided rows are
 // reused by every row tile). Measured at the LSTM's shapes in
