@@ -12,7 +12,8 @@
 // Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
 // ISA copy in use, telling it the copy's vector width. lane_sum / lane_dot: sums in one
 // fixed order (32-byte lane sums, the lanes added pairwise, then the tail), lane_dots and
-// lane_dot_run several such dots at once; lane_max: a maximum (order-free).
+// lane_dot_run several such dots at once; lane_max: a maximum (order-free); lane_sums and
+// lane_sum_run several lane_sums at once.
 #pragma once
 
 #include <algorithm>
@@ -52,6 +53,31 @@ ATTN_COPY_BODY T lane_total(const typename Vec32<T>::type& acc) {
   return lanes[0];
 }
 
+// lane_total of M accumulators. For float and M = 4 the same adds (lane u + lane u + w, w = 4,
+// 2, 1) made on whole vectors, four accumulators at a time with shuffles between them, instead
+// of lane by lane through memory; otherwise lane by lane.
+template <class T, int M>
+ATTN_COPY_BODY void lane_totals(const typename Vec32<T>::type (&acc)[M], T (&out)[M]) {
+  if constexpr (sizeof(T) == 4 && M == 4) {
+    using V = typename Vec32<T>::type;
+    typedef int32_t I __attribute__((vector_size(32)));
+    // w = 4: [A0+A4 … A3+A7, B0+B4 … B3+B7] and the same for C, D.
+    const V ab = __builtin_shuffle(acc[0], acc[1], I{0, 1, 2, 3, 8, 9, 10, 11}) +
+                 __builtin_shuffle(acc[0], acc[1], I{4, 5, 6, 7, 12, 13, 14, 15});
+    const V cd = __builtin_shuffle(acc[2], acc[3], I{0, 1, 2, 3, 8, 9, 10, 11}) +
+                 __builtin_shuffle(acc[2], acc[3], I{4, 5, 6, 7, 12, 13, 14, 15});
+    // w = 2: lanes 0, 1 of each plus lanes 2, 3.
+    const V x = __builtin_shuffle(ab, cd, I{0, 1, 4, 5, 8, 9, 12, 13}) +
+                __builtin_shuffle(ab, cd, I{2, 3, 6, 7, 10, 11, 14, 15});
+    // w = 1: lane 0 plus lane 1.
+    const V y = __builtin_shuffle(x, I{0, 2, 4, 6, 0, 2, 4, 6}) +
+                __builtin_shuffle(x, I{1, 3, 5, 7, 1, 3, 5, 7});
+    for (int m = 0; m < 4; ++m) out[m] = y[m];
+  } else {
+    for (int m = 0; m < M; ++m) out[m] = lane_total<T>(acc[m]);
+  }
+}
+
 // Σ x[0 … n−1] in a fixed order: L lane sums over the 32-byte chunks, the lanes added
 // pairwise, then the tail in order (the same bits in every ISA copy).
 template <class T>
@@ -70,25 +96,71 @@ ATTN_COPY_BODY T lane_sum(const T* x, int64_t n) {
   return sum;
 }
 
-// max(init, x[0 … n−1]) (order-free: the same value however the lanes split the row; a NaN
-// makes the softmax row NaN whatever the maximum).
+// max(init, x[0 … n−1]) (order-free: the same value however the lanes split the row, so four
+// accumulators (one would wait on each compare); a NaN never becomes the maximum, and makes the
+// softmax row NaN whatever the maximum; of +0 and −0 either may be returned, which changes no
+// softmax: s − (±0) is s but for s = ±0, whose exp is 1 either way).
 template <class T>
 ATTN_COPY_BODY T lane_max(const T* x, int64_t n, T init) {
   using V = typename Vec32<T>::type;
   constexpr int L = static_cast<int>(32 / sizeof(T));
-  V acc = V{} + init;
+  V acc[4];
+  for (int u = 0; u < 4; ++u) acc[u] = V{} + init;
   int64_t j = 0;
+  for (; j + 4 * L <= n; j += 4 * L)
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      V v;
+      std::memcpy(&v, x + j + u * L, sizeof(V));
+      acc[u] = v > acc[u] ? v : acc[u];
+    }
   for (; j + L <= n; j += L) {
     V v;
     std::memcpy(&v, x + j, sizeof(V));
-    acc = v > acc ? v : acc;
+    acc[0] = v > acc[0] ? v : acc[0];
   }
-  T lanes[L];
-  std::memcpy(lanes, &acc, sizeof(V));
   T mx = init;
-  for (int u = 0; u < L; ++u) mx = lanes[u] > mx ? lanes[u] : mx;
+  for (int u = 0; u < 4; ++u) {
+    T lanes[L];
+    std::memcpy(lanes, &acc[u], sizeof(V));
+    for (int l = 0; l < L; ++l) mx = lanes[l] > mx ? lanes[l] : mx;
+  }
   for (; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
   return mx;
+}
+
+// out[m] = lane_sum(x + m·xs, n) for m < M: the M chains of dependent adds interleaved (one sum
+// alone waits on each add), each in lane_sum's order.
+template <class T, int M>
+ATTN_COPY_BODY void lane_sums(T* out, const T* x, int64_t xs, int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc[M];
+#pragma GCC unroll 8
+  for (int m = 0; m < M; ++m) acc[m] = V{};
+  int64_t j = 0;
+  for (; j + L <= n; j += L)
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) {
+      V v;
+      std::memcpy(&v, x + m * xs + j, sizeof(V));
+      acc[m] += v;
+    }
+  T total[M];
+  lane_totals<T, M>(acc, total);
+  for (int m = 0; m < M; ++m) {
+    T sum = total[m];
+    for (int64_t t = j; t < n; ++t) sum += x[m * xs + t];
+    out[m] = sum;
+  }
+}
+
+// out[m] = lane_sum(x + m·xs, n) for m < count, four sums at a time.
+template <class T>
+ATTN_COPY_BODY void lane_sum_run(T* out, const T* x, int64_t xs, int64_t n, int64_t count) {
+  int64_t m = 0;
+  for (; m + 4 <= count; m += 4) lane_sums<T, 4>(out + m, x + m * xs, xs, n);
+  for (; m < count; ++m) lane_sums<T, 1>(out + m, x + m * xs, xs, n);
 }
 
 // out[m] = Σ_j x_m[j] · y_m[j] over j < n for m < M, x_m = x + m·xs, y_m = y + m·ys, each in the
@@ -109,8 +181,10 @@ ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_
       std::memcpy(&b, y + m * ys + j, sizeof(V));
       acc[m] += a * b;
     }
+  T total[M];
+  lane_totals<T, M>(acc, total);
   for (int m = 0; m < M; ++m) {
-    T sum = lane_total<T>(acc[m]);
+    T sum = total[m];
     for (int64_t t = j; t < n; ++t) sum += x[m * xs + t] * y[m * ys + t];
     out[m] = sum;
   }

@@ -61,27 +61,33 @@ struct Scratch {
   }
 };
 
-// o[0 … n) = s · y and o[0 … n) = x ∘ y, 32 bytes at a time (the rows are short: a loop of
-// unknown length would check for overlap and peel at every call).
-template <class T>
-ATTN_COPY_BODY void scaled_row(T* o, T s, const T* y, int64_t n) {
-  using V = typename Vec32<T>::type;
-  constexpr int64_t L = 32 / sizeof(T);
+// o[0 … n) = s · y and o[0 … n) = x ∘ y, VB bytes at a time (the copy's widest vector), then 32,
+// then one by one: element-wise, so the same bits at any width. (The rows are short: a loop of
+// unknown length would check for overlap and peel at every call.)
+template <int Bytes, class T>
+ATTN_COPY_BODY int64_t scaled_chunks(T* o, T s, const T* y, int64_t k, int64_t n) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int64_t L = Bytes / sizeof(T);
   const V sv = s - V{};  // a plain broadcast (x − 0 is x, −0 included)
-  int64_t k = 0;
   for (; k + L <= n; k += L) {
     V v;
     std::memcpy(&v, y + k, sizeof(V));
     v = sv * v;
     std::memcpy(o + k, &v, sizeof(V));
   }
+  return k;
+}
+template <int VB, class T>
+ATTN_COPY_BODY void scaled_row(T* o, T s, const T* y, int64_t n) {
+  int64_t k = 0;
+  if constexpr (VB == 64) k = scaled_chunks<64>(o, s, y, k, n);
+  k = scaled_chunks<32>(o, s, y, k, n);
   for (; k < n; ++k) o[k] = s * y[k];
 }
-template <class T>
-ATTN_COPY_BODY void product_row(T* o, const T* x, const T* y, int64_t n) {
-  using V = typename Vec32<T>::type;
-  constexpr int64_t L = 32 / sizeof(T);
-  int64_t l = 0;
+template <int Bytes, class T>
+ATTN_COPY_BODY int64_t product_chunks(T* o, const T* x, const T* y, int64_t l, int64_t n) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int64_t L = Bytes / sizeof(T);
   for (; l + L <= n; l += L) {
     V a, b;
     std::memcpy(&a, x + l, sizeof(V));
@@ -89,25 +95,82 @@ ATTN_COPY_BODY void product_row(T* o, const T* x, const T* y, int64_t n) {
     a = a * b;
     std::memcpy(o + l, &a, sizeof(V));
   }
+  return l;
+}
+template <int VB, class T>
+ATTN_COPY_BODY void product_row(T* o, const T* x, const T* y, int64_t n) {
+  int64_t l = 0;
+  if constexpr (VB == 64) l = product_chunks<64>(o, x, y, l, n);
+  l = product_chunks<32>(o, x, y, l, n);
   for (; l < n; ++l) o[l] = x[l] * y[l];
 }
 
 // Pair products transposed: out (d × n2), out[l][j·N + k] = x_jl · yᵀ[l][k]; x (N × d, row
-// stride ld), yt (d × N).
-template <class T>
+// stride ld), yt (d × N). Where N is a multiple of a vector (VB bytes, else 32), whole vectors
+// with no tails (N = 16 is one 64-byte vector: a loop of unknown length per row cost 8 cycles a
+// row); else scaled_row. Element-wise, so the same bits either way.
+template <int Bytes, class T>
+ATTN_COPY_BODY void pair_products_t_vec(T* out, const T* x, const T* yt, int64_t N, int64_t d,
+                                        int64_t ld) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int64_t L = Bytes / sizeof(T);
+  for (int64_t l = 0; l < d; ++l)
+    for (int64_t j = 0; j < N; ++j) {
+      const V s = x[j * ld + l] - V{};  // a plain broadcast
+      T* o = out + l * N * N + j * N;
+      for (int64_t k = 0; k < N; k += L) {
+        V y;
+        std::memcpy(&y, yt + l * N + k, sizeof(V));
+        y = s * y;
+        std::memcpy(o + k, &y, sizeof(V));
+      }
+    }
+}
+template <int VB, class T>
 ATTN_COPY_BODY void pair_products_t(T* out, const T* x, const T* yt, int64_t N, int64_t d,
                                     int64_t ld) {
-  for (int64_t l = 0; l < d; ++l)
-    for (int64_t j = 0; j < N; ++j)
-      scaled_row(out + l * N * N + j * N, x[j * ld + l], yt + l * N, N);
+  if (VB == 64 && N % int64_t(64 / sizeof(T)) == 0) {
+    pair_products_t_vec<VB == 64 ? 64 : 32>(out, x, yt, N, d, ld);
+  } else if (N % int64_t(32 / sizeof(T)) == 0) {
+    pair_products_t_vec<32>(out, x, yt, N, d, ld);
+  } else {
+    for (int64_t l = 0; l < d; ++l)
+      for (int64_t j = 0; j < N; ++j)
+        scaled_row<VB>(out + l * N * N + j * N, x[j * ld + l], yt + l * N, N);
+  }
 }
 
-// Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld).
-template <class T>
+// Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld). Whole
+// vectors where d is a multiple of one, as pair_products_t.
+template <int Bytes, class T>
+ATTN_COPY_BODY void pair_products_vec(T* out, const T* x, const T* y, int64_t N, int64_t d,
+                                      int64_t ld) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int64_t L = Bytes / sizeof(T);
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < N; ++k) {
+      T* o = out + (j * N + k) * d;
+      for (int64_t l = 0; l < d; l += L) {
+        V a, b;
+        std::memcpy(&a, x + j * ld + l, sizeof(V));
+        std::memcpy(&b, y + k * ld + l, sizeof(V));
+        a = a * b;
+        std::memcpy(o + l, &a, sizeof(V));
+      }
+    }
+}
+template <int VB, class T>
 ATTN_COPY_BODY void pair_products(T* out, const T* x, const T* y, int64_t N, int64_t d,
                                   int64_t ld) {
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t k = 0; k < N; ++k) product_row(out + (j * N + k) * d, x + j * ld, y + k * ld, d);
+  if (VB == 64 && d % int64_t(64 / sizeof(T)) == 0) {
+    pair_products_vec<VB == 64 ? 64 : 32>(out, x, y, N, d, ld);
+  } else if (d % int64_t(32 / sizeof(T)) == 0) {
+    pair_products_vec<32>(out, x, y, N, d, ld);
+  } else {
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < N; ++k)
+        product_row<VB>(out + (j * N + k) * d, x + j * ld, y + k * ld, d);
+  }
 }
 
 // Sets query i's masked pairs of its row s (n2 entries) to value.
@@ -122,18 +185,71 @@ ATTN_COPY_BODY void mask_row(T* s, int64_t i, const ThirdOrderBlock& a, T value)
     for (int64_t j = 0; j < N; ++j) s[i * N + j] = s[j * N + i] = s[j * N + j] = value;
 }
 
-// In place: row s (n2 scores of query i) becomes the softmax over its unmasked pairs, every
-// masked entry exactly 0 (exp(−∞)).
+// In place: the block's rows (N of n2 scores) become exp(s − the row's max) over their unmasked
+// pairs, every masked entry exactly 0 (exp(−∞)); inv[i] = 1 / row i's sum (lane_sum's order), the
+// factor that makes it the softmax. Pass by pass over all rows: the masks' scalar stores are done
+// before any row is read as vectors, one exp covers the block (element-wise: the same values as
+// row by row), and four rows' sums run side by side.
 template <class T>
-ATTN_COPY_BODY void pair_softmax(T* s, int64_t i, const ThirdOrderBlock& a) {
-  const int64_t n2 = a.N * a.N;
+ATTN_COPY_BODY void pair_exps(T* p, T* inv, const ThirdOrderBlock& a) {
+  const int64_t N = a.N, n2 = N * N;
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  mask_row(s, i, a, neg_inf);
-  const T mx = lane_max(s, n2, neg_inf);
-  for (int64_t e = 0; e < n2; ++e) s[e] -= mx;
-  vmath_exp_nonpositive(s, s, n2);
-  const T inv = T(1) / lane_sum(s, n2);
-  for (int64_t e = 0; e < n2; ++e) s[e] *= inv;
+  for (int64_t i = 0; i < N; ++i) mask_row(p + i * n2, i, a, neg_inf);
+  for (int64_t i = 0; i < N; ++i) {
+    T* s = p + i * n2;
+    const T mx = lane_max(s, n2, neg_inf);
+    for (int64_t e = 0; e < n2; ++e) s[e] -= mx;
+  }
+  vmath_exp_nonpositive(p, p, N * n2);
+  lane_sum_run(inv, p, n2, n2, N);
+  for (int64_t i = 0; i < N; ++i) inv[i] = T(1) / inv[i];
+}
+
+// p[0 … n) *= inv, and out[m·os] = lane_dot(p, y + m·ys, n) for m < M from the scaled values as
+// they are stored (lane_dots' order): the softmax's last pass and the output's dots in one.
+template <class T, int M>
+ATTN_COPY_BODY void scale_and_dots(T* out, int64_t os, T* p, T inv, const T* y, int64_t ys,
+                                   int64_t n) {
+  using V = typename Vec32<T>::type;
+  constexpr int L = static_cast<int>(32 / sizeof(T));
+  V acc[M];
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m) acc[m] = V{};
+  const V iv = inv - V{};  // a plain broadcast
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    V a;
+    std::memcpy(&a, p + j, sizeof(V));
+    a = a * iv;
+    std::memcpy(p + j, &a, sizeof(V));
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m) {
+      V b;
+      std::memcpy(&b, y + m * ys + j, sizeof(V));
+      acc[m] += a * b;
+    }
+  }
+  for (int64_t t = j; t < n; ++t) p[t] *= inv;
+  T total[M];
+  lane_totals<T, M>(acc, total);
+  for (int m = 0; m < M; ++m) {
+    T sum = total[m];
+    for (int64_t t = j; t < n; ++t) sum += p[t] * y[m * ys + t];
+    out[m * os] = sum;
+  }
+}
+
+// Row p (n entries) scaled by inv in place, and o[c] = <p, dt_c> for c < dv (dt_c = dt + c·n):
+// the first four dots in the scaling pass, any others after it.
+template <class T>
+ATTN_COPY_BODY void scale_row_and_output(T* o, T* p, T inv, const T* dt, int64_t n, int64_t dv) {
+  switch (std::min<int64_t>(dv, 4)) {
+    case 1: scale_and_dots<T, 1>(o, 1, p, inv, dt, n, n); break;
+    case 2: scale_and_dots<T, 2>(o, 1, p, inv, dt, n, n); break;
+    case 3: scale_and_dots<T, 3>(o, 1, p, inv, dt, n, n); break;
+    default: scale_and_dots<T, 4>(o, 1, p, inv, dt, n, n); break;
+  }
+  if (dv > 4) lane_dot_run(o + 4, 1, false, p, 0, dt + 4 * n, n, n, dv - 4);
 }
 
 template <int VB, class T>
@@ -142,21 +258,52 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k1, const T* k
   const int64_t N = a.N, dk = a.dk, dv = a.dv, n2 = N * N;
   const auto x = Scratch{N, dk, dv}.parts(scratch);
   transpose_rows(x.k2t, k2, N, dk, a.ldk);
-  pair_products_t(x.c, k1, x.k2t, N, dk, a.ldk);  // Cᵀ
+  pair_products_t<VB>(x.c, k1, x.k2t, N, dk, a.ldk);  // Cᵀ
   product<T, VB>(p, n2, q, a.ldk, 1, x.c, n2, N, n2, dk, scale, false, Span::all);
   if (a.score_bits > 0) {
     for (int64_t i = 0; i < N; ++i) mask_row(p + i * n2, i, a, T(0));
     quantize_fixed_point(p, N * n2, a.score_bits);
   }
-  for (int64_t i = 0; i < N; ++i) pair_softmax(p + i * n2, i, a);
   transpose_rows(x.v2t, v2, N, dv, a.ldv);
-  pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
-  for (int64_t i = 0; i < N; ++i)  // o[i][c] = <p_i, Dᵀ_c>
-    lane_dot_run(o + i * a.ldv, 1, false, p + i * n2, 0, x.dt, n2, n2, dv);
+  pair_products_t<VB>(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ
+  pair_exps(p, x.acc, a);
+  for (int64_t i = 0; i < N; ++i)  // row i's softmax, then o[i][c] = <p_i, Dᵀ_c>
+    scale_row_and_output(o + i * a.ldv, p + i * n2, x.acc[i], x.dt, n2, dv);
+}
+
+// acc[0 … N) = Σ_j v_j · g[j·N …] (v_j = v[j·vs]), each entry one sum from 0 over j in order:
+// whole vectors (Bytes) where N is a multiple of one, the accumulators in registers.
+template <int Bytes, class T>
+ATTN_COPY_BODY void weighted_row_sum_vec(T* acc, const T* g, const T* v, int64_t vs, int64_t N) {
+  using V = typename VecOf<T, Bytes>::type;
+  constexpr int64_t L = Bytes / sizeof(T);
+  for (int64_t k = 0; k < N; k += L) {
+    V a = V{};
+    for (int64_t j = 0; j < N; ++j) {
+      V b;
+      std::memcpy(&b, g + j * N + k, sizeof(V));
+      a += b * (v[j * vs] - V{});
+    }
+    std::memcpy(acc + k, &a, sizeof(V));
+  }
+}
+template <int VB, class T>
+ATTN_COPY_BODY void weighted_row_sum(T* acc, const T* g, const T* v, int64_t vs, int64_t N) {
+  if (VB == 64 && N % int64_t(64 / sizeof(T)) == 0) {
+    weighted_row_sum_vec<VB == 64 ? 64 : 32>(acc, g, v, vs, N);
+  } else if (N % int64_t(32 / sizeof(T)) == 0) {
+    weighted_row_sum_vec<32>(acc, g, v, vs, N);
+  } else {
+    std::fill(acc, acc + N, T(0));
+    for (int64_t j = 0; j < N; ++j) {
+      const T vj = v[j * vs];
+      for (int64_t k = 0; k < N; ++k) acc[k] += g[j * N + k] * vj;
+    }
+  }
 }
 
 // dv1_j += Σ_k dD_jk ∘ v2_k and dv2_k += Σ_j dD_jk ∘ v1_j (each sum in order), from dDᵀ.
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const T* v2t, T* acc,
                                 int64_t N, int64_t dv, int64_t ldv) {
   const int64_t n2 = N * N;
@@ -165,70 +312,75 @@ ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const
     if (dv1)
       lane_dot_run(dv1 + c, ldv, true, g, N, v2t + c * N, 0, N, N);  // over j
     if (!dv2) continue;
-    std::fill(acc, acc + N, T(0));
-    for (int64_t j = 0; j < N; ++j) {
-      const T v = v1[j * ldv + c];
-      for (int64_t k = 0; k < N; ++k) acc[k] += g[j * N + k] * v;
-    }
+    weighted_row_sum<VB>(acc, g, v1 + c, ldv, N);
     for (int64_t k = 0; k < N; ++k) dv2[k * ldv + c] += acc[k];
   }
 }
 
-// out[0 … d) += Σ_{t < n} x_t ∘ y_t with x_t = x + t·xs, y_t = y + t·ys: each entry one
-// accumulator from 0 summed over t in order, held in registers 32 bytes at a time, up to four
-// such accumulators at once (their chains interleaved; U of them in one call).
-template <class T, int U>
-ATTN_COPY_BODY void add_sum_of_products_chunks(T* out, const T* x, int64_t xs, const T* y,
-                                               int64_t ys, int64_t n) {
-  using V = typename Vec32<T>::type;
-  constexpr int64_t L = 32 / sizeof(T);
-  V acc[U];
+// out_r[0 … d) += Σ_{t < n} x_r,t ∘ y_t for r < R, with x_r,t = x + r·xr + t·xs, y_t = y + t·ys
+// and out_r = out + r·os: each entry one accumulator from 0 summed over t in order, then added to
+// out_r, so neither R nor the vector width changes a bit. The R rows' chains interleave (one row
+// alone waits on each add). add_sums_chunk: the Bytes-wide column chunk at the pointers given.
+template <class T, int R, int Bytes>
+ATTN_COPY_BODY void add_sums_chunk(T* out, int64_t os, const T* x, int64_t xr, int64_t xs,
+                                   const T* y, int64_t ys, int64_t n) {
+  using V = typename VecOf<T, Bytes>::type;
+  V acc[R];
 #pragma GCC unroll 4
-  for (int u = 0; u < U; ++u) acc[u] = V{};
-  for (int64_t t = 0; t < n; ++t)
+  for (int r = 0; r < R; ++r) acc[r] = V{};
+  for (int64_t t = 0; t < n; ++t) {
+    V b;
+    std::memcpy(&b, y + t * ys, sizeof(V));
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) {
-      V a, b;
-      std::memcpy(&a, x + t * xs + u * L, sizeof(V));
-      std::memcpy(&b, y + t * ys + u * L, sizeof(V));
-      acc[u] += a * b;
+    for (int r = 0; r < R; ++r) {
+      V a;
+      std::memcpy(&a, x + r * xr + t * xs, sizeof(V));
+      acc[r] += a * b;
     }
+  }
 #pragma GCC unroll 4
-  for (int u = 0; u < U; ++u) {
+  for (int r = 0; r < R; ++r) {
     V o;
-    std::memcpy(&o, out + u * L, sizeof(V));
-    o += acc[u];
-    std::memcpy(out + u * L, &o, sizeof(V));
+    std::memcpy(&o, out + r * os, sizeof(V));
+    o += acc[r];
+    std::memcpy(out + r * os, &o, sizeof(V));
   }
 }
 
-template <class T>
-ATTN_COPY_BODY void add_sum_of_products(T* out, const T* x, int64_t xs, const T* y, int64_t ys,
-                                        int64_t n, int64_t d) {
-  constexpr int64_t L = 32 / sizeof(T);
+template <int VB, int R, class T>
+ATTN_COPY_BODY void add_sums_of_products(T* out, int64_t os, const T* x, int64_t xr, int64_t xs,
+                                         const T* y, int64_t ys, int64_t n, int64_t d) {
   int64_t l = 0;
-  for (; l + 4 * L <= d; l += 4 * L)
-    add_sum_of_products_chunks<T, 4>(out + l, x + l, xs, y + l, ys, n);
-  for (; l + 2 * L <= d; l += 2 * L)
-    add_sum_of_products_chunks<T, 2>(out + l, x + l, xs, y + l, ys, n);
-  for (; l + L <= d; l += L) add_sum_of_products_chunks<T, 1>(out + l, x + l, xs, y + l, ys, n);
-  for (; l < d; ++l) {
-    T acc = 0;
-    for (int64_t t = 0; t < n; ++t) acc += x[t * xs + l] * y[t * ys + l];
-    out[l] += acc;
-  }
+  if constexpr (VB == 64)
+    for (; l + int64_t(64 / sizeof(T)) <= d; l += 64 / sizeof(T))
+      add_sums_chunk<T, R, 64>(out + l, os, x + l, xr, xs, y + l, ys, n);
+  for (; l + int64_t(32 / sizeof(T)) <= d; l += 32 / sizeof(T))
+    add_sums_chunk<T, R, 32>(out + l, os, x + l, xr, xs, y + l, ys, n);
+  for (; l < d; ++l)
+    for (int r = 0; r < R; ++r) {
+      T acc = 0;
+      for (int64_t t = 0; t < n; ++t) acc += x[r * xr + t * xs + l] * y[t * ys + l];
+      out[r * os + l] += acc;
+    }
+}
+
+// out_r += Σ_t x_r,t ∘ y_t (as add_sums_of_products) for r < count, four rows at a time.
+template <int VB, class T>
+ATTN_COPY_BODY void add_sums_rows(T* out, int64_t os, const T* x, int64_t xr, int64_t xs,
+                                  const T* y, int64_t ys, int64_t n, int64_t d, int64_t count) {
+  int64_t r = 0;
+  for (; r + 4 <= count; r += 4)
+    add_sums_of_products<VB, 4>(out + r * os, os, x + r * xr, xr, xs, y, ys, n, d);
+  for (; r < count; ++r)
+    add_sums_of_products<VB, 1>(out + r * os, os, x + r * xr, xr, xs, y, ys, n, d);
 }
 
 // dk1_j += Σ_k dC_jk ∘ k2_k and dk2_k += Σ_j dC_jk ∘ k1_j (each sum in order).
-template <class T>
+template <int VB, class T>
 ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T* k2, int64_t N,
                               int64_t dk, int64_t ldk) {
-  if (dk1)
-    for (int64_t j = 0; j < N; ++j)
-      add_sum_of_products(dk1 + j * ldk, dc + j * N * dk, dk, k2, ldk, N, dk);
-  if (dk2)
-    for (int64_t k = 0; k < N; ++k)
-      add_sum_of_products(dk2 + k * ldk, dc + k * dk, N * dk, k1, ldk, N, dk);
+  if (dk1) add_sums_rows<VB>(dk1, ldk, dc, N * dk, dk, k2, ldk, N, dk, N);
+  if (dk2) add_sums_rows<VB>(dk2, ldk, dc, dk, N * dk, k1, ldk, N, dk, N);
 }
 
 template <int VB, class T>
@@ -241,7 +393,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   transpose_rows(x.v2t, v2, N, dv, a.ldv);
   const bool need_scores = dq || dk1 || dk2 || dscale_acc;
   if (need_scores) {  // first, as it reads p in order (from the probs cache, out of L1)
-    pair_products_t(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ, then dP = dO Dᵀ into ds
+    pair_products_t<VB>(x.dt, v1, x.v2t, N, dv, a.ldv);  // Dᵀ, then dP = dO Dᵀ into ds
     product<T, VB>(x.ds, n2, do_, a.ldv, 1, x.dt, n2, N, n2, dv, T(1), false, Span::all);
     // dS = P ∘ (dP − Σ dP ∘ P) row by row; masked pairs: P = 0.
     lane_dot_run(x.acc, 1, false, x.ds, n2, p, n2, n2, N);  // the rows' Σ dP ∘ P
@@ -254,11 +406,11 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   }
   if (dv1 || dv2) {  // dDᵀ (dv × n2) = dOᵀ P
     product<T, VB>(x.ddt, n2, do_, 1, a.ldv, p, n2, dv, n2, N, T(1), false, Span::all);
-    value_grads(dv1, dv2, x.ddt, v1, x.v2t, x.acc, N, dv, a.ldv);
+    value_grads<VB>(dv1, dv2, x.ddt, v1, x.v2t, x.acc, N, dv, a.ldv);
   }
   if (!need_scores) return;
   if (dq || dscale_acc) {  // U (N × dk) = dS C, C (n2 × dk) the pair keys
-    pair_products(x.c, k1, k2, N, dk, a.ldk);
+    pair_products<VB>(x.c, k1, k2, N, dk, a.ldk);
     product<T, VB>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
     for (int64_t i = 0; i < N; ++i) {
       const T* u = x.u + i * dk;
@@ -274,7 +426,7 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   }
   if (dk1 || dk2) {  // dC (n2 × dk) = scale · dSᵀ Q
     product<T, VB>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
-    key_grads(dk1, dk2, x.dc, k1, k2, N, dk, a.ldk);
+    key_grads<VB>(dk1, dk2, x.dc, k1, k2, N, dk, a.ldk);
   }
 }
 
