@@ -5,8 +5,8 @@
 // product: C (M × n, row stride ldc) = (or +=) alpha · A · B with A (M × K) read through
 // strides (rows ars, terms aks: a transposed operand is just swapped strides) and B (K × n,
 // row stride ldb), in register tiles of 8, 4 or 1 rows (8: float in the AVX-512 copy; see
-// product) by 32 (AVX-512 copy only), 16, 8, 4 or 1 columns, of vectors up to 64 bytes in the
-// AVX-512 copy and up to 32 elsewhere. Every entry of C is one accumulator summed over its terms
+// product) by 16, 8, 4 or 1 columns, of vectors up to 64 bytes in the AVX-512 copy and up to 32
+// elsewhere. Every entry of C is one accumulator summed over its terms
 // in order, so no tiling, vector width or ISA copy changes a bit (the files that include this
 // are compiled with -ffp-contract=off, no fast-math).
 // Span restricts a product to what a causal block needs. isa_run runs a kernel body in the
@@ -289,15 +289,14 @@ ATTN_COPY_BODY void tile(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks
   }
 }
 
-// The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 32
-// (64-byte vectors only: 32 registers hold them), 16, 8, 4 columns and then single columns.
+// The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 16, 8, 4
+// columns and then single columns. (Tiles of 32 columns in the AVX-512 copy, 16 accumulators,
+// ran at 0.65–0.70× the rate of 16-column ones on a Zen 4 core, which keep the broadcast of A's
+// entry inside each multiply: docs/performance.md#tiles-16-columns.)
 template <class T, int R, int VB>
 ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,
                              int64_t ldb, int64_t j1, int64_t k0, int64_t k1, T alpha, bool add) {
   int64_t j = 0;
-  if constexpr (VB == 64)
-    for (; j + 32 <= j1; j += 32)
-      tile<T, R, 32, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
   for (; j + 16 <= j1; j += 16)
     tile<T, R, 16, VB>(c + j, ldc, a, ars, aks, b + j, ldb, k0, k1, alpha, add);
   for (; j + 8 <= j1; j += 8)
@@ -322,7 +321,7 @@ ATTN_COPY_BODY void row_block(T* c, int64_t ldc, const T* a, int64_t ars, int64_
 // C (M × n, ldc) = (or +=) alpha · A · B over the span a causal block needs (Span::all
 // otherwise); A (M × K) with strides ars (rows), aks (terms); B (K × n, ldb). VB: the widest
 // vector in bytes (64 in the AVX-512 copy, else 32; the bits do not depend on it).
-// Span::all and cols_below: float rows in blocks of 8 in the AVX-512 copy (8 × 32 floats are 16
+// Span::all and cols_below: float rows in blocks of 8 in the AVX-512 copy (8 × 16 floats are 8
 // of its 32 registers), else 4, the rows left over in blocks of 4, then one by one; the columns
 // a cols_below block computes beyond a row's span are the caller's to overwrite.
 // Span::k_below and k_from: every copy in blocks of 4 rows (the rows left over one by one), each
