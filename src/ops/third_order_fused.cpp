@@ -383,6 +383,25 @@ ATTN_COPY_BODY void key_grads(T* dk1, T* dk2, const T* dc, const T* k1, const T*
   if (dk2) add_sums_rows<VB>(dk2, ldk, dc, dk, N * dk, k1, ldk, N, dk, N);
 }
 
+// *total += Σ_l u_il · q_il for i = 0 … N − 1 in turn, each row's dot one float sum over l in
+// order; four rows' chains side by side (one alone waits on each add).
+template <class T>
+ATTN_COPY_BODY void add_row_dots(double* total, const T* u, int64_t ldu, const T* q, int64_t ldq,
+                                 int64_t N, int64_t d) {
+  int64_t i = 0;
+  for (; i + 4 <= N; i += 4) {
+    T acc[4] = {};
+    for (int64_t l = 0; l < d; ++l)
+      for (int r = 0; r < 4; ++r) acc[r] += u[(i + r) * ldu + l] * q[(i + r) * ldq + l];
+    for (int r = 0; r < 4; ++r) *total += acc[r];
+  }
+  for (; i < N; ++i) {
+    T acc = 0;
+    for (int64_t l = 0; l < d; ++l) acc += u[i * ldu + l] * q[i * ldq + l];
+    *total += acc;
+  }
+}
+
 template <int VB, class T>
 ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double* dscale_acc,
                                   const T* do_, const T* q, const T* k1, const T* k2, const T* v1,
@@ -412,17 +431,10 @@ ATTN_COPY_BODY void backward_body(T* dq, T* dk1, T* dk2, T* dv1, T* dv2, double*
   if (dq || dscale_acc) {  // U (N × dk) = dS C, C (n2 × dk) the pair keys
     pair_products<VB>(x.c, k1, k2, N, dk, a.ldk);
     product<T, VB>(x.u, dk, x.ds, n2, 1, x.c, dk, N, dk, n2, T(1), false, Span::all);
-    for (int64_t i = 0; i < N; ++i) {
-      const T* u = x.u + i * dk;
-      const T* qi = q + i * a.ldk;
-      if (dq)
-        for (int64_t l = 0; l < dk; ++l) dq[i * a.ldk + l] += scale * u[l];
-      if (dscale_acc) {
-        T acc = 0;
-        for (int64_t l = 0; l < dk; ++l) acc += u[l] * qi[l];
-        *dscale_acc += acc;
-      }
-    }
+    if (dq)
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t l = 0; l < dk; ++l) dq[i * a.ldk + l] += scale * x.u[i * dk + l];
+    if (dscale_acc) add_row_dots(dscale_acc, x.u, dk, q, a.ldk, N, dk);
   }
   if (dk1 || dk2) {  // dC (n2 × dk) = scale · dSᵀ Q
     product<T, VB>(x.dc, dk, x.ds, 1, n2, q, a.ldk, n2, dk, N, scale, false, Span::all);
