@@ -193,7 +193,8 @@ const std::vector<ThirdOrderShape> kTriShapes = {
     {1, 1, 1, 1, 1, false, 0, false},   {2, 7, 3, 5, 3, true, 0, false},
     {2, 16, 1, 16, 4, false, 0, false}, {1, 19, 2, 17, 9, false, 0, false},
     {2, 13, 2, 3, 2, false, 0, true},   {1, 18, 1, 16, 4, false, 0, true},
-    {2, 13, 2, 3, 2, false, 5, true},   {2, 7, 3, 5, 3, true, 4, false}};
+    {2, 13, 2, 3, 2, false, 5, true},   {2, 7, 3, 5, 3, true, 4, false},
+    {1, 24, 1, 8, 5, true, 0, false}};  // N, dk: 32-byte vectors in the AVX-512 copy's pair tables
 
 template <class T>
 void check_third_order_fused_vs_blas(double tol) {
