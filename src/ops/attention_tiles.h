@@ -129,10 +129,11 @@ ATTN_COPY_BODY T lane_max(const T* x, int64_t n, T init) {
   return mx;
 }
 
-// out[m] = lane_sum(x + m·xs, n) for m < M: the M chains of dependent adds interleaved (one sum
-// alone waits on each add), each in lane_sum's order.
-template <class T, int M>
-ATTN_COPY_BODY void lane_sums(T* out, const T* x, int64_t xs, int64_t n) {
+// out[m] = Σ_j x_m[j] · y_m[j] (Dot) or Σ_j x_m[j] over j < n for m < M, x_m = x + m·xs,
+// y_m = y + m·ys, each in the order of lane_sum; the M chains of dependent adds interleaved (one
+// alone waits on each add). lane_dots and lane_sums below.
+template <class T, int M, bool Dot>
+ATTN_COPY_BODY void lane_reduce(T* out, const T* x, int64_t xs, const T* y, int64_t ys, int64_t n) {
   using V = typename Vec32<T>::type;
   constexpr int L = static_cast<int>(32 / sizeof(T));
   V acc[M];
@@ -142,17 +143,31 @@ ATTN_COPY_BODY void lane_sums(T* out, const T* x, int64_t xs, int64_t n) {
   for (; j + L <= n; j += L)
 #pragma GCC unroll 8
     for (int m = 0; m < M; ++m) {
-      V v;
-      std::memcpy(&v, x + m * xs + j, sizeof(V));
-      acc[m] += v;
+      V a;
+      std::memcpy(&a, x + m * xs + j, sizeof(V));
+      if constexpr (Dot) {
+        V b;
+        std::memcpy(&b, y + m * ys + j, sizeof(V));
+        a = a * b;
+      }
+      acc[m] += a;
     }
   T total[M];
   lane_totals<T, M>(acc, total);
   for (int m = 0; m < M; ++m) {
     T sum = total[m];
-    for (int64_t t = j; t < n; ++t) sum += x[m * xs + t];
+    for (int64_t t = j; t < n; ++t) sum += Dot ? x[m * xs + t] * y[m * ys + t] : x[m * xs + t];
     out[m] = sum;
   }
+}
+
+template <class T, int M>
+ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_t ys, int64_t n) {
+  lane_reduce<T, M, true>(out, x, xs, y, ys, n);
+}
+template <class T, int M>
+ATTN_COPY_BODY void lane_sums(T* out, const T* x, int64_t xs, int64_t n) {
+  lane_reduce<T, M, false>(out, x, xs, nullptr, 0, n);
 }
 
 // out[m] = lane_sum(x + m·xs, n) for m < count, four sums at a time.
@@ -161,33 +176,6 @@ ATTN_COPY_BODY void lane_sum_run(T* out, const T* x, int64_t xs, int64_t n, int6
   int64_t m = 0;
   for (; m + 4 <= count; m += 4) lane_sums<T, 4>(out + m, x + m * xs, xs, n);
   for (; m < count; ++m) lane_sums<T, 1>(out + m, x + m * xs, xs, n);
-}
-
-// out[m] = Σ_j x_m[j] · y_m[j] over j < n for m < M, x_m = x + m·xs, y_m = y + m·ys, each in the
-// order of lane_sum; the M chains of dependent adds interleaved (one dot alone waits on each add).
-template <class T, int M>
-ATTN_COPY_BODY void lane_dots(T* out, const T* x, int64_t xs, const T* y, int64_t ys, int64_t n) {
-  using V = typename Vec32<T>::type;
-  constexpr int L = static_cast<int>(32 / sizeof(T));
-  V acc[M];
-#pragma GCC unroll 8
-  for (int m = 0; m < M; ++m) acc[m] = V{};
-  int64_t j = 0;
-  for (; j + L <= n; j += L)
-#pragma GCC unroll 8
-    for (int m = 0; m < M; ++m) {
-      V a, b;
-      std::memcpy(&a, x + m * xs + j, sizeof(V));
-      std::memcpy(&b, y + m * ys + j, sizeof(V));
-      acc[m] += a * b;
-    }
-  T total[M];
-  lane_totals<T, M>(acc, total);
-  for (int m = 0; m < M; ++m) {
-    T sum = total[m];
-    for (int64_t t = j; t < n; ++t) sum += x[m * xs + t] * y[m * ys + t];
-    out[m] = sum;
-  }
 }
 
 // Σ x[j] · y[j] over j < n, in the order of lane_sum (lane_dots' one-dot case).
