@@ -104,32 +104,44 @@ ATTN_COPY_BODY void store(float* p, const V& v) {
   *reinterpret_cast<Unaligned*>(p) = v;
 }
 
-template <class V>
-ATTN_COPY_BODY void times_slices(float* out, int64_t ldo, const Range<float>& g, const float* w,
-                                 int64_t n, const float* init) {
+// Row q's product into NV vectors of out from column c0 on: acc = (init or out) + Σ_e val_e ·
+// w[col_e] over the row's non-zeros in order.
+template <class V, int NV>
+ATTN_COPY_BODY void times_block(float* o, const Range<float>& g, int64_t q, const float* w,
+                                int64_t n, const float* init, int64_t c0) {
   constexpr int L = kLanes<V>;
   const int64_t* start = g.s.start.data();
   const int32_t* col = g.s.col.data();
   const float* val = g.s.val.data();
-  const int64_t n_full = n - n % kSlice;
+  const float* a = init ? init : o;  // the sum starts from init's row, or from out's
+  V acc[NV];
+  for (int j = 0; j < NV; ++j) load(acc[j], a + c0 + j * L);
+  for (int64_t e = start[q]; e < start[q + 1]; ++e) {
+    const V v = val[e] - V{};  // a plain broadcast (x − 0 is x; 0 + x costs an add)
+    const float* wr = w + col[e] * n + c0;
+    for (int j = 0; j < NV; ++j) {  // acc += v · w[col, block]
+      V x;
+      load(x, wr + j * L);
+      acc[j] += v * x;
+    }
+  }
+  for (int j = 0; j < NV; ++j) store(o + c0 + j * L, acc[j]);
+}
+
+// Wide slices at a time (each of kSlice columns), then single slices: a row's few non-zeros make
+// each accumulator a short chain of dependent adds, so more accumulators keep more of them in
+// flight (the same sums: each output is its own chain over the non-zeros in order).
+template <class V, int Wide>
+ATTN_COPY_BODY void times_slices(float* out, int64_t ldo, const Range<float>& g, const float* w,
+                                 int64_t n, const float* init) {
+  const int64_t n_full = n - n % kSlice, wide = Wide * kSlice;
   for (int64_t k = 0; k < g.count; ++k) {
     const int64_t q = g.q(k);
     float* o = out + k * ldo;
-    for (int64_t c0 = 0; c0 < n_full; c0 += kSlice) {
-      const float* a = init ? init : o;  // the sum starts from init's row, or from out's
-      V acc[kVecs<V>];
-      for (int j = 0; j < kVecs<V>; ++j) load(acc[j], a + c0 + j * L);
-      for (int64_t e = start[q]; e < start[q + 1]; ++e) {
-        const V v = val[e] - V{};  // a plain broadcast (x − 0 is x; 0 + x costs an add)
-        const float* wr = w + col[e] * n + c0;
-        for (int j = 0; j < kVecs<V>; ++j) {  // acc += v · w[col, slice]
-          V x;
-          load(x, wr + j * L);
-          acc[j] += v * x;
-        }
-      }
-      for (int j = 0; j < kVecs<V>; ++j) store(o + c0 + j * L, acc[j]);
-    }
+    int64_t c0 = 0;
+    for (; c0 + wide <= n_full; c0 += wide)
+      times_block<V, Wide * kVecs<V>>(o, g, q, w, n, init, c0);
+    for (; c0 < n_full; c0 += kSlice) times_block<V, kVecs<V>>(o, g, q, w, n, init, c0);
   }
   if (n_full < n) times_cols(out, ldo, g, w, n, init, n_full);
 }
@@ -207,7 +219,7 @@ ATTN_COPY_BODY void t_times_slices(float* dw, const Range<float>& g, const float
 template <>
 ATTN_COPY_BODY void times<float>(float* out, int64_t ldo, const Range<float>& g, const float* w,
                                  int64_t n, const float* init) {
-  times_slices<f8>(out, ldo, g, w, n, init);
+  times_slices<f8, 1>(out, ldo, g, w, n, init);
 }
 
 void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd, int64_t n,
@@ -218,7 +230,7 @@ void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd
 #if ATTN_HAVE_ISA_COPIES
 [[gnu::target("avx2")]] void times_avx2(float* out, int64_t ldo, const Range<float>& g,
                                         const float* w, int64_t n, const float* init) {
-  times(out, ldo, g, w, n, init);
+  times_slices<f8, 2>(out, ldo, g, w, n, init);
 }
 [[gnu::target("avx2")]] void t_times_avx2(float* dw, const Range<float>& g, const float* d,
                                           int64_t ldd, int64_t n, ByColumn& b) {
@@ -226,7 +238,7 @@ void t_times_float(float* dw, const Range<float>& g, const float* d, int64_t ldd
 }
 ATTN_TARGET_AVX512 void times_avx512(float* out, int64_t ldo, const Range<float>& g,
                                      const float* w, int64_t n, const float* init) {
-  times_slices<f16>(out, ldo, g, w, n, init);
+  times_slices<f16, 4>(out, ldo, g, w, n, init);
 }
 ATTN_TARGET_AVX512 void t_times_avx512(float* dw, const Range<float>& g, const float* d,
                                        int64_t ldd, int64_t n, ByColumn& b) {
