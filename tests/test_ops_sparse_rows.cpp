@@ -132,9 +132,10 @@ double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 TEST(SparseRows, ProductsEqualDenseLoops) {
-  // Widths below, at and between multiples of the 32-wide slice; more rows than a 64-row block of
-  // t_times; a row stride above the width.
-  for (int64_t n : {1, 5, 64, 130, 512}) {
+  // Widths below, at and between multiples of the 32-wide slice (224: wide blocks of slices and a
+  // single slice after them); more rows than a 64-row block of t_times; a row stride above the
+  // width.
+  for (int64_t n : {1, 5, 64, 130, 224, 512}) {
     for (int64_t extra : {0, 3}) {
       SCOPED_TRACE("n " + std::to_string(n) + " row stride n + " + std::to_string(extra));
       const int64_t rows = 70, cols = 13, ld = n + extra;
@@ -191,10 +192,12 @@ std::vector<float> floats(const std::vector<double>& v) {
 class SparseRowsCopies : public testing::TestWithParam<IsaCopy> {};
 
 TEST_P(SparseRowsCopies, ProductsGiveTheGenericCopysBits) {
-  // Widths with and without a tail past the 32-wide slices; 37 columns: two 16-wide blocks and a
-  // tail in the AVX-512 compaction; more rows than a 64-row block of t_times.
+  // Widths with and without a tail past the 32-wide slices, and with and without single slices
+  // after the wide blocks of the product (four slices in the AVX-512 copy, two in the AVX2 one:
+  // 96, 200, 544); 37 columns: two 16-wide blocks and a tail in the AVX-512 compaction; more rows
+  // than a 64-row block of t_times.
   ATTN_SKIP_WITHOUT_COPY(GetParam());
-  for (int64_t n : {200, 64, 7}) {
+  for (int64_t n : {200, 64, 7, 96, 544}) {
     SCOPED_TRACE("n " + std::to_string(n));
     const int64_t rows = 70, cols = 37;
     const auto x = sparse_matrix(rows, cols, 0.1, 7);
