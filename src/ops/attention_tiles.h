@@ -60,18 +60,17 @@ template <class T, int M>
 ATTN_COPY_BODY void lane_totals(const typename Vec32<T>::type (&acc)[M], T (&out)[M]) {
   if constexpr (sizeof(T) == 4 && M == 4) {
     using V = typename Vec32<T>::type;
-    typedef int32_t I __attribute__((vector_size(32)));
     // w = 4: [A0+A4 … A3+A7, B0+B4 … B3+B7] and the same for C, D.
-    const V ab = __builtin_shuffle(acc[0], acc[1], I{0, 1, 2, 3, 8, 9, 10, 11}) +
-                 __builtin_shuffle(acc[0], acc[1], I{4, 5, 6, 7, 12, 13, 14, 15});
-    const V cd = __builtin_shuffle(acc[2], acc[3], I{0, 1, 2, 3, 8, 9, 10, 11}) +
-                 __builtin_shuffle(acc[2], acc[3], I{4, 5, 6, 7, 12, 13, 14, 15});
+    const V ab = __builtin_shufflevector(acc[0], acc[1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                 __builtin_shufflevector(acc[0], acc[1], 4, 5, 6, 7, 12, 13, 14, 15);
+    const V cd = __builtin_shufflevector(acc[2], acc[3], 0, 1, 2, 3, 8, 9, 10, 11) +
+                 __builtin_shufflevector(acc[2], acc[3], 4, 5, 6, 7, 12, 13, 14, 15);
     // w = 2: lanes 0, 1 of each plus lanes 2, 3.
-    const V x = __builtin_shuffle(ab, cd, I{0, 1, 4, 5, 8, 9, 12, 13}) +
-                __builtin_shuffle(ab, cd, I{2, 3, 6, 7, 10, 11, 14, 15});
+    const V x = __builtin_shufflevector(ab, cd, 0, 1, 4, 5, 8, 9, 12, 13) +
+                __builtin_shufflevector(ab, cd, 2, 3, 6, 7, 10, 11, 14, 15);
     // w = 1: lane 0 plus lane 1.
-    const V y = __builtin_shuffle(x, I{0, 2, 4, 6, 0, 2, 4, 6}) +
-                __builtin_shuffle(x, I{1, 3, 5, 7, 1, 3, 5, 7});
+    const V y = __builtin_shufflevector(x, x, 0, 2, 4, 6, 0, 2, 4, 6) +
+                __builtin_shufflevector(x, x, 1, 3, 5, 7, 1, 3, 5, 7);
     for (int m = 0; m < 4; ++m) out[m] = y[m];
   } else {
     for (int m = 0; m < M; ++m) out[m] = lane_total<T>(acc[m]);
