@@ -1,8 +1,8 @@
 // Helpers shared by the plain-main training and kernel benchmarks (bench_nn_train.cpp,
 // bench_attention_kernels.cpp, bench_lstm_gemms.cpp, bench_lstm_layer.cpp, bench_phi_gemms.cpp,
-// bench_mlp_gemms.cpp, bench_adam_traffic.cpp): process CPU time, the median, the 1-thread sgemm
-// rate the shares of the sgemm rate are measured against, and one timed round of a step's products
-// against it.
+// bench_mlp_gemms.cpp, bench_adam_traffic.cpp, bench_register_tiles.cpp): process CPU time, the
+// median, the 1-thread sgemm rate the shares of the sgemm rate are measured against, and one timed
+// round of a step's products against it.
 #pragma once
 
 #include <algorithm>

@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <vector>
 
+#include "bench_rates.h"
 #include "ops/attention_tiles.h"
 #include "ops/isa.h"
 
@@ -23,12 +23,6 @@ using namespace attn;
 using namespace attn::attention_tiles;
 
 constexpr int64_t kM = 48, kN = 256;
-
-double cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 #if ATTN_HAVE_ISA_COPIES
 template <int R, int W>
@@ -49,9 +43,9 @@ double rate(int64_t K) {
   for (size_t i = 0; i < b.size(); ++i) b[i] = 0.002f * float(i % 89) - 0.08f;
   const int reps = int(3e8 / double(kM * kN * K));
   run<R, W>(c.data(), a.data(), b.data(), K, 1);  // warm
-  const double t0 = cpu_seconds();
+  const double t0 = bench::cpu_s();
   run<R, W>(c.data(), a.data(), b.data(), K, reps);
-  const double t = cpu_seconds() - t0;
+  const double t = bench::cpu_s() - t0;
   return double(kM * kN * K) * reps / t / 1e9;
 }
 #endif

@@ -278,7 +278,7 @@ ATTN_COPY_BODY void tile(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks
 
 // The columns [j0, j1) of row tile [r0, r0 + R) of the product (see Span), in tiles of 16, 8, 4
 // columns and then single columns. (Tiles of 32 columns in the AVX-512 copy, 16 accumulators,
-// ran at 0.65–0.70× the rate of 16-column ones on a Zen 4 core, which keep the broadcast of A's
+// ran at 0.68–0.71× the rate of 16-column ones on a Zen 4 core, which keep the broadcast of A's
 // entry inside each multiply: docs/performance.md#tiles-16-columns.)
 template <class T, int R, int VB>
 ATTN_COPY_BODY void tile_row(T* c, int64_t ldc, const T* a, int64_t ars, int64_t aks, const T* b,

@@ -61,116 +61,78 @@ struct Scratch {
   }
 };
 
-// o[0 … n) = s · y and o[0 … n) = x ∘ y, VB bytes at a time (the copy's widest vector), then 32,
-// then one by one: element-wise, so the same bits at any width. (The rows are short: a loop of
-// unknown length would check for overlap and peel at every call.)
-template <int Bytes, class T>
-ATTN_COPY_BODY int64_t scaled_chunks(T* o, T s, const T* y, int64_t k, int64_t n) {
-  using V = typename VecOf<T, Bytes>::type;
-  constexpr int64_t L = Bytes / sizeof(T);
-  const V sv = s - V{};  // a plain broadcast (x − 0 is x, −0 included)
-  for (; k + L <= n; k += L) {
-    V v;
-    std::memcpy(&v, y + k, sizeof(V));
-    v = sv * v;
-    std::memcpy(o + k, &v, sizeof(V));
-  }
-  return k;
-}
-template <int VB, class T>
-ATTN_COPY_BODY void scaled_row(T* o, T s, const T* y, int64_t n) {
-  int64_t k = 0;
-  if constexpr (VB == 64) k = scaled_chunks<64>(o, s, y, k, n);
-  k = scaled_chunks<32>(o, s, y, k, n);
-  for (; k < n; ++k) o[k] = s * y[k];
-}
-template <int Bytes, class T>
-ATTN_COPY_BODY int64_t product_chunks(T* o, const T* x, const T* y, int64_t l, int64_t n) {
-  using V = typename VecOf<T, Bytes>::type;
-  constexpr int64_t L = Bytes / sizeof(T);
-  for (; l + L <= n; l += L) {
-    V a, b;
-    std::memcpy(&a, x + l, sizeof(V));
-    std::memcpy(&b, y + l, sizeof(V));
-    a = a * b;
-    std::memcpy(o + l, &a, sizeof(V));
-  }
-  return l;
-}
-template <int VB, class T>
-ATTN_COPY_BODY void product_row(T* o, const T* x, const T* y, int64_t n) {
-  int64_t l = 0;
-  if constexpr (VB == 64) l = product_chunks<64>(o, x, y, l, n);
-  l = product_chunks<32>(o, x, y, l, n);
-  for (; l < n; ++l) o[l] = x[l] * y[l];
+// Body::run<Bytes, Whole>(args …) over rows of n values: with Bytes the copy's widest vector (VB)
+// or 32 when its lanes divide n (Whole: whole vectors and no tail loop; N = 16 is one 64-byte
+// vector, and 64- and 32-byte loops and a tail for each 16-float row cost the pair tables about
+// 8 cycles a row), else 32 bytes and the row's last partial vector one element at a time.
+// Element-wise products or per-entry sums in order: the same bits at any width.
+template <class Body, int VB, class T, class... A>
+ATTN_COPY_BODY void run_in_vectors(int64_t n, A... args) {
+  if constexpr (VB == 64)
+    if (n % int64_t(64 / sizeof(T)) == 0) return Body::template run<64, true>(args...);
+  if (n % int64_t(32 / sizeof(T)) == 0) return Body::template run<32, true>(args...);
+  Body::template run<32, false>(args...);
 }
 
 // Pair products transposed: out (d × n2), out[l][j·N + k] = x_jl · yᵀ[l][k]; x (N × d, row
-// stride ld), yt (d × N). Where N is a multiple of a vector (VB bytes, else 32), whole vectors
-// with no tails (N = 16 is one 64-byte vector: a loop of unknown length per row cost 8 cycles a
-// row); else scaled_row. Element-wise, so the same bits either way.
-template <int Bytes, class T>
-ATTN_COPY_BODY void pair_products_t_vec(T* out, const T* x, const T* yt, int64_t N, int64_t d,
-                                        int64_t ld) {
-  using V = typename VecOf<T, Bytes>::type;
-  constexpr int64_t L = Bytes / sizeof(T);
-  for (int64_t l = 0; l < d; ++l)
-    for (int64_t j = 0; j < N; ++j) {
-      const V s = x[j * ld + l] - V{};  // a plain broadcast
-      T* o = out + l * N * N + j * N;
-      for (int64_t k = 0; k < N; k += L) {
-        V y;
-        std::memcpy(&y, yt + l * N + k, sizeof(V));
-        y = s * y;
-        std::memcpy(o + k, &y, sizeof(V));
+// stride ld), yt (d × N).
+struct PairProductsT {
+  template <int Bytes, bool Whole, class T>
+  ATTN_COPY_BODY static void run(T* out, const T* x, const T* yt, int64_t N, int64_t d,
+                                 int64_t ld) {
+    using V = typename VecOf<T, Bytes>::type;
+    constexpr int64_t L = Bytes / sizeof(T);
+    for (int64_t l = 0; l < d; ++l)
+      for (int64_t j = 0; j < N; ++j) {
+        const T xs = x[j * ld + l];
+        const V s = xs - V{};  // a plain broadcast
+        const T* y = yt + l * N;
+        T* o = out + l * N * N + j * N;
+        int64_t k = 0;
+        for (; Whole ? k < N : k + L <= N; k += L) {
+          V v;
+          std::memcpy(&v, y + k, sizeof(V));
+          v = s * v;
+          std::memcpy(o + k, &v, sizeof(V));
+        }
+        if constexpr (!Whole)
+          for (; k < N; ++k) o[k] = xs * y[k];
       }
-    }
-}
+  }
+};
 template <int VB, class T>
 ATTN_COPY_BODY void pair_products_t(T* out, const T* x, const T* yt, int64_t N, int64_t d,
                                     int64_t ld) {
-  if (VB == 64 && N % int64_t(64 / sizeof(T)) == 0) {
-    pair_products_t_vec<VB == 64 ? 64 : 32>(out, x, yt, N, d, ld);
-  } else if (N % int64_t(32 / sizeof(T)) == 0) {
-    pair_products_t_vec<32>(out, x, yt, N, d, ld);
-  } else {
-    for (int64_t l = 0; l < d; ++l)
-      for (int64_t j = 0; j < N; ++j)
-        scaled_row<VB>(out + l * N * N + j * N, x[j * ld + l], yt + l * N, N);
-  }
+  run_in_vectors<PairProductsT, VB, T>(N, out, x, yt, N, d, ld);
 }
 
-// Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld). Whole
-// vectors where d is a multiple of one, as pair_products_t.
-template <int Bytes, class T>
-ATTN_COPY_BODY void pair_products_vec(T* out, const T* x, const T* y, int64_t N, int64_t d,
-                                      int64_t ld) {
-  using V = typename VecOf<T, Bytes>::type;
-  constexpr int64_t L = Bytes / sizeof(T);
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t k = 0; k < N; ++k) {
-      T* o = out + (j * N + k) * d;
-      for (int64_t l = 0; l < d; l += L) {
-        V a, b;
-        std::memcpy(&a, x + j * ld + l, sizeof(V));
-        std::memcpy(&b, y + k * ld + l, sizeof(V));
-        a = a * b;
-        std::memcpy(o + l, &a, sizeof(V));
+// Pair products: out (n2 × d), row j·N + k = x_j ∘ y_k; x, y (N × d, row stride ld).
+struct PairProducts {
+  template <int Bytes, bool Whole, class T>
+  ATTN_COPY_BODY static void run(T* out, const T* x, const T* y, int64_t N, int64_t d, int64_t ld) {
+    using V = typename VecOf<T, Bytes>::type;
+    constexpr int64_t L = Bytes / sizeof(T);
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < N; ++k) {
+        const T *xj = x + j * ld, *yk = y + k * ld;
+        T* o = out + (j * N + k) * d;
+        int64_t l = 0;
+        for (; Whole ? l < d : l + L <= d; l += L) {
+          V a, b;
+          std::memcpy(&a, xj + l, sizeof(V));
+          std::memcpy(&b, yk + l, sizeof(V));
+          a = a * b;
+          std::memcpy(o + l, &a, sizeof(V));
+        }
+        if constexpr (!Whole)
+          for (; l < d; ++l) o[l] = xj[l] * yk[l];
       }
-    }
-}
+  }
+};
 template <int VB, class T>
 ATTN_COPY_BODY void pair_products(T* out, const T* x, const T* y, int64_t N, int64_t d,
                                   int64_t ld) {
-  if (VB == 64 && d % int64_t(64 / sizeof(T)) == 0) {
-    pair_products_vec<VB == 64 ? 64 : 32>(out, x, y, N, d, ld);
-  } else if (d % int64_t(32 / sizeof(T)) == 0) {
-    pair_products_vec<32>(out, x, y, N, d, ld);
-  } else {
-    for (int64_t j = 0; j < N; ++j)
-      for (int64_t k = 0; k < N; ++k)
-        product_row<VB>(out + (j * N + k) * d, x + j * ld, y + k * ld, d);
-  }
+  run_in_vectors<PairProducts, VB, T>(d, out, x, y, N, d, ld);
 }
 
 // Sets query i's masked pairs of its row s (n2 entries) to value.
@@ -271,36 +233,31 @@ ATTN_COPY_BODY void forward_body(T* o, T* p, const T* q, const T* k1, const T* k
     scale_row_and_output(o + i * a.ldv, p + i * n2, x.acc[i], x.dt, n2, dv);
 }
 
-// acc[0 … N) = Σ_j v_j · g[j·N …] (v_j = v[j·vs]), each entry one sum from 0 over j in order:
-// whole vectors (Bytes) where N is a multiple of one, the accumulators in registers.
-template <int Bytes, class T>
-ATTN_COPY_BODY void weighted_row_sum_vec(T* acc, const T* g, const T* v, int64_t vs, int64_t N) {
-  using V = typename VecOf<T, Bytes>::type;
-  constexpr int64_t L = Bytes / sizeof(T);
-  for (int64_t k = 0; k < N; k += L) {
-    V a = V{};
-    for (int64_t j = 0; j < N; ++j) {
-      V b;
-      std::memcpy(&b, g + j * N + k, sizeof(V));
-      a += b * (v[j * vs] - V{});
+// acc[0 … N) = Σ_j v_j · g[j·N …] (v_j = v[j·vs]), each entry one sum from 0 over j in order,
+// a vector of entries at a time in registers.
+struct WeightedRowSum {
+  template <int Bytes, bool Whole, class T>
+  ATTN_COPY_BODY static void run(T* acc, const T* g, const T* v, int64_t vs, int64_t N) {
+    using V = typename VecOf<T, Bytes>::type;
+    constexpr int64_t L = Bytes / sizeof(T);
+    int64_t k = 0;
+    for (; Whole ? k < N : k + L <= N; k += L) {
+      V a = V{};
+      for (int64_t j = 0; j < N; ++j) {
+        V b;
+        std::memcpy(&b, g + j * N + k, sizeof(V));
+        a += b * (v[j * vs] - V{});
+      }
+      std::memcpy(acc + k, &a, sizeof(V));
     }
-    std::memcpy(acc + k, &a, sizeof(V));
+    if constexpr (!Whole)
+      for (; k < N; ++k) {
+        T a = 0;
+        for (int64_t j = 0; j < N; ++j) a += g[j * N + k] * v[j * vs];
+        acc[k] = a;
+      }
   }
-}
-template <int VB, class T>
-ATTN_COPY_BODY void weighted_row_sum(T* acc, const T* g, const T* v, int64_t vs, int64_t N) {
-  if (VB == 64 && N % int64_t(64 / sizeof(T)) == 0) {
-    weighted_row_sum_vec<VB == 64 ? 64 : 32>(acc, g, v, vs, N);
-  } else if (N % int64_t(32 / sizeof(T)) == 0) {
-    weighted_row_sum_vec<32>(acc, g, v, vs, N);
-  } else {
-    std::fill(acc, acc + N, T(0));
-    for (int64_t j = 0; j < N; ++j) {
-      const T vj = v[j * vs];
-      for (int64_t k = 0; k < N; ++k) acc[k] += g[j * N + k] * vj;
-    }
-  }
-}
+};
 
 // dv1_j += Σ_k dD_jk ∘ v2_k and dv2_k += Σ_j dD_jk ∘ v1_j (each sum in order), from dDᵀ.
 template <int VB, class T>
@@ -312,7 +269,7 @@ ATTN_COPY_BODY void value_grads(T* dv1, T* dv2, const T* ddt, const T* v1, const
     if (dv1)
       lane_dot_run(dv1 + c, ldv, true, g, N, v2t + c * N, 0, N, N);  // over j
     if (!dv2) continue;
-    weighted_row_sum<VB>(acc, g, v1 + c, ldv, N);
+    run_in_vectors<WeightedRowSum, VB, T>(N, acc, g, v1 + c, ldv, N);
     for (int64_t k = 0; k < N; ++k) dv2[k * ldv + c] += acc[k];
   }
 }
