@@ -4,16 +4,17 @@
 // accumulators; each term broadcasts 8 values of A and loads 2 vectors of B for 16 FMAs); AVX2 with
 // FMA, tiles of 6 rows × one 16-column panel (12 ymm accumulators); generic, entry by entry with
 // std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body as its only copy
-// instead). Each copy also runs panels of the other width (a 32-column panel in two halves, a
-// 16-column one masked). Rows left over (m not a multiple of the tile's) go in tiles of 4, 2 and
-// 1 rows, the last panel's columns past n are masked off: the order of every entry's terms is the
-// same in all of them.
-// The AVX-512 and AVX2 tile bodies are twins on purpose: an intrinsic inlines only into a function
-// compiled for its target, and a target attribute cannot vary with a template argument (GCC
-// refuses "target specific option mismatch"), so each copy spells out its own body.
-// Loop order: with packed panels, rows outermost (the tile's rows of A stay in L1, the panels
-// stream from L2 in order); with B read in place, panels outermost (the panel's strided rows are
-// reused by every row tile). Measured at the LSTM's shapes in
+// instead). Each copy also runs panels of the other width: the AVX2 copy a 32-column panel in two
+// halves, the AVX-512 copy a 16-column one in tiles of 8 rows × one vector (8 accumulators: at 8
+// rows × 32 columns, masked down to 16, the products of φ at m = 16 made 52-55 GFLOP/s against
+// 105-110 here, docs/performance.md#linear-fma-tiles). Rows left over (m not a multiple of the
+// tile's) go in tiles of 4, 2 and 1 rows, the last panel's columns past n are masked off: the order
+// of every entry's terms is the same in all of them. The AVX-512 and AVX2 tile bodies are twins on
+// purpose: an intrinsic inlines only into a function compiled for its target, and a target
+// attribute cannot vary with a template argument (GCC refuses "target specific option mismatch"),
+// so each copy spells out its own body. Loop order: with packed panels, rows outermost (the tile's
+// rows of A stay in L1, the panels stream from L2 in order); with B read in place, panels outermost
+// (the panel's strided rows are reused by every row tile). Measured at the LSTM's shapes in
 // docs/performance.md#lstm-fma-products. An accumulating tile asks for its rows of c when it
 // starts: they are read after its k terms.
 #include "ops/fma_product.h"
@@ -154,65 +155,68 @@ template <bool Full>
   }
 }
 
-template <int MR, bool Full, bool Adjacent>
+// NV vectors (16 columns each) × MR rows: a 32-column panel (NV = 2) or a 16-column one (NV = 1).
+template <int MR, int NV, bool Full, bool Adjacent>
 [[gnu::always_inline]] ATTN_TARGET_AVX512 inline void tile_avx512_body(const Job& j, int64_t p,
                                                                        int64_t r0) {
-  const int64_t cols = std::min<int64_t>(std::min<int64_t>(j.b.width, 32), j.b.n - p * j.b.width);
-  const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32  ? __mmask16(0xffff)
-                       : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
-                                   : __mmask16(0);
+  const int64_t cols = std::min<int64_t>(16 * NV, j.b.n - p * j.b.width);
+  __mmask16 mask[NV];
+  for (int v = 0; v < NV; ++v) {
+    const int64_t valid = std::clamp<int64_t>(cols - 16 * v, 0, 16);
+    mask[v] = valid == 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
+  }
   const ATileReader<MR, Adjacent> a(j, r0);
   const float* b = j.b.data + p * j.b.panel_stride;
   float* c = j.c + r0 * j.ldc + p * j.b.width;
-  __m512 acc0[MR], acc1[MR];
+  __m512 acc[NV][MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
-    acc0[r] = _mm512_setzero_ps();
-    acc1[r] = _mm512_setzero_ps();
-    if (j.accumulate) {
-      _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc + 16), _MM_HINT_T0);
-    }
+    for (int v = 0; v < NV; ++v) acc[v][r] = _mm512_setzero_ps();
+    if (j.accumulate)
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * j.ldc + 16 * v), _MM_HINT_T0);
   }
   for (int64_t t = 0; t < j.k; ++t) {
     const float* bt = b + t * j.b.ldb;
-    const __m512 b0 = load16<Full>(bt, m0);
-    const __m512 b1 = load16<Full>(bt + 16, m1);
+    __m512 bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = load16<Full>(bt + 16 * v, mask[v]);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512 x = _mm512_set1_ps(*a.at(r, t));
-      acc0[r] = _mm512_fmadd_ps(x, b0, acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(x, b1, acc1[r]);
+      for (int v = 0; v < NV; ++v) acc[v][r] = _mm512_fmadd_ps(x, bv[v], acc[v][r]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * j.ldc;
-    __m512 v0 = acc0[r], v1 = acc1[r];
-    if (j.accumulate) {
-      v0 = _mm512_add_ps(load16<Full>(cr, m0), v0);
-      v1 = _mm512_add_ps(load16<Full>(cr + 16, m1), v1);
+    for (int v = 0; v < NV; ++v) {
+      __m512 y = acc[v][r];
+      if (j.accumulate) y = _mm512_add_ps(load16<Full>(cr + 16 * v, mask[v]), y);
+      if (Full) {
+        _mm512_storeu_ps(cr + 16 * v, y);
+      } else {
+        _mm512_mask_storeu_ps(cr + 16 * v, mask[v], y);
+      }
     }
-    if (Full) {
-      _mm512_storeu_ps(cr, v0);
-      _mm512_storeu_ps(cr + 16, v1);
-    } else {
-      _mm512_mask_storeu_ps(cr, m0, v0);
-      _mm512_mask_storeu_ps(cr + 16, m1, v1);
-    }
+  }
+}
+
+template <int MR, int NV>
+[[gnu::always_inline]] ATTN_TARGET_AVX512 inline void tile_avx512_panel(const Job& j, int64_t p,
+                                                                        int64_t r0) {
+  const bool full = j.b.n - p * j.b.width >= 16 * NV;
+  if (j.a.row_stride == 1) {
+    full ? tile_avx512_body<MR, NV, true, true>(j, p, r0)
+         : tile_avx512_body<MR, NV, false, true>(j, p, r0);
+  } else {
+    full ? tile_avx512_body<MR, NV, true, false>(j, p, r0)
+         : tile_avx512_body<MR, NV, false, false>(j, p, r0);
   }
 }
 
 template <int MR>
 ATTN_TARGET_AVX512 void tile_avx512(const Job& j, int64_t p, int64_t r0) {
-  const bool full = j.b.width == 32 && j.b.n - p * j.b.width >= 32;
-  if (j.a.row_stride == 1) {
-    full ? tile_avx512_body<MR, true, true>(j, p, r0) : tile_avx512_body<MR, false, true>(j, p, r0);
-  } else {
-    full ? tile_avx512_body<MR, true, false>(j, p, r0)
-         : tile_avx512_body<MR, false, false>(j, p, r0);
-  }
+  j.b.width == 16 ? tile_avx512_panel<MR, 1>(j, p, r0) : tile_avx512_panel<MR, 2>(j, p, r0);
 }
 
 [[maybe_unused]] constexpr TileSet kTilesAvx512{8, tile_avx512<8>, tile_avx512<4>, tile_avx512<2>,
@@ -307,6 +311,7 @@ ATTN_TARGET_AVX2_FMA void tile_avx2(const Job& j, int64_t p, int64_t r0) {
                                               tile_avx2<1>};
 
 #undef ATTN_TARGET_AVX2_FMA
+
 #endif  // ATTN_FMA_X86
 
 }  // namespace
@@ -325,7 +330,7 @@ int64_t fma_panel_width() {
 FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, bool trans,
                           int64_t k, int64_t n) {
   ATTN_ASSERT(k >= 0 && n >= 0 && (k == 0 || n == 0 || b), "fma_pack_panels: bad shape");
-  const int64_t w = fma_panel_width(), panels = panel_count(n, w);
+  const int64_t w = n <= 16 ? 16 : fma_panel_width(), panels = panel_count(n, w);
   out.assign(static_cast<size_t>(panels * k * w), 0.f);
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t col0 = p * w, cols = std::min(w, n - col0);
@@ -340,7 +345,7 @@ FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, 
 
 FmaPanels fma_panels_in_place(const float* b, int64_t ldb, int64_t n) {
   ATTN_ASSERT(n >= 0 && ldb >= n, "fma_panels_in_place: row stride below the width");
-  const int64_t w = fma_panel_width();
+  const int64_t w = n <= 16 ? 16 : fma_panel_width();
   return FmaPanels{.data = b, .width = w, .ldb = ldb, .panel_stride = w, .n = n, .packed = false};
 }
 

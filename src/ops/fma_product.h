@@ -10,8 +10,8 @@
 //     matrix read in place (fma_panels_in_place: ldb its row stride, panels width apart). The width
 //     is the active copy's tile width (fma_panel_width): 32 columns in the AVX-512 copy (two
 //     vectors), 16 in the others (a 64-byte line a row: on 32-column panels, half of each line at
-//     a time, the AVX2 copy's LSTM forward product made 72-95 GFLOP/s against 96-98). Any width
-//     gives the same bits in any copy.
+//     a time, the AVX2 copy's LSTM forward product made 72-95 GFLOP/s against 96-98); 16 in every
+//     copy when B has at most 16 columns. Any width gives the same bits in any copy.
 // Every entry of c is one float accumulator starting at 0, updated by fma(A[r][t], B[t][j], ·) for
 // t = 0 … k−1 in order, then stored (or added to c's entry: c + acc). So neither the tile shape
 // nor the vector width changes a bit: the generic copy (std::fma), the AVX2+FMA copy and the
@@ -26,7 +26,8 @@
 
 namespace attn {
 
-// Columns of B per panel for the copy in use (ops/isa.h): 32 with AVX-512, else 16.
+// Columns of B per panel for the copy in use (ops/isa.h): 32 with AVX-512, else 16 (the packing
+// functions below take 16 for a B of at most 16 columns in every copy).
 int64_t fma_panel_width();
 
 struct FmaPanels {
@@ -43,7 +44,8 @@ struct FmaOperandA {
   int64_t row_stride = 0, term_stride = 1;
 };
 
-// Packs B (k × n) into `out` (resized to ⌈n/w⌉·k·w floats for w = fma_panel_width(), columns
+// Packs B (k × n) into `out` (resized to ⌈n/w⌉·k·w floats for w = fma_panel_width(), or 16 when
+// n <= 16; columns
 // from n on 0): from b row-major (B[t][j] = b[t·ldb + j]) or, with trans, from b holding Bᵀ
 // (B[t][j] = b[j·ldb + t]).
 // The panels point into `out`: valid while it is neither resized nor freed.

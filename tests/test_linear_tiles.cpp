@@ -1,0 +1,137 @@
+// The float linear map's products on FMA register tiles (ops/linear.cpp's shapes): every entry
+// bit for bit the fused multiply-add chain over its terms in order (std::fma), added to what the
+// buffer held, and the same bits in every ISA copy. The shapes are ones the file's rule puts on
+// the tiles in all three products (forward, input gradient, weight gradient); a shape that
+// leaves one product on OpenBLAS is checked against the naive loops within float rounding.
+// These check the results, not which path made them: OpenBLAS's FMA kernels (Haswell, SkylakeX,
+// Cooperlake) sum a depth this short in one chain in order too, and gave the same bits when the
+// rule was switched off by hand; a tile that drops or reorders a term fails here and in
+// test_fma_product.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "isa_test_helpers.h"
+#include "ops/linear.h"
+
+namespace attn {
+namespace {
+
+struct Shape {
+  int64_t rows, in, out;
+};
+// All three products on the tiles: depth and width >= 16, at most 64 columns where the depth is
+// under 64, the weight gradient at most 256 rows and 16-64 columns.
+const Shape kTileShapes[] = {{40, 32, 16}, {19, 64, 48}, {300, 24, 40}};
+
+std::vector<float> random_floats(int64_t n, uint64_t seed) {
+  Rng rng(seed, "linear_tiles", 0);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
+  return v;
+}
+
+struct Operands {
+  std::vector<float> inp, w, b, dout, dinp0, dw0;
+  explicit Operands(const Shape& s)
+      : inp(random_floats(s.rows * s.in, 1)),
+        w(random_floats(s.in * s.out, 2)),
+        b(random_floats(s.out, 3)),
+        dout(random_floats(s.rows * s.out, 4)),
+        dinp0(random_floats(s.rows * s.in, 5)),
+        dw0(random_floats(s.in * s.out, 6)) {}
+};
+
+// start + Σ_t x(t)·y(t) as one float fma chain from 0 over t = 0 … k − 1, then added to start.
+template <class X, class Y>
+float chain(float start, int64_t k, X x, Y y) {
+  float acc = 0.f;
+  for (int64_t t = 0; t < k; ++t) acc = std::fma(x(t), y(t), acc);
+  return start + acc;
+}
+
+// out, then dinp and dweight (pre-filled with dinp0 and dw0), then the input gradient set.
+std::vector<float> run_all(const Shape& s, const Operands& o) {
+  std::vector<float> out(s.rows * s.out), dinp = o.dinp0, dw = o.dw0, set(s.rows * s.in, 7.f);
+  linear_forward<float>(out.data(), o.inp.data(), o.w.data(), o.b.data(), s.rows, s.in, s.out);
+  linear_backward<float>(dinp.data(), dw.data(), nullptr, o.dout.data(), o.inp.data(), o.w.data(),
+                         s.rows, s.in, s.out);
+  linear_backward_input_set<float>(set.data(), o.dout.data(), o.w.data(), s.rows, s.in, s.out);
+  std::vector<float> all = out;
+  all.insert(all.end(), dinp.begin(), dinp.end());
+  all.insert(all.end(), dw.begin(), dw.end());
+  all.insert(all.end(), set.begin(), set.end());
+  return all;
+}
+
+TEST(LinearTiles, EveryEntryIsItsFusedChainInOrder) {
+  for (const Shape& s : kTileShapes) {
+    SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.in) + " -> " +
+                 std::to_string(s.out));
+    const Operands o(s);
+    const std::vector<float> got = run_all(s, o);
+    std::vector<float> want;
+    for (int64_t r = 0; r < s.rows; ++r)  // out = b + inp · w
+      for (int64_t j = 0; j < s.out; ++j)
+        want.push_back(chain(
+            o.b[j], s.in, [&](int64_t t) { return o.inp[r * s.in + t]; },
+            [&](int64_t t) { return o.w[t * s.out + j]; }));
+    for (int64_t r = 0; r < s.rows; ++r)  // dinp += dout · wᵀ
+      for (int64_t i = 0; i < s.in; ++i)
+        want.push_back(chain(
+            o.dinp0[r * s.in + i], s.out, [&](int64_t t) { return o.dout[r * s.out + t]; },
+            [&](int64_t t) { return o.w[i * s.out + t]; }));
+    for (int64_t i = 0; i < s.in; ++i)  // dw += inpᵀ · dout, rows in order
+      for (int64_t j = 0; j < s.out; ++j)
+        want.push_back(chain(
+            o.dw0[i * s.out + j], s.rows, [&](int64_t t) { return o.inp[t * s.in + i]; },
+            [&](int64_t t) { return o.dout[t * s.out + j]; }));
+    for (int64_t r = 0; r < s.rows; ++r)  // the input gradient set: the chain alone
+      for (int64_t i = 0; i < s.in; ++i)
+        want.push_back(chain(
+            0.f, s.out, [&](int64_t t) { return o.dout[r * s.out + t]; },
+            [&](int64_t t) { return o.w[i * s.out + t]; }));
+    test::expect_same_bits(want, got, "out, dinp, dw, input gradient set");
+  }
+}
+
+// A shape whose input gradient (depth 32, width 128) stays on OpenBLAS while the forward and the
+// weight gradient run on the tiles: all within float rounding of the naive loops.
+TEST(LinearTiles, MixedShapeMatchesTheNaiveLoops) {
+  const Shape s{33, 128, 32};
+  const Operands o(s);
+  const std::vector<float> got = run_all(s, o);
+  std::vector<double> inp(o.inp.begin(), o.inp.end()), w(o.w.begin(), o.w.end()),
+      b(o.b.begin(), o.b.end()), dout(o.dout.begin(), o.dout.end()),
+      dinp(o.dinp0.begin(), o.dinp0.end()), dw(o.dw0.begin(), o.dw0.end());
+  std::vector<double> out(s.rows * s.out);
+  linear_forward_ref<double>(out.data(), inp.data(), w.data(), b.data(), s.rows, s.in, s.out);
+  linear_backward_ref<double>(dinp.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(),
+                              s.rows, s.in, s.out);
+  std::vector<double> want = out;
+  want.insert(want.end(), dinp.begin(), dinp.end());
+  want.insert(want.end(), dw.begin(), dw.end());
+  ASSERT_GE(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k)
+    ASSERT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k]))) << "entry " << k;
+}
+
+class LinearTilesCopies : public testing::TestWithParam<IsaCopy> {};
+
+TEST_P(LinearTilesCopies, GiveTheGenericCopysBits) {
+  ATTN_SKIP_WITHOUT_COPY(GetParam());
+  for (const Shape& s : kTileShapes) {
+    const Operands o(s);
+    const auto [generic, other] = test::generic_and(GetParam(), [&] { return run_all(s, o); });
+    test::expect_same_bits(generic, other, "out, dinp, dw, input gradient set");
+  }
+}
+
+ATTN_ISA_COPIES_INSTANTIATE(LinearTilesCopies);
+
+}  // namespace
+}  // namespace attn
