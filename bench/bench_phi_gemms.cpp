@@ -4,13 +4,17 @@
 // ((R × m)·(m × W)) and dW2 = H1ᵀ · dZ ((W × R)·(R × m)). φ's first layer runs on the input's
 // non-zeros and the attention products in the fused kernels (not GEMMs), so they are left out.
 // Each round (bench_rates.h step_products_round): the 2048³ sgemm rate, then per product the
-// median CPU ms per training step and its GFLOP/s, their sum and its share of that rate.
+// median CPU ms per training step and its GFLOP/s, their sum and its share of that rate: first on
+// OpenBLAS (fwd, dh1, dw2: what ops/linear.cpp ran before 2026-12-07, and runs outside its rule),
+// then on the FMA register tiles of ops/fma_product.h as ops/linear.cpp makes them where its rule
+// picks them (fwd_fma, dh1_fma, dw2_fma: the weight packed every call, dw2 with both operands in
+// place; docs/performance.md#linear-fma-tiles).
 // Two more rows, outside that sum: what MlpBlock's backward now runs instead of dh1 and the
 // relu's backward (ops/linear_relu_backward.h), forced onto its register tiles (relu_tiles) and
 // onto its GEMM-then-mask path (relu_gemm), at the same shape: the evidence for where
 // kLinearReluTiledMaxOut puts the switch. A third line: fwd and dw2 on the same register tiles
-// (fwd_tiles, dw2_tiles; built without FMA contraction, as the kernels are), measured only: the
-// trainer runs them on OpenBLAS. (The trainer runs chunks of B/8 samples at this size:
+// (fwd_tiles, dw2_tiles; built without FMA contraction, as the kernels are), measured only.
+// (The trainer runs chunks of B/8 samples at this size:
 // R = 1024 for config d; pass it as R to see the chunk's cache behaviour.)
 // Usage: bench_phi_gemms [R W m [rounds]]   (default 8192 128 16 5: bench_nn_train's config d)
 #include <cstdio>
@@ -20,6 +24,7 @@
 #include "bench_rates.h"
 #include "bench_tiles.h"
 #include "ops/blas.h"
+#include "ops/fma_product.h"
 #include "ops/linear_relu_backward.h"
 
 namespace attn::bench {
@@ -50,6 +55,22 @@ int bench_main(int argc, char** argv) {
       {"dw2", flops, [&] {
          gemm<float>(true, false, W, m, R, 1.f, h1.data(), W, dz.data(), m, 1.f, dw2.data(), m);
        }}};
+  std::vector<float> packed;
+  const std::vector<StepProduct> fma_products = {
+      {"fwd_fma", flops,
+       [&] {
+         fma_product(z.data(), m, FmaOperandA{h1.data(), W, 1},
+                     fma_pack_panels(packed, w2.data(), m, false, W, m), R, W, false);
+       }},
+      {"dh1_fma", flops,
+       [&] {
+         fma_product(dh1.data(), W, FmaOperandA{dz.data(), m, 1},
+                     fma_pack_panels(packed, w2.data(), m, true, m, W), R, m, false);
+       }},
+      {"dw2_fma", flops, [&] {
+         fma_product(dw2.data(), m, FmaOperandA{h1.data(), 1, W},
+                     fma_panels_in_place(dz.data(), m, m), W, R, true);
+       }}};
   // A relu output with about half its entries 0, and the bias gradient.
   std::vector<float> act(R * W), dbias(W, 0.f);
   for (size_t i = 0; i < act.size(); ++i) act[i] = (i * 7919 % 13) < 6 ? 0.f : 0.5f;
@@ -71,6 +92,7 @@ int bench_main(int argc, char** argv) {
        [&] { tiles_product(dw2.data(), m, h1.data(), 1, W, dz.data(), m, W, m, R, true); }}};
   for (int r = 0; r < rounds; ++r) {
     step_products_round(r, 21, products);
+    step_products_round(r, 21, fma_products);
     step_products_round(r, 21, relu_paths);
     step_products_round(r, 21, tile_paths);
   }

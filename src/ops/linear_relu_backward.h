@@ -14,8 +14,9 @@
 // no thread count changes a bit. (NaN in act: masked to 0, as activation_backward does.)
 // Above kLinearReluTiledMaxOut terms (out_dim) the tiles, which do not block for cache, are no
 // faster than OpenBLAS (measured by bench_phi_gemms: ahead at 16 terms, behind at 32, even at 64,
-// 1.6x behind at 128): there the product is linear_backward_input_set's GEMM, then the mask and
-// the bias sum in one pass (docs/performance.md#relu-backward-fused).
+// 1.6x behind at 128): there the product is linear_backward_input_set's (OpenBLAS, or the FMA
+// tiles where ops/linear.cpp's rule picks them), then the mask and the bias sum in one pass
+// (docs/performance.md#relu-backward-fused).
 #pragma once
 
 #include <cstdint>
