@@ -5,7 +5,9 @@
 // step's other work (bias broadcasts and sums, relu forward and masks, Adam) is what is left
 // out. Each round (bench_rates.h step_products_round): the 2048³ sgemm rate, then per product
 // the median CPU ms per training step and its GFLOP/s, their sum and its share of that rate.
-// Compare the sum with bench_nn_train's config j (the same model) run alternately.
+// Compare the sum with bench_nn_train's config j (the same model) run alternately. (Since
+// 2026-12-07 the trainer makes the last layer's forward and input gradient, 1 024 × 64 weights,
+// on the FMA tiles of ops/linear.cpp's rule; here all products are OpenBLAS's.)
 // Usage: bench_mlp_gemms [B D0 W D3 [rounds]]   (default 256 576 1024 64 5: config j)
 #include <cstdio>
 #include <cstdlib>

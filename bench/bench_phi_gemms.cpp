@@ -9,10 +9,11 @@
 // then on the FMA register tiles of ops/fma_product.h as ops/linear.cpp makes them where its rule
 // picks them (fwd_fma, dh1_fma, dw2_fma: the weight packed every call, dw2 with both operands in
 // place; docs/performance.md#linear-fma-tiles).
-// Two more rows, outside that sum: what MlpBlock's backward now runs instead of dh1 and the
-// relu's backward (ops/linear_relu_backward.h), forced onto its register tiles (relu_tiles) and
-// onto its GEMM-then-mask path (relu_gemm), at the same shape: the evidence for where
-// kLinearReluTiledMaxOut puts the switch. A third line: fwd and dw2 on the same register tiles
+// A line outside that sum: what MlpBlock's backward runs instead of dh1 and the relu's backward
+// (ops/linear_relu_backward.h), forced onto its register tiles (relu_tiles, the trainer's path up
+// to kLinearReluTiledMaxOut terms) and onto its product-then-mask path (relu_gemm: the product by
+// linear_backward_input_set, OpenBLAS or the FMA tiles by ops/linear.cpp's rule, then the mask
+// and the bias sum; the trainer's path above). A third line: fwd and dw2 on the same register tiles
 // (fwd_tiles, dw2_tiles; built without FMA contraction, as the kernels are), measured only.
 // (The trainer runs chunks of B/8 samples at this size:
 // R = 1024 for config d; pass it as R to see the chunk's cache behaviour.)

@@ -77,7 +77,7 @@ struct Case {
   }
 
   // B as the product reads it, packed in `panels` for the packed forms (panels as wide as the
-  // copy in use makes them).
+  // packers make them in the copy in use: its tile width, or 16 for a B of at most 16 columns).
   FmaPanels operand_b(std::vector<float>& panels) const {
     switch (form) {
       case BForm::packed: return fma_pack_panels(panels, b.data(), ldb, false, s.k, s.n);

@@ -1,12 +1,12 @@
 // The float linear map's products on FMA register tiles (ops/linear.cpp's shapes): every entry
 // bit for bit the fused multiply-add chain over its terms in order (std::fma), added to what the
-// buffer held, and the same bits in every ISA copy. The shapes are ones the file's rule puts on
-// the tiles in all three products (forward, input gradient, weight gradient); a shape that
-// leaves one product on OpenBLAS is checked against the naive loops within float rounding.
-// These check the results, not which path made them: OpenBLAS's FMA kernels (Haswell, SkylakeX,
-// Cooperlake) sum a depth this short in one chain in order too, and gave the same bits when the
-// rule was switched off by hand; a tile that drops or reorders a term fails here and in
-// test_fma_product.cpp.
+// buffer held, and the same bits in every ISA copy. The shapes are ones the rule
+// (linear_packed_on_fma_tiles, linear_weight_grad_on_fma_tiles: asserted here) puts on the tiles
+// in all three products (forward, input gradient, weight gradient); a shape that leaves one
+// product on OpenBLAS is checked against the naive loops within float rounding.
+// The bits alone would not tell the paths apart: OpenBLAS's Cooperlake kernel sums a depth this
+// short in one chain in order too, and gave the same bits with the rule switched off by hand.
+// A tile that drops or reorders a term fails here and in test_fma_product.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,6 +72,9 @@ TEST(LinearTiles, EveryEntryIsItsFusedChainInOrder) {
   for (const Shape& s : kTileShapes) {
     SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.in) + " -> " +
                  std::to_string(s.out));
+    ASSERT_TRUE(linear_packed_on_fma_tiles(s.in, s.out));  // the forward
+    ASSERT_TRUE(linear_packed_on_fma_tiles(s.out, s.in));  // the input gradient
+    ASSERT_TRUE(linear_weight_grad_on_fma_tiles(s.in, s.out, s.rows));
     const Operands o(s);
     const std::vector<float> got = run_all(s, o);
     std::vector<float> want;
@@ -103,6 +106,9 @@ TEST(LinearTiles, EveryEntryIsItsFusedChainInOrder) {
 // weight gradient run on the tiles: all within float rounding of the naive loops.
 TEST(LinearTiles, MixedShapeMatchesTheNaiveLoops) {
   const Shape s{33, 128, 32};
+  ASSERT_TRUE(linear_packed_on_fma_tiles(s.in, s.out));
+  ASSERT_FALSE(linear_packed_on_fma_tiles(s.out, s.in));
+  ASSERT_TRUE(linear_weight_grad_on_fma_tiles(s.in, s.out, s.rows));
   const Operands o(s);
   const std::vector<float> got = run_all(s, o);
   std::vector<double> inp(o.inp.begin(), o.inp.end()), w(o.w.begin(), o.w.end()),
@@ -112,10 +118,14 @@ TEST(LinearTiles, MixedShapeMatchesTheNaiveLoops) {
   linear_forward_ref<double>(out.data(), inp.data(), w.data(), b.data(), s.rows, s.in, s.out);
   linear_backward_ref<double>(dinp.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(),
                               s.rows, s.in, s.out);
+  std::vector<double> set(s.rows * s.in, 0.0);  // the input gradient set: added to zeros
+  linear_backward_ref<double>(set.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(),
+                              s.rows, s.in, s.out);
   std::vector<double> want = out;
   want.insert(want.end(), dinp.begin(), dinp.end());
   want.insert(want.end(), dw.begin(), dw.end());
-  ASSERT_GE(got.size(), want.size());
+  want.insert(want.end(), set.begin(), set.end());
+  ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k)
     ASSERT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k]))) << "entry " << k;
 }

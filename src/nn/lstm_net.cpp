@@ -211,8 +211,9 @@ void LstmNet<T>::final_state_backward(const T* d_head_out) {
   }
 }
 
-// Above kLinearReluTiledMaxOut outputs the unfused path's hidden-layer gradient is OpenBLAS's GEMM,
-// which the register tiles the fused head uses trail at wide outputs (ops/linear_relu_backward.h);
+// Above kLinearReluTiledMaxOut outputs the unfused path's hidden-layer gradient is a product on
+// the FMA tiles or OpenBLAS's GEMM (ops/linear_relu_backward.h), which the register tiles the
+// fused head uses trail at wide outputs;
 // the fused head was measured at 4 outputs only.
 template <class T>
 bool LstmNet<T>::final_head_fusable() const {

@@ -6,11 +6,11 @@
 // std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body as its only copy
 // instead). Each copy also runs panels of the other width: the AVX2 copy a 32-column panel in two
 // halves, the AVX-512 copy a 16-column one in tiles of 8 rows × one vector (8 accumulators: at 8
-// rows × 32 columns, masked down to 16, the products of φ at m = 16 made 52-55 GFLOP/s against
-// 105-110 here, docs/performance.md#linear-fma-tiles). Rows left over (m not a multiple of the
-// tile's) go in tiles of 4, 2 and 1 rows, the last panel's columns past n are masked off: the order
-// of every entry's terms is the same in all of them. The AVX-512 and AVX2 tile bodies are twins on
-// purpose: an intrinsic inlines only into a function compiled for its target, and a target
+// rows × 32 columns, masked down to 16, φ's forward product at m = 16 made 52-55 GFLOP/s against
+// 105-110 on this tile, docs/performance.md#linear-fma-tiles). Rows left over (m not a multiple of
+// the tile's) go in tiles of 4, 2 and 1 rows, the last panel's columns past n are masked off: the
+// order of every entry's terms is the same in all of them. The AVX-512 and AVX2 tile bodies are
+// twins on purpose: an intrinsic inlines only into a function compiled for its target, and a target
 // attribute cannot vary with a template argument (GCC refuses "target specific option mismatch"),
 // so each copy spells out its own body. Loop order: with packed panels, rows outermost (the tile's
 // rows of A stay in L1, the panels stream from L2 in order); with B read in place, panels outermost
@@ -144,8 +144,8 @@ struct ATileReader {
   }
 };
 
-// ---- AVX-512: MR rows × 32 columns (two vectors); in the last panel, columns from n on are
-// masked off (Full: a whole panel, plain loads and stores).
+// ---- AVX-512: MR rows × 16·NV columns (NV vectors: a 32-column panel or a 16-column one); in
+// the last panel, columns from n on are masked off (Full: a whole panel, plain loads and stores).
 template <bool Full>
 [[gnu::always_inline]] ATTN_TARGET_AVX512 inline __m512 load16(const float* x, __mmask16 m) {
   if constexpr (Full) {

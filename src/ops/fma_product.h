@@ -1,7 +1,9 @@
 // Float matrix products on fused multiply-add register tiles, in one summation order on every
 // machine: the LSTM's recurrent products (ops/lstm.cpp), where OpenBLAS re-packed the same
 // recurrent weights for every step's call and ran at 85-90 % of the core's multiply-add rate
-// (docs/performance.md#lstm-fma-products).
+// (docs/performance.md#lstm-fma-products), and the narrow float linear products (ops/linear.cpp,
+// ops/linear_relu_backward.cpp: φ, the projections, ψ, the transformer's layers), where OpenBLAS's
+// packing cost about what the product did (docs/performance.md#linear-fma-tiles).
 //
 // c (m × n, row stride ldc) = A · B, or c + A · B with `accumulate`, where
 //   A (m × k): A[r][t] = a[r·row_stride + t·term_stride] (a transposed operand is swapped strides);

@@ -1,20 +1,23 @@
-// Linear (affine) map over rows: forward/backward on GEMM, and the naive loop references.
+// Linear (affine) map over rows: forward/backward on the FMA tiles or GEMM, and the naive loop
+// references.
 //
 // Shapes (row-major): inp (rows, in_dim), weight (in_dim, out_dim), bias (out_dim) or null,
 // out (rows, out_dim). out = inp · weight + bias.
 // Backward: dinp += dout · weightᵀ, dweight += inpᵀ · dout, dbias += Σ_rows dout.
 // Float products of narrow shapes (the attention models' φ, projections and ψ, the transformer's
 // layers) run on the FMA register tiles of ops/fma_product.h, every other product (and double)
-// on OpenBLAS: with at most 64K weights (the packed weight stays in L2) and each of the product's
-// width and depth at least 16 (below that most of a tile's lanes or terms would be idle), and for
-// a depth under 64 only up to 64 columns (φ's input gradient at m = 32, 8 192 × 32 · 32 × 128,
-// took 0.96 ms a call on the tiles against OpenBLAS's 0.88); the weight gradient when it has at
-// most 256 rows and 16 to 64 columns (read in place, each of its 32-column panels streams the
-// whole batch once per 8 rows). Measured at the shipped models' shapes in
-// docs/performance.md#linear-fma-tiles: OpenBLAS's rate at these shapes was 65-92 GFLOP/s, the
-// tiles' 85-116. Which path a product takes depends on its shape only, never on the machine, and
-// the tiles round alike in every ISA copy (an entry is one fused multiply-add chain over its terms
-// in order, added to what out held).
+// on OpenBLAS (the rule: linear_packed_on_fma_tiles, linear_weight_grad_on_fma_tiles): at most
+// 64 K weights (the packed weight stays in L2), depth and width at least 16 (below that most of
+// a tile's lanes or terms would idle), and at a depth under 64 at most 64 columns (φ's input
+// gradient at m = 32, 8 192 × 32 · 32 × 128, took 0.96 ms a call on the tiles against OpenBLAS's
+// 0.88); the weight gradient at most 256 rows and 16 to 64 columns (read in place, each of its
+// panels streams the whole batch once per 8 rows). At φ's shapes alone OpenBLAS made 55-94
+// GFLOP/s and the tiles 66-112, each product 1.1-1.6x shorter (1.0-1.6x a call inside a training
+// step; docs/performance.md#linear-fma-tiles). The path depends on the shape only, never on the
+// machine, and the tiles round alike in every ISA copy (an entry is one fused multiply-add chain
+// over its terms in order, added to what out held); on a CPU without AVX2 and FMA (and on other
+// architectures) they run as the generic copy's scalar loops, much slower than OpenBLAS: config
+// e's step 3.5x longer in that copy, d's 2.1x (docs/performance.md#linear-fma-tiles).
 #include "ops/linear.h"
 
 #include <algorithm>
@@ -35,16 +38,6 @@ void linear_check(int64_t rows, int64_t in_dim, int64_t out_dim) {
                  std::to_string(in_dim) + ", out_dim " + std::to_string(out_dim) + ")");
 }
 
-// Whether a product of depth k and width n with a packed weight (the forward, the input
-// gradient) runs on the tiles (see the file comment).
-bool tiles_for_packed(int64_t k, int64_t n) {
-  return k >= 16 && n >= 16 && k * n <= 65536 && (k >= 64 || n <= 64);
-}
-// Whether the weight gradient (m × n over `rows` terms) runs on the tiles.
-bool tiles_for_weight_grad(int64_t m, int64_t n, int64_t rows) {
-  return rows >= 16 && m <= 256 && n >= 16 && n <= 64;
-}
-
 std::vector<float>& packed_weight_scratch() {
   thread_local std::vector<float> v;
   return v;
@@ -60,11 +53,19 @@ void tiles_product(float* out, const float* a, const float* w, bool trans, int64
 
 }  // namespace
 
+bool linear_packed_on_fma_tiles(int64_t depth, int64_t width) {
+  return depth >= 16 && width >= 16 && depth * width <= 65536 && (depth >= 64 || width <= 64);
+}
+
+bool linear_weight_grad_on_fma_tiles(int64_t in_dim, int64_t out_dim, int64_t rows) {
+  return rows >= 16 && in_dim <= 256 && out_dim >= 16 && out_dim <= 64;
+}
+
 template <class T>
 void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t rows,
                     int64_t in_dim, int64_t out_dim) {
   linear_check(rows, in_dim, out_dim);
-  // Broadcast the bias into out, then out += inp · weight in one GEMM.
+  // Broadcast the bias into out, then out += inp · weight in one product (tiles or GEMM).
   for (int64_t r = 0; r < rows; ++r) {
     T* o = out + r * out_dim;
     if (bias) {
@@ -75,7 +76,7 @@ void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
   }
   if (in_dim == 0) return;
   if constexpr (std::is_same_v<T, float>) {
-    if (tiles_for_packed(in_dim, out_dim))
+    if (linear_packed_on_fma_tiles(in_dim, out_dim))
       return tiles_product(out, inp, weight, false, rows, in_dim, out_dim, true);
   }
   gemm<T>(false, false, rows, out_dim, in_dim, T(1), inp, in_dim, weight, out_dim, T(1), out,
@@ -89,7 +90,7 @@ void linear_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
   constexpr bool kFloat = std::is_same_v<T, float>;
   if (dinp && out_dim > 0) {
     // (rows, in_dim) += (rows, out_dim) · (in_dim, out_dim)ᵀ
-    if (kFloat && tiles_for_packed(out_dim, in_dim)) {
+    if (kFloat && linear_packed_on_fma_tiles(out_dim, in_dim)) {
       if constexpr (kFloat) tiles_product(dinp, dout, weight, true, rows, out_dim, in_dim, true);
     } else {
       gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(1), dinp,
@@ -98,7 +99,7 @@ void linear_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
   }
   if (dweight && rows > 0) {
     // (in_dim, out_dim) += (rows, in_dim)ᵀ · (rows, out_dim)
-    if (kFloat && tiles_for_weight_grad(in_dim, out_dim, rows)) {
+    if (kFloat && linear_weight_grad_on_fma_tiles(in_dim, out_dim, rows)) {
       if constexpr (kFloat)
         fma_product(dweight, out_dim, FmaOperandA{inp, 1, in_dim},
                     fma_panels_in_place(dout, out_dim, out_dim), in_dim, rows, true);
@@ -125,7 +126,7 @@ void linear_backward_input_set(T* dinp, const T* dout, const T* weight, int64_t 
   }
   // (rows, in_dim) = (rows, out_dim) · (in_dim, out_dim)ᵀ
   if constexpr (std::is_same_v<T, float>) {
-    if (tiles_for_packed(out_dim, in_dim))
+    if (linear_packed_on_fma_tiles(out_dim, in_dim))
       return tiles_product(dinp, dout, weight, true, rows, out_dim, in_dim, false);
   }
   gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(0), dinp,
