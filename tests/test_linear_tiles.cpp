@@ -14,12 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
 #include "isa_test_helpers.h"
 #include "ops/linear.h"
+#include "ops_basic_test_helpers.h"
 
 namespace attn {
 namespace {
+
+using test_ops_basic::cast;
+using test_ops_basic::random_vec;
 
 struct Shape {
   int64_t rows, in, out;
@@ -28,22 +31,15 @@ struct Shape {
 // under 64, the weight gradient at most 256 rows and 16-64 columns.
 const Shape kTileShapes[] = {{40, 32, 16}, {19, 64, 48}, {300, 24, 40}};
 
-std::vector<float> random_floats(int64_t n, uint64_t seed) {
-  Rng rng(seed, "linear_tiles", 0);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
-  return v;
-}
-
 struct Operands {
   std::vector<float> inp, w, b, dout, dinp0, dw0;
   explicit Operands(const Shape& s)
-      : inp(random_floats(s.rows * s.in, 1)),
-        w(random_floats(s.in * s.out, 2)),
-        b(random_floats(s.out, 3)),
-        dout(random_floats(s.rows * s.out, 4)),
-        dinp0(random_floats(s.rows * s.in, 5)),
-        dw0(random_floats(s.in * s.out, 6)) {}
+      : inp(cast<float>(random_vec(s.rows * s.in, 1, "tiles.inp"))),
+        w(cast<float>(random_vec(s.in * s.out, 1, "tiles.w"))),
+        b(cast<float>(random_vec(s.out, 1, "tiles.b"))),
+        dout(cast<float>(random_vec(s.rows * s.out, 1, "tiles.dout"))),
+        dinp0(cast<float>(random_vec(s.rows * s.in, 1, "tiles.dinp0"))),
+        dw0(cast<float>(random_vec(s.in * s.out, 1, "tiles.dw0"))) {}
 };
 
 // start + Σ_t x(t)·y(t) as one float fma chain from 0 over t = 0 … k − 1, then added to start.

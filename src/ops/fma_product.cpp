@@ -51,6 +51,9 @@ struct Job {
 
 int64_t panel_count(int64_t n, int64_t width) { return (n + width - 1) / width; }
 
+// Panels of 16 columns for a B of at most 16 (one vector a row in every copy), else the copy's.
+int64_t panel_width_for(int64_t n) { return n <= 16 ? 16 : fma_panel_width(); }
+
 // A copy's tile kernels: tile(j, p, r0) computes rows r0 … r0 + R − 1 of panel p, for R = the
 // copy's tile height mr, 4, 2 and 1.
 using TileFn = void (*)(const Job& j, int64_t p, int64_t r0);
@@ -330,7 +333,7 @@ int64_t fma_panel_width() {
 FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, bool trans,
                           int64_t k, int64_t n) {
   ATTN_ASSERT(k >= 0 && n >= 0 && (k == 0 || n == 0 || b), "fma_pack_panels: bad shape");
-  const int64_t w = n <= 16 ? 16 : fma_panel_width(), panels = panel_count(n, w);
+  const int64_t w = panel_width_for(n), panels = panel_count(n, w);
   out.assign(static_cast<size_t>(panels * k * w), 0.f);
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t col0 = p * w, cols = std::min(w, n - col0);
@@ -345,7 +348,7 @@ FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, 
 
 FmaPanels fma_panels_in_place(const float* b, int64_t ldb, int64_t n) {
   ATTN_ASSERT(n >= 0 && ldb >= n, "fma_panels_in_place: row stride below the width");
-  const int64_t w = n <= 16 ? 16 : fma_panel_width();
+  const int64_t w = panel_width_for(n);
   return FmaPanels{.data = b, .width = w, .ldb = ldb, .panel_stride = w, .n = n, .packed = false};
 }
 

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -43,12 +42,31 @@ std::vector<float>& packed_weight_scratch() {
   return v;
 }
 
-// out (rows × n, row stride n) = or += a (rows × k, row-major) · w, w (k × n) given row-major or,
-// with trans, as wᵀ (n × k).
-void tiles_product(float* out, const float* a, const float* w, bool trans, int64_t rows, int64_t k,
-                   int64_t n, bool accumulate) {
+// Where the rule picks the tiles: out (rows × n, row stride n) = or += a (rows × k, row-major) · w,
+// w (k × n) given row-major or, with trans, as wᵀ (n × k), and true; else nothing and false (the
+// caller's GEMM makes it). Double never takes the tiles.
+bool packed_on_tiles(float* out, const float* a, const float* w, bool trans, int64_t rows,
+                     int64_t k, int64_t n, bool accumulate) {
+  if (!linear_packed_on_fma_tiles(k, n)) return false;
   const FmaPanels panels = fma_pack_panels(packed_weight_scratch(), w, trans ? k : n, trans, k, n);
   fma_product(out, n, FmaOperandA{a, k, 1}, panels, rows, k, accumulate);
+  return true;
+}
+bool packed_on_tiles(double*, const double*, const double*, bool, int64_t, int64_t, int64_t, bool) {
+  return false;
+}
+
+// dweight (in_dim × out_dim) += inpᵀ · dout on the tiles where the rule picks them (true), both
+// read in place; else false.
+bool weight_grad_on_tiles(float* dweight, const float* inp, const float* dout, int64_t rows,
+                          int64_t in_dim, int64_t out_dim) {
+  if (!linear_weight_grad_on_fma_tiles(in_dim, out_dim, rows)) return false;
+  fma_product(dweight, out_dim, FmaOperandA{inp, 1, in_dim},
+              fma_panels_in_place(dout, out_dim, out_dim), in_dim, rows, true);
+  return true;
+}
+bool weight_grad_on_tiles(double*, const double*, const double*, int64_t, int64_t, int64_t) {
+  return false;
 }
 
 }  // namespace
@@ -74,11 +92,7 @@ void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
       std::fill(o, o + out_dim, T(0));
     }
   }
-  if (in_dim == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
-    if (linear_packed_on_fma_tiles(in_dim, out_dim))
-      return tiles_product(out, inp, weight, false, rows, in_dim, out_dim, true);
-  }
+  if (in_dim == 0 || packed_on_tiles(out, inp, weight, false, rows, in_dim, out_dim, true)) return;
   gemm<T>(false, false, rows, out_dim, in_dim, T(1), inp, in_dim, weight, out_dim, T(1), out,
           out_dim);
 }
@@ -87,27 +101,15 @@ template <class T>
 void linear_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
                      const T* weight, int64_t rows, int64_t in_dim, int64_t out_dim) {
   linear_check(rows, in_dim, out_dim);
-  constexpr bool kFloat = std::is_same_v<T, float>;
-  if (dinp && out_dim > 0) {
-    // (rows, in_dim) += (rows, out_dim) · (in_dim, out_dim)ᵀ
-    if (kFloat && linear_packed_on_fma_tiles(out_dim, in_dim)) {
-      if constexpr (kFloat) tiles_product(dinp, dout, weight, true, rows, out_dim, in_dim, true);
-    } else {
-      gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(1), dinp,
-              in_dim);
-    }
-  }
-  if (dweight && rows > 0) {
-    // (in_dim, out_dim) += (rows, in_dim)ᵀ · (rows, out_dim)
-    if (kFloat && linear_weight_grad_on_fma_tiles(in_dim, out_dim, rows)) {
-      if constexpr (kFloat)
-        fma_product(dweight, out_dim, FmaOperandA{inp, 1, in_dim},
-                    fma_panels_in_place(dout, out_dim, out_dim), in_dim, rows, true);
-    } else {
-      gemm<T>(true, false, in_dim, out_dim, rows, T(1), inp, in_dim, dout, out_dim, T(1), dweight,
-              out_dim);
-    }
-  }
+  // (rows, in_dim) += (rows, out_dim) · (in_dim, out_dim)ᵀ
+  if (dinp && out_dim > 0 &&
+      !packed_on_tiles(dinp, dout, weight, true, rows, out_dim, in_dim, true))
+    gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(1), dinp,
+            in_dim);
+  // (in_dim, out_dim) += (rows, in_dim)ᵀ · (rows, out_dim)
+  if (dweight && rows > 0 && !weight_grad_on_tiles(dweight, inp, dout, rows, in_dim, out_dim))
+    gemm<T>(true, false, in_dim, out_dim, rows, T(1), inp, in_dim, dout, out_dim, T(1), dweight,
+            out_dim);
   if (dbias) {
     for (int64_t r = 0; r < rows; ++r) {
       const T* g = dout + r * out_dim;
@@ -125,10 +127,7 @@ void linear_backward_input_set(T* dinp, const T* dout, const T* weight, int64_t 
     return;
   }
   // (rows, in_dim) = (rows, out_dim) · (in_dim, out_dim)ᵀ
-  if constexpr (std::is_same_v<T, float>) {
-    if (linear_packed_on_fma_tiles(out_dim, in_dim))
-      return tiles_product(dinp, dout, weight, true, rows, out_dim, in_dim, false);
-  }
+  if (packed_on_tiles(dinp, dout, weight, true, rows, out_dim, in_dim, false)) return;
   gemm<T>(false, true, rows, in_dim, out_dim, T(1), dout, out_dim, weight, out_dim, T(0), dinp,
           in_dim);
 }
