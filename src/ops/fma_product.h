@@ -1,8 +1,8 @@
 // Float matrix products on fused multiply-add register tiles, in one summation order on every
 // machine: the LSTM's recurrent products (ops/lstm.cpp), where OpenBLAS re-packed the same
 // recurrent weights for every step's call and ran at 85-90 % of the core's multiply-add rate
-// (docs/performance.md#lstm-fma-products), and the narrow float linear products (ops/linear.cpp,
-// ops/linear_relu_backward.cpp: φ, the projections, ψ, the transformer's layers), where OpenBLAS's
+// (docs/performance.md#lstm-fma-products), and the narrow float linear products (ops/linear.cpp:
+// φ, the projections, ψ, the transformer's layers), where OpenBLAS's
 // packing cost about what the product did (docs/performance.md#linear-fma-tiles).
 //
 // c (m × n, row stride ldc) = A · B, or c + A · B with `accumulate`, where
