@@ -3,30 +3,28 @@
 // Copies (ops/isa.h picks one): AVX-512, tiles of 8 rows × one 32-column panel (16 zmm
 // accumulators; each term broadcasts 8 values of A and loads 2 vectors of B for 16 FMAs); AVX2 with
 // FMA, tiles of 6 rows × one 16-column panel (12 ymm accumulators); generic, entry by entry with
-// std::fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body as its only copy
-// instead). Each copy also runs panels of the other width: the AVX2 copy a 32-column panel in two
-// halves, the AVX-512 copy a 16-column one in tiles of 8 rows × one vector (8 accumulators: at 8
-// rows × 32 columns, masked down to 16, φ's forward product at m = 16 made 52-55 GFLOP/s against
-// 105-110 on this tile, docs/performance.md#linear-fma-tiles). Rows left over (m not a multiple of
-// the tile's) go in tiles of 4, 2 and 1 rows, the last panel's columns past n are masked off: the
-// order of every entry's terms is the same in all of them. The AVX-512 and AVX2 tile bodies are
-// twins on purpose: an intrinsic inlines only into a function compiled for its target, and a target
-// attribute cannot vary with a template argument (GCC refuses "target specific option mismatch"),
-// so each copy spells out its own body. Loop order: with packed panels, rows outermost (the tile's
-// rows of A stay in L1, the panels stream from L2 in order); with B read in place, panels outermost
-// (the panel's strided rows are reused by every row tile). Measured at the LSTM's shapes in
-// docs/performance.md#lstm-fma-products. An accumulating tile asks for its rows of c when it
-// starts: they are read after its k terms.
+// ops/fused_madd.h's fma (a build for this CPU, -march=native, runs the AVX-512 or AVX2 body as its
+// only copy instead). Each copy also runs panels of the other width: the AVX2 copy a 32-column
+// panel in two halves, the AVX-512 copy a 16-column one in tiles of 8 rows × one vector (8
+// accumulators: at 8 rows × 32 columns, masked down to 16, φ's forward product at m = 16 made 52-55
+// GFLOP/s against 105-110 on this tile, docs/performance.md#linear-fma-tiles). Rows left over (m
+// not a multiple of the tile's) go in tiles of 4, 2 and 1 rows, the last panel's columns past n are
+// masked off: the order of every entry's terms is the same in all of them. The AVX-512 and AVX2
+// tile bodies are twins on purpose: an intrinsic inlines only into a function compiled for its
+// target, and a target attribute cannot vary with a template argument (GCC refuses "target specific
+// option mismatch"), so each copy spells out its own body. Loop order: with packed panels, rows
+// outermost (the tile's rows of A stay in L1, the panels stream from L2 in order); with B read in
+// place, panels outermost (the panel's strided rows are reused by every row tile). Measured at the
+// LSTM's shapes in docs/performance.md#lstm-fma-products. An accumulating tile asks for its rows of
+// c when it starts: they are read after its k terms.
 #include "ops/fma_product.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "core/error.h"
+#include "ops/fused_madd.h"
 #include "ops/isa.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -85,26 +83,6 @@ struct TileSet {
   }
 }
 
-// The generic copy's fma(a, b, c), rounded once as std::fma's, without most of its cost where the
-// CPU lacks FMA (there std::fma is a call into libm: config l's step took 1.3 s in the generic copy
-// with it, 0.64 s with this, against 0.05 s when OpenBLAS made these products; the vector copies
-// are the ones meant to run, on Intel CPUs since Haswell (2013) and AMD ones since Excavator
-// (2015)): a·b is exact in double (24 + 24
-// significant bits), so a·b + c in double is the exact value rounded once, to the nearest double.
-// Rounding that double to float gives fma's float unless it lies exactly halfway between two floats
-// (its 29 low significand bits 1 then 28 zeros), where the first rounding may have decided the tie,
-// or in the float's subnormal range (other low bits); std::fma decides those few. An exact 0 is 0
-// either way, with the same sign rules. (The file is compiled with -ffp-contract=off: the double
-// multiply and add are not fused.)
-ATTN_COPY_BODY float fused_multiply_add(float a, float b, float c) {
-  const double r = double(a) * double(b) + double(c);
-  const uint64_t bits = std::bit_cast<uint64_t>(r);
-  constexpr uint64_t kLow = (uint64_t(1) << 29) - 1, kHalf = uint64_t(1) << 28;
-  if ((bits & kLow) == kHalf || (r != 0 && std::abs(r) < double(std::numeric_limits<float>::min())))
-    return std::fma(a, b, c);
-  return static_cast<float>(r);
-}
-
 // The generic copy: a row of a panel at a time, its entries' chains side by side (a loop over the
 // panel's columns inside the loop over terms).
 void product_generic(const Job& j) {
@@ -118,7 +96,8 @@ void product_generic(const Job& j) {
       for (int64_t t = 0; t < j.k; ++t) {
         const float a = ar[t * j.a.term_stride];
         const float* bt = bp + t * j.b.ldb;
-        for (int64_t jj = 0; jj < cols; ++jj) acc[jj] = fused_multiply_add(a, bt[jj], acc[jj]);
+        for (int64_t jj = 0; jj < cols; ++jj)
+          acc[jj] = fused_multiply_add<kGenericCopyHasFma>(a, bt[jj], acc[jj]);
       }
       float* cr = j.c + r * j.ldc + col0;
       for (int64_t jj = 0; jj < cols; ++jj) cr[jj] = j.accumulate ? cr[jj] + acc[jj] : acc[jj];

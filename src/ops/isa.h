@@ -7,8 +7,9 @@
 // target leaves it out, AVX-512F has FMA instructions that no target string can take out, and
 // those files are compiled with -ffp-contract=off (CMakeLists.txt: GCC contracts by default
 // wherever FMA is available, even in ISO C++ mode). Where a kernel wants FMA it says so, and
-// every copy makes the same fused operations: ops/fma_product.cpp (FMA instructions in the AVX2
-// copy, target avx2 + fma, and the AVX-512 one; std::fma in the generic one). So the three x86-64
+// every copy makes the same fused operations (ops/fused_madd.h: FMA instructions in the AVX2 copy,
+// target avx2 + fma, and the AVX-512 one; an exact emulation in the generic one):
+// ops/fma_product.cpp and, since 2026-12-07, the polynomials of ops/vmath.cpp. So the three x86-64
 // copies give the same bits for every input: which one runs never changes a result. (One exception:
 // where the sparse-row products, or fma_product's fused multiply-adds, meet two NaNs of different
 // sign or payload, which one the result carries may differ between the copies, since the compiler
