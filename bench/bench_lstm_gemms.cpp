@@ -19,12 +19,13 @@
 // products on the FMA tiles of ops/fma_product.h with wh and whᵀ packed once per call (`*_fma`) and
 // dwh on OpenBLAS; then all three per step on OpenBLAS, as before (`*_blas`); then alternatives:
 // dwh on the FMA tiles with its operands in place or moved into contiguous blocks every step
-// (`dwh_fma`, `dwh_fma_packed`), dwh as one OpenBLAS product on a (B, T, G) da (rows B … T·B − 1
-// with `time`), and dh on the fused kernels' register tiles (no FMA). Each round starts with the
-// core's own multiply-add rate (`fma_peak`: 12 independent chains of FMA instructions on 64-byte
-// vectors where the CPU has AVX-512, else 32-byte ones), the ceiling every product here is measured
-// against. Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]   (default 256 32 128 5 op:
-// bench_nn_train's config c, on ops/lstm.cpp's layout)
+// (`dwh_fma`, `dwh_fma_packed`) or transposed, dwhᵀ = daᵀ · h with da in place and h's block packed
+// (`dwh_fma_t`, beside dwh_blas in a round of its own), dwh as one OpenBLAS product on a (B, T, G)
+// da (rows B … T·B − 1 with `time`), and dh on the fused kernels' register tiles (no FMA). Each
+// round starts with the core's own multiply-add rate (`fma_peak`: 12 independent chains of FMA
+// instructions on 64-byte vectors where the CPU has AVX-512, else 32-byte ones), the ceiling every
+// product here is measured against. Usage: bench_lstm_gemms [B T Hd [rounds [op|batch|time]]]
+// (default 256 32 128 5 op: bench_nn_train's config c, on ops/lstm.cpp's layout)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -155,6 +156,17 @@ int bench_main(int argc, char** argv) {
                       fma_pack_panels(panels, da.data(), G, false, B, G), H, B, true);
         }
       }};
+  // dwhᵀ (G × Hd) += daᵀ · h's block: da read in place as the transposed A (8 or 6 neighbouring
+  // gate columns a tile, one row of da a term), h's block packed into panels every step.
+  std::vector<float> dwht(G * H, 0.f);
+  const StepProduct dwh_fma_t{"dwh_fma_t", flops, [&] {
+                                for (int64_t t = T - 1; t >= 1; --t) {
+                                  const float* hp = h.data() + (t - 1) * step_rows * H;
+                                  fma_product(dwht.data(), H, FmaOperandA{da.data(), 1, G},
+                                              fma_pack_panels(panels, hp, row_gap * H, false, B, H),
+                                              G, B, true);
+                                }
+                              }};
   // On OpenBLAS, one GEMM a step each (before 2026-12-07 all three; dwh still).
   const StepProduct fwd_blas{
       "fwd_blas", flops, [&] {
@@ -192,6 +204,7 @@ int bench_main(int argc, char** argv) {
     step_products_round(r, 7, {fwd_fma, dh_fma, dwh_blas});    // as ops/lstm.cpp
     step_products_round(r, 7, {fwd_blas, dh_blas, dwh_blas});  // as before
     step_products_round(r, 7, {dwh_fma, dwh_fma_packed, dwh_once, dh_tiles});
+    step_products_round(r, 7, {dwh_fma_t, dwh_blas});
   }
   return 0;
 }
