@@ -205,7 +205,6 @@ ATTN_TARGET_AVX512 void tile_avx512(const Job& j, int64_t p, int64_t r0) {
                                                 tile_avx512<1>};
 
 // ---- AVX2 + FMA: MR rows × 16 columns (two vectors), a panel's two halves one after the other.
-#define ATTN_TARGET_AVX2_FMA [[gnu::target("avx2,fma")]]
 
 // Lanes l < valid of an 8-float vector: all ones (maskload/maskstore read the sign bit).
 ATTN_TARGET_AVX2_FMA [[gnu::always_inline]] inline __m256i lanes_below(int64_t valid) {
@@ -291,8 +290,6 @@ ATTN_TARGET_AVX2_FMA void tile_avx2(const Job& j, int64_t p, int64_t r0) {
 
 [[maybe_unused]] constexpr TileSet kTilesAvx2{6, tile_avx2<6>, tile_avx2<4>, tile_avx2<2>,
                                               tile_avx2<1>};
-
-#undef ATTN_TARGET_AVX2_FMA
 
 #endif  // ATTN_FMA_X86
 

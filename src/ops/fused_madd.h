@@ -4,8 +4,9 @@
 // CPU, -march=native; aarch64, where FMA is part of the base architecture), else the generic x86-64
 // copy's exact emulation below. Scalars and GCC vectors of float (ops/vmath.cpp,
 // ops/fma_product.cpp): a vector's lanes one by one through __builtin_fmaf, which GCC compiles into
-// one vector FMA instruction at -O2 and above in a copy whose target has FMA (at -O1, as the
-// sanitizer build compiles, a scalar FMA a lane: the same bits, slower).
+// vector FMA instructions at -O2 and above in a copy whose target has FMA (not always: in each of
+// vmath's three functions it left one multiply-add as scalar FMAs lane by lane; at -O1, as the
+// sanitizer build compiles, scalar FMAs throughout; the same bits, slower).
 #pragma once
 
 #include <bit>
@@ -19,7 +20,7 @@ namespace attn {
 
 // Whether the generic copy's target has FMA instructions (see above); the AVX2 and AVX-512 copies
 // always do.
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#if defined(__FP_FAST_FMAF) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)
 inline constexpr bool kGenericCopyHasFma = true;
 #else
 inline constexpr bool kGenericCopyHasFma = false;

@@ -48,8 +48,8 @@ bool isa_cpu_has(IsaCopy copy) {
 #if ATTN_HAVE_ISA_COPIES
     case IsaCopy::avx2:
       __builtin_cpu_init();  // in case this runs before libgcc's own initialisation
-      // FMA too: ops/fma_product.cpp's AVX2 copy multiplies and adds in one (every AVX2 CPU of
-      // Intel and AMD has it).
+      // FMA too: the AVX2 copies of ops/fma_product.cpp and ops/vmath.cpp multiply and add in one
+      // (every AVX2 CPU of Intel and AMD has it).
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case IsaCopy::avx512:
       return cpu_has_avx512();

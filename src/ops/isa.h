@@ -2,18 +2,20 @@
 //
 // A few float kernels (ops/vmath.cpp, the LSTM cell-backward loop, the sparse-row products of
 // ops/sparse_rows.cpp) are compiled three times on x86-64: for any x86-64 (SSE2), with
-// [[gnu::target("avx2")]] (twice the width) and with AVX-512 (ATTN_TARGET_AVX512: F, BW, DQ, VL;
-// four times the width, 32 vector registers). No copy contracts a·b + c into an FMA: the AVX2
-// target leaves it out, AVX-512F has FMA instructions that no target string can take out, and
-// those files are compiled with -ffp-contract=off (CMakeLists.txt: GCC contracts by default
-// wherever FMA is available, even in ISO C++ mode). Where a kernel wants FMA it says so, and
-// every copy makes the same fused operations (ops/fused_madd.h: FMA instructions in the AVX2 copy,
-// target avx2 + fma, and the AVX-512 one; an exact emulation in the generic one):
-// ops/fma_product.cpp and, since 2026-12-07, the polynomials of ops/vmath.cpp. So the three x86-64
-// copies give the same bits for every input: which one runs never changes a result. (One exception:
-// where the sparse-row products, or fma_product's fused multiply-adds, meet two NaNs of different
-// sign or payload, which one the result carries may differ between the copies, since the compiler
-// orders the operands freely; it is NaN in every copy. Other architectures and OpenBLAS's per-CPU
+// [[gnu::target("avx2")]] (twice the width; ATTN_TARGET_AVX2_FMA where a kernel fuses
+// multiply-adds) and with AVX-512 (ATTN_TARGET_AVX512: F, BW, DQ, VL; four times the width, 32
+// vector registers). No copy contracts a·b + c into an FMA: the plain AVX2 target leaves it out,
+// AVX2 + FMA and AVX-512F have FMA instructions that no target string can take out, and those files
+// are compiled with -ffp-contract=off (CMakeLists.txt: GCC contracts by default wherever FMA is
+// available, even in ISO C++ mode). Where a kernel wants FMA it says so, and every copy makes the
+// same fused operations (ops/fused_madd.h: FMA instructions in the AVX2 copy, target avx2 + fma,
+// and the AVX-512 one; an exact emulation in the generic one): ops/fma_product.cpp and, since
+// 2026-12-07, the polynomials of ops/vmath.cpp. So the three x86-64 copies give the same bits for
+// every input: which one runs never changes a result. (One exception: where the sparse-row
+// products, or fma_product's fused multiply-adds, meet two NaNs of different sign or payload, or
+// inf · 0 beside a NaN, which NaN the result carries may differ between the copies, since the
+// compiler orders the operands freely and the generic copy's emulated fma makes its own; it is NaN
+// in every copy; vmath's polynomials never see a NaN. Other architectures and OpenBLAS's per-CPU
 // kernels can still differ.)
 //
 // isa_active() says which copy runs: by default the widest the CPU has, AVX-512, else AVX2 (with
@@ -41,6 +43,8 @@
 #define ATTN_COPY_BODY [[gnu::always_inline]] inline
 // The AVX-512 copy's target: the subsets every AVX-512 CPU since Skylake-SP has.
 #define ATTN_TARGET_AVX512 [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl")]]
+// The AVX2 copy's target where it fuses multiply-adds (ops/fused_madd.h).
+#define ATTN_TARGET_AVX2_FMA [[gnu::target("avx2,fma")]]
 
 namespace attn {
 

@@ -15,7 +15,7 @@
 // copy gives the same bits for every input (tested); a result never depends on the machine's vector
 // width. On other architectures only the generic copy exists (with FMA instructions where the
 // target has them, as aarch64 does). The fused multiply-adds since 2026-12-07 (before, a multiply
-// then an add, two roundings): the kernels 1.26–1.45× faster on a Zen 4 core, their results
+// then an add, two roundings): the kernels 1.25–1.45× faster on a Zen 4 core, their results
 // slightly more accurate (docs/performance.md#vmath-fma).
 #include "ops/vmath.h"
 
@@ -149,9 +149,11 @@ struct TanhBlock {
 
 // exp(x) for x <= 0 (see vmath.h): exp(−|x|), with −inf mapped to exactly 0 and NaN kept.
 // A −inf (a softmax's masked entry) goes through the polynomial as 0, not as the clamp's −87:
-// its result is replaced by 0 anyway, and at −87 the product 2^n · (e^r − 1) is subnormal,
-// which costs a microcode assist per vector on Intel cores (7× slower rows with one entry in
-// six masked, docs/performance.md#exp-subnormal). No other input's result changes.
+// its result is replaced by 0 anyway. (Before the last step was fused, 2026-12-07, the product
+// 2^n · (e^r − 1) at −87 was subnormal, which cost a microcode assist per vector on Intel cores:
+// 7× slower rows with one entry in six masked, docs/performance.md#exp-subnormal. Fused, no
+// intermediate is subnormal; the masking costs two instructions and was kept.) No other input's
+// result changes.
 template <class F, class I, int U>
 struct ExpNonpositiveBlock {
   ATTN_COPY_BODY static void run(const I (&bits)[U], const I (&ab)[U], I (&out)[U]) {
@@ -214,7 +216,7 @@ void blocks_generic(float* out, const float* in, int64_t n) {
 
 #if ATTN_HAVE_ISA_COPIES
 template <template <class, class, int> class Block>
-[[gnu::target("avx2,fma")]] void blocks_avx2(float* out, const float* in, int64_t n) {
+ATTN_TARGET_AVX2_FMA void blocks_avx2(float* out, const float* in, int64_t n) {
   blocks<Block, 32, 2>(out, in, n);
 }
 template <template <class, class, int> class Block>

@@ -14,9 +14,10 @@
 // be <= 0; the same Cody–Waite + polynomial exp, relative error ≤ 1e-7; −inf gives exactly 0
 // (masked entries), inputs below −87 give exp(−87) ≈ 1.6e-38 (never a denormal); NaN stays NaN.
 // (All three measured against double on every float, 2026-12-07: worst 2.04e-7, 2.09e-7 and
-// 9.4e-8.) The bounds hold with subnormals flushed too (core/float_env.h: how attnlab trains):
-// the last step, 2^n · (e^r − 1) + 2^n, is one fused multiply-add whose result is never below
-// 2^-126, so no subnormal intermediate is flushed. (Before 2026-12-07 it was a product then a sum,
+// 9.4e-8.) The bounds hold with subnormals flushed too (core/float_env.h: how attnlab trains) for
+// inputs and results of at least 2^-126 in magnitude (a subnormal tanh is flushed to 0): the last
+// step, 2^n · (e^r − 1) + 2^n, is one fused multiply-add whose result is never below 2^-126, so no
+// subnormal intermediate is flushed. (Before 2026-12-07 it was a product then a sum,
 // and flushing the product lost up to 41 % near x = −87.)
 // double: the same stable sigmoid formula, std::tanh and std::exp, element by element (double is
 // for gradient checks, where accuracy matters and speed does not).
