@@ -15,11 +15,13 @@
 // three on OpenBLAS.
 // A null b is a zero bias.
 // Backward: per step (reverse reading order) the element-wise gate gradients into da, the step's
-// (B, 4Hd) block, and, while it is hot in L2, every product that reads it: dh_rec = da · whᵀ for
-// the previous step, dwh += h[:, t_prev]ᵀ · da, dwx += x[:, t]ᵀ · da (on x's non-zeros when it is
-// sparse), dx[:, t] += da · wxᵀ, db += Σ da. (Until 2026-12-06 da was kept for every step, 4·B·T·Hd
-// floats, and dwh, dwx and dx were one GEMM each after the loop: writing that array and reading it
-// back cost more than the larger GEMMs saved, see docs/performance.md#lstm-da-per-step.)
+// (B, 4Hd) block, with db += Σ da summed in the same loop, and, while the block is hot in L2, every
+// product that reads it: dh_rec = da · whᵀ for the previous step, dwh += h[:, t_prev]ᵀ · da,
+// dwx += x[:, t]ᵀ · da (on x's non-zeros when it is sparse), dx[:, t] += da · wxᵀ. (Until
+// 2026-12-06 da was kept for every step, 4·B·T·Hd floats, and dwh, dwx and dx were one GEMM each
+// after the loop: writing that array and reading it back cost more than the larger GEMMs saved, see
+// docs/performance.md#lstm-da-per-step.) The element-wise parts of both passes are compiled once
+// per instruction set (ops/isa.h), every copy with the same operations in the same order.
 #include "ops/lstm.h"
 
 #include <algorithm>
@@ -74,41 +76,29 @@ const SparseRows<T>* x_sparse_list(const SparseRows<T>* given, const T* x, int64
   return sparse_rows_build(own, x, rows, C) ? &own : nullptr;
 }
 
-// One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
-// (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
-// previous step.
-// Row pointers are at bb = 0; rows of gates (the step's block), tanh_c and c_prev advance by 4Hd,
-// Hd and cp_stride (Hd, or 0 for the zeros before the first step), of dh by dh_stride, of da (the
-// step's block), dhrec and dc by 4Hd, Hd and Hd.
+// One step of the forward pass's element-wise part for every sequence bb < B: the gate
+// pre-activations (the step's block of gates, overwritten by [σ(i) | σ(f) | tanh(g) | σ(o)]) to
+// c, tanh(c) and h. Rows of gates, c_prev (null before the first step: c = i·g), c and tanh_c
+// advance by 4Hd, Hd, Hd, Hd; of h by h_stride.
 template <class T>
-struct CellBackwardStep {
-  const T* gates;
-  const T* tanh_c;
+struct CellForwardStep {
+  T* gates;
   const T* c_prev;
-  const T* dh;
-  const T* dhrec;
-  T* dc;
-  T* da;
-  int64_t cp_stride;
-  int64_t dh_stride;
+  T* c;
+  T* tanh_c;
+  T* h;
+  int64_t h_stride;
 };
 
-// One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
-template <class T>
-ATTN_COPY_BODY void cell_backward_row(
-    int64_t H, const T* __restrict ig, const T* __restrict fg, const T* __restrict gg,
-    const T* __restrict og, const T* __restrict tc, const T* __restrict cp,
-    const T* __restrict dht, const T* __restrict dhr, T* __restrict dcb, T* __restrict di,
-    T* __restrict df, T* __restrict dg, T* __restrict dout) {
-  for (int64_t k = 0; k < H; ++k) {
-    const T dhk = dht[k] + dhr[k];
-    const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
-    di[k] = dck * gg[k] * ig[k] * (T(1) - ig[k]);
-    df[k] = dck * cp[k] * fg[k] * (T(1) - fg[k]);
-    dg[k] = dck * ig[k] * (T(1) - gg[k] * gg[k]);
-    dout[k] = dhk * tc[k] * og[k] * (T(1) - og[k]);
-    dcb[k] = dck * fg[k];
-  }
+// One row's c and h from its activated gates (every array distinct, so the loops vectorise).
+template <bool First, class T>
+ATTN_COPY_BODY void cell_forward_row(int64_t H, const T* __restrict ig, const T* __restrict fg,
+                                     const T* __restrict gg, const T* __restrict og,
+                                     const T* __restrict cp, T* __restrict ct, T* __restrict tc,
+                                     T* __restrict ht) {
+  for (int64_t k = 0; k < H; ++k) ct[k] = First ? ig[k] * gg[k] : fg[k] * cp[k] + ig[k] * gg[k];
+  vmath_tanh(tc, ct, H);
+  for (int64_t k = 0; k < H; ++k) ht[k] = og[k] * tc[k];
 }
 
 // How many sequences ahead the cell loops ask for h's and dh's rows: they lie L·Hd floats apart,
@@ -124,17 +114,122 @@ ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
 }
 
 template <class T>
-ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
+ATTN_COPY_BODY void cell_forward_loop(const CellForwardStep<T>& s, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
+  for (int64_t bb = 0; bb < B; ++bb) {
+    // h's rows lie L·Hd floats apart: asked for kCellAhead sequences ahead.
+    if (bb + kCellAhead < B) prefetch_span(s.h + (bb + kCellAhead) * s.h_stride, H);
+    T* a = s.gates + bb * G;
+    vmath_sigmoid(a, a, 2 * H);              // i, f
+    vmath_tanh(a + 2 * H, a + 2 * H, H);     // g
+    vmath_sigmoid(a + 3 * H, a + 3 * H, H);  // o
+    T* ct = s.c + bb * H;
+    T* tc = s.tanh_c + bb * H;
+    T* ht = s.h + bb * s.h_stride;
+    if (s.c_prev) {
+      cell_forward_row<false>(H, a, a + H, a + 2 * H, a + 3 * H, s.c_prev + bb * H, ct, tc, ht);
+    } else {
+      cell_forward_row<true>(H, a, a + H, a + 2 * H, a + 3 * H, s.c_prev, ct, tc, ht);
+    }
+  }
+}
+
+#if ATTN_HAVE_ISA_COPIES
+[[gnu::target("avx2")]] void cell_forward_loop_avx2(const CellForwardStep<float>& s, int64_t B,
+                                                    int64_t H) {
+  cell_forward_loop(s, B, H);
+}
+ATTN_TARGET_AVX512 void cell_forward_loop_avx512(const CellForwardStep<float>& s, int64_t B,
+                                                 int64_t H) {
+  cell_forward_loop(s, B, H);
+}
+#endif
+
+template <class T>
+void cell_forward_step(const CellForwardStep<T>& s, int64_t B, int64_t H) {
+#if ATTN_HAVE_ISA_COPIES
+  if constexpr (std::is_same_v<T, float>) {
+    switch (isa_active()) {
+      case IsaCopy::avx512: return cell_forward_loop_avx512(s, B, H);
+      case IsaCopy::avx2: return cell_forward_loop_avx2(s, B, H);
+      default: break;
+    }
+  }
+#endif
+  cell_forward_loop(s, B, H);
+}
+
+// One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
+// (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
+// previous step.
+// Row pointers are at bb = 0; rows of gates (the step's block), tanh_c and c_prev advance by 4Hd,
+// Hd and cp_stride (Hd, or 0 for the zeros before the first step), of dh by dh_stride, of da (the
+// step's block), dhrec and dc by 4Hd, Hd and Hd.
+template <class T>
+struct CellBackwardStep {
+  const T* gates;
+  const T* tanh_c;
+  const T* c_prev;
+  const T* dh;
+  const T* dhrec;
+  T* dc;
+  T* da;
+  T* db;  // += Σ over the rows of da, row by row in order; null: no bias gradient
+  int64_t cp_stride;
+  int64_t dh_stride;
+};
+
+// One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
+// With Bias, the row's four gate gradients are also added to the bias gradient's four slices
+// (dbi … dbo): rows in order, the sums a separate pass over da made, without reading da again.
+template <bool Bias, class T>
+ATTN_COPY_BODY void cell_backward_row(int64_t H, const T* __restrict ig, const T* __restrict fg,
+                                      const T* __restrict gg, const T* __restrict og,
+                                      const T* __restrict tc, const T* __restrict cp,
+                                      const T* __restrict dht, const T* __restrict dhr,
+                                      T* __restrict dcb, T* __restrict di, T* __restrict df,
+                                      T* __restrict dg, T* __restrict dout, T* __restrict dbi,
+                                      T* __restrict dbf, T* __restrict dbg, T* __restrict dbo) {
+  for (int64_t k = 0; k < H; ++k) {
+    const T dhk = dht[k] + dhr[k];
+    const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
+    const T dik = dck * gg[k] * ig[k] * (T(1) - ig[k]);
+    const T dfk = dck * cp[k] * fg[k] * (T(1) - fg[k]);
+    const T dgk = dck * ig[k] * (T(1) - gg[k] * gg[k]);
+    const T dok = dhk * tc[k] * og[k] * (T(1) - og[k]);
+    di[k] = dik;
+    df[k] = dfk;
+    dg[k] = dgk;
+    dout[k] = dok;
+    dcb[k] = dck * fg[k];
+    if constexpr (Bias) {
+      dbi[k] += dik;
+      dbf[k] += dfk;
+      dbg[k] += dgk;
+      dbo[k] += dok;
+    }
+  }
+}
+
+template <bool Bias, class T>
+ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
+  const int64_t G = 4 * H;
+  T* db = s.db;
   for (int64_t bb = 0; bb < B; ++bb) {
     // dh's rows are strided; the step's blocks of the caches are contiguous.
     if (bb + kCellAhead < B) prefetch_span(s.dh + (bb + kCellAhead) * s.dh_stride, H);
     const T* a = s.gates + bb * G;
     T* d = s.da + bb * G;
-    cell_backward_row(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
-                      s.c_prev + bb * s.cp_stride, s.dh + bb * s.dh_stride, s.dhrec + bb * H,
-                      s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H);
+    cell_backward_row<Bias>(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
+                            s.c_prev + bb * s.cp_stride, s.dh + bb * s.dh_stride, s.dhrec + bb * H,
+                            s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H, db, db + H, db + 2 * H,
+                            db + 3 * H);
   }
+}
+
+template <class T>
+ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
+  s.db ? cell_backward_rows<true>(s, B, H) : cell_backward_rows<false>(s, B, H);
 }
 
 #if ATTN_HAVE_ISA_COPIES
@@ -248,29 +343,10 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       // gates[t] += h[:, tp] · wh over the batch (h's rows strided by L·Hd).
       gates_plus_recurrent(gt, h + tp * H, L * H, w, B, H);
     }
-    for (int64_t bb = 0; bb < B; ++bb) {
-      // h's rows lie L·Hd floats apart: asked for kCellAhead sequences ahead.
-      if (bb + kCellAhead < B) prefetch_span(h + ((bb + kCellAhead) * L + t) * H, H);
-      T* a = gt + bb * G;
-      vmath_sigmoid(a, a, 2 * H);  // i, f
-      vmath_tanh(a + 2 * H, a + 2 * H, H);  // g
-      vmath_sigmoid(a + 3 * H, a + 3 * H, H);  // o
-      const T* ig = a;
-      const T* fg = a + H;
-      const T* gg = a + 2 * H;
-      const T* og = a + 3 * H;
-      T* ct = ctb + bb * H;
-      T* ht = h + (bb * L + t) * H;
-      T* tc = tcb + bb * H;
-      if (step > 0) {
-        const T* cp = cpb + bb * H;
-        for (int64_t k = 0; k < H; ++k) ct[k] = fg[k] * cp[k] + ig[k] * gg[k];
-      } else {
-        for (int64_t k = 0; k < H; ++k) ct[k] = ig[k] * gg[k];
-      }
-      vmath_tanh(tc, ct, H);
-      for (int64_t k = 0; k < H; ++k) ht[k] = og[k] * tc[k];
-    }
+    cell_forward_step(
+        CellForwardStep<T>{
+            .gates = gt, .c_prev = cpb, .c = ctb, .tanh_c = tcb, .h = h + t * H, .h_stride = L * H},
+        B, H);
   }
 }
 
@@ -306,6 +382,7 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                                  .dhrec = dhrec.data(),
                                  .dc = dc.data(),
                                  .da = da.data(),
+                                 .db = db,
                                  .cp_stride = step > 0 ? H : 0,
                                  .dh_stride = L * H};
     cell_backward_step(cs, B, H);
@@ -315,10 +392,6 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
     if (dwx && !sparse_dwx)
       gemm<T>(true, false, C, G, B, T(1), x + t * C, L * C, d, G, T(1), dwx, G);
     if (dx) gemm<T>(false, true, B, C, G, T(1), d, G, wx, G, T(1), dx + t * C, L * C);
-    if (db) {
-      for (int64_t bb = 0; bb < B; ++bb)
-        for (int64_t k = 0; k < G; ++k) db[k] += d[bb * G + k];
-    }
     if (step > 0) {
       // dwh += h[:, tp]ᵀ · da (h's rows strided by L·Hd); ∂/∂h at step tp through the
       // recurrence: da · whᵀ. dwh stays on OpenBLAS in every copy: on the FMA tiles, with both
