@@ -49,6 +49,10 @@ struct Job {
 
 int64_t panel_count(int64_t n, int64_t width) { return (n + width - 1) / width; }
 
+// Terms a transposed B is packed in at a time (fma_pack_panels): a panel's 32 rows of Bᵀ, 64
+// floats each, are 8 KiB.
+constexpr int64_t kTransposeTerms = 64;
+
 // Panels of 16 columns for a B of at most 16 (one vector a row in every copy), else the copy's.
 int64_t panel_width_for(int64_t n) { return n <= 16 ? 16 : fma_panel_width(); }
 
@@ -310,13 +314,24 @@ FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, 
                           int64_t k, int64_t n) {
   ATTN_ASSERT(k >= 0 && n >= 0 && (k == 0 || n == 0 || b), "fma_pack_panels: bad shape");
   const int64_t w = panel_width_for(n), panels = panel_count(n, w);
-  out.assign(static_cast<size_t>(panels * k * w), 0.f);
+  out.resize(static_cast<size_t>(panels * k * w));
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t col0 = p * w, cols = std::min(w, n - col0);
     float* dst = out.data() + p * k * w;
-    for (int64_t t = 0; t < k; ++t)
-      for (int64_t jj = 0; jj < cols; ++jj)
-        dst[t * w + jj] = trans ? b[(col0 + jj) * ldb + t] : b[t * ldb + col0 + jj];
+    if (trans) {
+      // Bᵀ's rows col0 … col0 + cols − 1 into the panel's columns, kTransposeTerms terms at a
+      // time: the rows' lines are read while they stay in L1.
+      for (int64_t t0 = 0; t0 < k; t0 += kTransposeTerms) {
+        const int64_t t1 = std::min(k, t0 + kTransposeTerms);
+        for (int64_t t = t0; t < t1; ++t)
+          for (int64_t jj = 0; jj < cols; ++jj) dst[t * w + jj] = b[(col0 + jj) * ldb + t];
+      }
+    } else {
+      for (int64_t t = 0; t < k; ++t)
+        std::copy(b + t * ldb + col0, b + t * ldb + col0 + cols, dst + t * w);
+    }
+    if (cols < w)  // the last panel's columns from n on
+      for (int64_t t = 0; t < k; ++t) std::fill(dst + t * w + cols, dst + (t + 1) * w, 0.f);
   }
   return FmaPanels{
       .data = out.data(), .width = w, .ldb = w, .panel_stride = k * w, .n = n, .packed = true};
