@@ -83,6 +83,12 @@ template <class T>
 void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t rows,
                     int64_t in_dim, int64_t out_dim) {
   linear_check(rows, in_dim, out_dim);
+  // Without a bias the tiles write out = inp · weight without reading it: their accumulator starts
+  // at +0 and an FMA chain from +0 never gives −0, so it is the +0 + (inp · weight) of the path
+  // below bit for bit (with subnormals flushed a flushed result can be −0, stored as such instead
+  // of summed to +0: the same numbers, a zero's sign aside).
+  if (!bias && in_dim > 0 && packed_on_tiles(out, inp, weight, false, rows, in_dim, out_dim, false))
+    return;
   // Broadcast the bias into out, then out += inp · weight in one product (tiles or GEMM).
   for (int64_t r = 0; r < rows; ++r) {
     T* o = out + r * out_dim;
