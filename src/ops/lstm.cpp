@@ -396,8 +396,10 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
       // dwh += h[:, tp]ᵀ · da (h's rows strided by L·Hd); ∂/∂h at step tp through the
       // recurrence: da · whᵀ. dwh stays on OpenBLAS in every copy: on the FMA tiles, with both
       // operands strided (h's rows 8 KB apart, da's 2 KB at the spec's shape), the AVX2 copy made
-      // 63 GFLOP/s against OpenBLAS's 101-102 (docs/performance.md#lstm-fma-products), and every
-      // copy must round alike.
+      // 63 GFLOP/s against OpenBLAS's 101-102 (docs/performance.md#lstm-fma-products); transposed
+      // with h's block packed it stays 1.06-1.12x slower than OpenBLAS's Haswell kernel, the AVX2
+      // copy's whole step 0.955x against the AVX-512 copy's 1.025x
+      // (docs/performance.md#lstm-last-percent), and every copy must round alike.
       if (dwh) gemm<T>(true, false, H, G, B, T(1), h + tp * H, L * H, d, G, T(1), dwh, G);
       recurrent_dh(dhrec.data(), d, w, B, H);
     }
