@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/attention_tiles.h"
 #include "ops/blas.h"
 #include "ops/fma_product.h"
 #include "ops/isa.h"
@@ -134,30 +135,11 @@ ATTN_COPY_BODY void cell_forward_loop(const CellForwardStep<T>& s, int64_t B, in
   }
 }
 
-#if ATTN_HAVE_ISA_COPIES
-[[gnu::target("avx2")]] void cell_forward_loop_avx2(const CellForwardStep<float>& s, int64_t B,
-                                                    int64_t H) {
-  cell_forward_loop(s, B, H);
+template <int VB, class T>
+ATTN_COPY_BODY void cell_forward_body(const CellForwardStep<T>* s, int64_t B, int64_t H) {
+  cell_forward_loop(*s, B, H);
 }
-ATTN_TARGET_AVX512 void cell_forward_loop_avx512(const CellForwardStep<float>& s, int64_t B,
-                                                 int64_t H) {
-  cell_forward_loop(s, B, H);
-}
-#endif
-
-template <class T>
-void cell_forward_step(const CellForwardStep<T>& s, int64_t B, int64_t H) {
-#if ATTN_HAVE_ISA_COPIES
-  if constexpr (std::is_same_v<T, float>) {
-    switch (isa_active()) {
-      case IsaCopy::avx512: return cell_forward_loop_avx512(s, B, H);
-      case IsaCopy::avx2: return cell_forward_loop_avx2(s, B, H);
-      default: break;
-    }
-  }
-#endif
-  cell_forward_loop(s, B, H);
-}
+ATTN_TILES_KERNEL(CellForwardKernel, cell_forward_body)
 
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
 // (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
@@ -232,29 +214,22 @@ ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B, 
   s.db ? cell_backward_rows<true>(s, B, H) : cell_backward_rows<false>(s, B, H);
 }
 
-#if ATTN_HAVE_ISA_COPIES
-[[gnu::target("avx2")]] void cell_backward_loop_avx2(const CellBackwardStep<float>& s, int64_t B,
-                                                     int64_t H) {
-  cell_backward_loop(s, B, H);
+template <int VB, class T>
+ATTN_COPY_BODY void cell_backward_body(const CellBackwardStep<T>* s, int64_t B, int64_t H) {
+  cell_backward_loop(*s, B, H);
 }
-ATTN_TARGET_AVX512 void cell_backward_loop_avx512(const CellBackwardStep<float>& s, int64_t B,
-                                                  int64_t H) {
-  cell_backward_loop(s, B, H);
-}
-#endif
+ATTN_TILES_KERNEL(CellBackwardKernel, cell_backward_body)
 
-template <class T>
-void cell_backward_step(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
-#if ATTN_HAVE_ISA_COPIES
-  if constexpr (std::is_same_v<T, float>) {
-    switch (isa_active()) {
-      case IsaCopy::avx512: return cell_backward_loop_avx512(s, B, H);
-      case IsaCopy::avx2: return cell_backward_loop_avx2(s, B, H);
-      default: break;
-    }
+// A cell loop (K: CellForwardKernel or CellBackwardKernel) over one step's B rows: float in the ISA
+// copy in use (attention_tiles::isa_run), double in the generic code (the gradient checks').
+template <class K, class Step>
+void cell_step(const Step& s, int64_t B, int64_t H) {
+  if constexpr (std::is_same_v<Step, CellForwardStep<float>> ||
+                std::is_same_v<Step, CellBackwardStep<float>>) {
+    attention_tiles::isa_run<K>(&s, B, H);
+  } else {
+    K::template run<32>(&s, B, H);
   }
-#endif
-  cell_backward_loop(s, B, H);
 }
 
 // The recurrent weights for the two recurrent products with them: float packs them once per call
@@ -343,7 +318,7 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       // gates[t] += h[:, tp] · wh over the batch (h's rows strided by L·Hd).
       gates_plus_recurrent(gt, h + tp * H, L * H, w, B, H);
     }
-    cell_forward_step(
+    cell_step<CellForwardKernel>(
         CellForwardStep<T>{
             .gates = gt, .c_prev = cpb, .c = ctb, .tanh_c = tcb, .h = h + t * H, .h_stride = L * H},
         B, H);
@@ -385,7 +360,7 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                                  .db = db,
                                  .cp_stride = step > 0 ? H : 0,
                                  .dh_stride = L * H};
-    cell_backward_step(cs, B, H);
+    cell_step<CellBackwardKernel>(cs, B, H);
     const T* d = da.data();
     // x[:, t] and dx[:, t]: rows strided by L·C.
     if (sparse_dwx) sparse_rows_t_times(dwx, *xsp, d, G, G, SparseRowSet{t, B, L});
