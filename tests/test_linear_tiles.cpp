@@ -1,6 +1,7 @@
 // The float linear map's products on FMA register tiles (ops/linear.cpp's shapes): every entry
 // bit for bit the fused multiply-add chain over its terms in order (std::fma), added to what the
-// buffer held, and the same bits in every ISA copy. The shapes are ones the rule
+// buffer held (or written as it is: the input gradient set, the forward without a bias), and the
+// same bits in every ISA copy. The shapes are ones the rule
 // (linear_packed_on_fma_tiles, linear_weight_grad_on_fma_tiles: asserted here) puts on the tiles
 // in all three products (forward, input gradient, weight gradient); a shape that leaves one
 // product on OpenBLAS is checked against the naive loops within float rounding.
@@ -42,18 +43,27 @@ struct Operands {
         dw0(cast<float>(random_vec(s.in * s.out, 1, "tiles.dw0"))) {}
 };
 
-// start + Σ_t x(t)·y(t) as one float fma chain from 0 over t = 0 … k − 1, then added to start.
+// Σ_t x(t)·y(t) as one float fma chain from +0 over t = 0 … k − 1 (what a tile writes as it is).
 template <class X, class Y>
-float chain(float start, int64_t k, X x, Y y) {
+float fused_chain(int64_t k, X x, Y y) {
   float acc = 0.f;
   for (int64_t t = 0; t < k; ++t) acc = std::fma(x(t), y(t), acc);
-  return start + acc;
+  return acc;
 }
 
-// out, then dinp and dweight (pre-filled with dinp0 and dw0), then the input gradient set.
+// The chain added to start (what a tile adds to what the buffer held).
+template <class X, class Y>
+float chain(float start, int64_t k, X x, Y y) {
+  return start + fused_chain(k, x, y);
+}
+
+// out, then dinp and dweight (pre-filled with dinp0 and dw0), then the input gradient set, then
+// the forward without a bias.
 std::vector<float> run_all(const Shape& s, const Operands& o) {
-  std::vector<float> out(s.rows * s.out), dinp = o.dinp0, dw = o.dw0, set(s.rows * s.in, 7.f);
+  std::vector<float> out(s.rows * s.out), dinp = o.dinp0, dw = o.dw0, set(s.rows * s.in, 7.f),
+                                          no_bias(s.rows * s.out, 7.f);
   linear_forward<float>(out.data(), o.inp.data(), o.w.data(), o.b.data(), s.rows, s.in, s.out);
+  linear_forward<float>(no_bias.data(), o.inp.data(), o.w.data(), nullptr, s.rows, s.in, s.out);
   linear_backward<float>(dinp.data(), dw.data(), nullptr, o.dout.data(), o.inp.data(), o.w.data(),
                          s.rows, s.in, s.out);
   linear_backward_input_set<float>(set.data(), o.dout.data(), o.w.data(), s.rows, s.in, s.out);
@@ -61,6 +71,7 @@ std::vector<float> run_all(const Shape& s, const Operands& o) {
   all.insert(all.end(), dinp.begin(), dinp.end());
   all.insert(all.end(), dw.begin(), dw.end());
   all.insert(all.end(), set.begin(), set.end());
+  all.insert(all.end(), no_bias.begin(), no_bias.end());
   return all;
 }
 
@@ -91,10 +102,15 @@ TEST(LinearTiles, EveryEntryIsItsFusedChainInOrder) {
             [&](int64_t t) { return o.dout[t * s.out + j]; }));
     for (int64_t r = 0; r < s.rows; ++r)  // the input gradient set: the chain alone
       for (int64_t i = 0; i < s.in; ++i)
-        want.push_back(chain(
-            0.f, s.out, [&](int64_t t) { return o.dout[r * s.out + t]; },
+        want.push_back(fused_chain(
+            s.out, [&](int64_t t) { return o.dout[r * s.out + t]; },
             [&](int64_t t) { return o.w[i * s.out + t]; }));
-    test::expect_same_bits(want, got, "out, dinp, dw, input gradient set");
+    for (int64_t r = 0; r < s.rows; ++r)  // out = inp · w without a bias: the chain alone
+      for (int64_t j = 0; j < s.out; ++j)
+        want.push_back(fused_chain(
+            s.in, [&](int64_t t) { return o.inp[r * s.in + t]; },
+            [&](int64_t t) { return o.w[t * s.out + j]; }));
+    test::expect_same_bits(want, got, "out, dinp, dw, input gradient set, out without a bias");
   }
 }
 
@@ -117,13 +133,35 @@ TEST(LinearTiles, MixedShapeMatchesTheNaiveLoops) {
   std::vector<double> set(s.rows * s.in, 0.0);  // the input gradient set: added to zeros
   linear_backward_ref<double>(set.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(),
                               s.rows, s.in, s.out);
+  std::vector<double> no_bias(s.rows * s.out);
+  linear_forward_ref<double>(no_bias.data(), inp.data(), w.data(), nullptr, s.rows, s.in, s.out);
   std::vector<double> want = out;
   want.insert(want.end(), dinp.begin(), dinp.end());
   want.insert(want.end(), dw.begin(), dw.end());
   want.insert(want.end(), set.begin(), set.end());
+  want.insert(want.end(), no_bias.begin(), no_bias.end());
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k)
     ASSERT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k]))) << "entry " << k;
+}
+
+// Without a bias the tiles' result is written as it is, so a chain that ends at −0 (every product
+// negative and below the smallest float) stays −0; with a zero bias it is +0 + (−0) = +0.
+TEST(LinearTiles, WithoutABiasAChainEndingAtMinusZeroStaysMinusZero) {
+  const Shape s{16, 16, 16};
+  ASSERT_TRUE(linear_packed_on_fma_tiles(s.in, s.out));
+  const std::vector<float> inp(s.rows * s.in, -1e-23f), w(s.in * s.out, 1e-23f),
+      zero_bias(s.out, 0.f);
+  std::vector<float> no_bias(s.rows * s.out, 7.f), with_zero_bias(s.rows * s.out, 7.f);
+  linear_forward<float>(no_bias.data(), inp.data(), w.data(), nullptr, s.rows, s.in, s.out);
+  linear_forward<float>(with_zero_bias.data(), inp.data(), w.data(), zero_bias.data(), s.rows, s.in,
+                        s.out);
+  for (size_t k = 0; k < no_bias.size(); ++k) {
+    ASSERT_EQ(no_bias[k], 0.f) << "entry " << k;
+    ASSERT_TRUE(std::signbit(no_bias[k])) << "entry " << k;
+    ASSERT_EQ(with_zero_bias[k], 0.f) << "entry " << k;
+    ASSERT_FALSE(std::signbit(with_zero_bias[k])) << "entry " << k;
+  }
 }
 
 class LinearTilesCopies : public testing::TestWithParam<IsaCopy> {};
@@ -133,7 +171,7 @@ TEST_P(LinearTilesCopies, GiveTheGenericCopysBits) {
   for (const Shape& s : kTileShapes) {
     const Operands o(s);
     const auto [generic, other] = test::generic_and(GetParam(), [&] { return run_all(s, o); });
-    test::expect_same_bits(generic, other, "out, dinp, dw, input gradient set");
+    test::expect_same_bits(generic, other, "out, dinp, dw, input gradient set, out without a bias");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -250,15 +251,35 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
   }
 }
 
+// The float backward without the bias gradient (db null: the cell loop's other instance).
+Grads<float> run_backward_without_db(const Problem& p) {
+  const auto st = run_forward<float>(p, true, false);
+  auto g = grads_filled<float>(p.s, 0.5);
+  const auto x = cast<float>(p.x), wx = cast<float>(p.wx), wh = cast<float>(p.wh),
+             dh = cast<float>(p.dh);
+  lstm_backward<float>(g.dx.data(), g.dwx.data(), g.dwh.data(), nullptr, dh.data(), x.data(),
+                       wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(),
+                       st.gates.data(), p.s, nullptr);
+  return g;
+}
+
 // The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
-// instruction set (vmath, the cell-backward loop, the sparse input products, the recurrent products
-// on FMA tiles; ops/isa.h): the same bits.
+// instruction set (vmath, the cell loops, the sparse input products, the recurrent products on FMA
+// tiles; ops/isa.h): the same bits, with and without the bias gradient (the other gradients the
+// same either way).
 void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
   const auto both = test::generic_and(copy, [&] {
-    return std::make_pair(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5));
+    return std::make_tuple(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5),
+                           run_backward_without_db(p));
   });
-  const auto& [st_generic, g_generic] = both.first;
-  const auto& [st, g] = both.second;
+  const auto& [st_generic, g_generic, nodb_generic] = both.first;
+  const auto& [st, g, nodb] = both.second;
+  for (const Grads<float>* n : {&nodb_generic, &nodb}) {
+    test::expect_same_bits(g_generic.dx, n->dx, "dx without db");
+    test::expect_same_bits(g_generic.dwx, n->dwx, "dwx without db");
+    test::expect_same_bits(g_generic.dwh, n->dwh, "dwh without db");
+    test::expect_same_bits(grads_filled<float>(p.s, 0.5).db, n->db, "db untouched");
+  }
   test::expect_same_bits(st_generic.h, st.h, "h");
   test::expect_same_bits(st_generic.c, st.c, "c");
   test::expect_same_bits(st_generic.tanh_c, st.tanh_c, "tanh_c");
@@ -276,8 +297,8 @@ TEST_P(OpsLstmCopies, GiveTheGenericCopysBits) {
   // Dense inputs (hidden sizes that are and are not multiples of 16), then one-hot inputs on the
   // sparse path (36 gate columns: a full 32-wide slice and a tail; 68 columns: 4 blocks of 16 and
   // a tail in the AVX-512 compaction).
-  for (LstmShape s :
-       {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true), shape(4, 7, 5, 8, false)}) {
+  for (LstmShape s : {shape(5, 9, 3, 37, false), shape(3, 6, 4, 16, true), shape(4, 7, 5, 8, false),
+                      shape(5, 1, 3, 37, false)}) {  // the last: one step
     SCOPED_TRACE(describe(s, true));
     expect_same_bits_as_generic(GetParam(), make_problem(s, 3));
   }

@@ -49,10 +49,6 @@ struct Job {
 
 int64_t panel_count(int64_t n, int64_t width) { return (n + width - 1) / width; }
 
-// Terms a transposed B is packed in at a time (fma_pack_panels): a panel's 32 rows of Bᵀ, 64
-// floats each, are 8 KiB.
-constexpr int64_t kTransposeTerms = 64;
-
 // Panels of 16 columns for a B of at most 16 (one vector a row in every copy), else the copy's.
 int64_t panel_width_for(int64_t n) { return n <= 16 ? 16 : fma_panel_width(); }
 
@@ -319,13 +315,10 @@ FmaPanels fma_pack_panels(std::vector<float>& out, const float* b, int64_t ldb, 
     const int64_t col0 = p * w, cols = std::min(w, n - col0);
     float* dst = out.data() + p * k * w;
     if (trans) {
-      // Bᵀ's rows col0 … col0 + cols − 1 into the panel's columns, kTransposeTerms terms at a
-      // time: the rows' lines are read while they stay in L1.
-      for (int64_t t0 = 0; t0 < k; t0 += kTransposeTerms) {
-        const int64_t t1 = std::min(k, t0 + kTransposeTerms);
-        for (int64_t t = t0; t < t1; ++t)
-          for (int64_t jj = 0; jj < cols; ++jj) dst[t * w + jj] = b[(col0 + jj) * ldb + t];
-      }
+      // The panel's row t gathers term t of Bᵀ's rows col0 … col0 + cols − 1 (their lines stay in
+      // L1 from one term to the next), written contiguously.
+      for (int64_t t = 0; t < k; ++t)
+        for (int64_t jj = 0; jj < cols; ++jj) dst[t * w + jj] = b[(col0 + jj) * ldb + t];
     } else {
       for (int64_t t = 0; t < k; ++t)
         std::copy(b + t * ldb + col0, b + t * ldb + col0 + cols, dst + t * w);

@@ -1,6 +1,6 @@
 // Which vector instruction set the hot float loops run with.
 //
-// A few float kernels (ops/vmath.cpp, the LSTM cell-backward loop, the sparse-row products of
+// A few float kernels (ops/vmath.cpp, the LSTM's cell loops, the sparse-row products of
 // ops/sparse_rows.cpp) are compiled three times on x86-64: for any x86-64 (SSE2), with
 // [[gnu::target("avx2")]] (twice the width; ATTN_TARGET_AVX2_FMA where a kernel fuses
 // multiply-adds) and with AVX-512 (ATTN_TARGET_AVX512: F, BW, DQ, VL; four times the width, 32

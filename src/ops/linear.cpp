@@ -15,7 +15,8 @@
 // GFLOP/s and the tiles 66-112, each product 1.1-1.6x shorter (1.0-1.6x a call inside a training
 // step; docs/performance.md#linear-fma-tiles). The path depends on the shape only, never on the
 // machine, and the tiles round alike in every ISA copy (an entry is one fused multiply-add chain
-// over its terms in order, added to what out held); on a CPU without AVX2 and FMA (and on other
+// over its terms in order, added to what out held, or written as it is: linear_forward without a
+// bias, linear_backward_input_set); on a CPU without AVX2 and FMA (and on other
 // architectures) they run as the generic copy's scalar loops, much slower than OpenBLAS: config
 // e's step 3.5x longer in that copy, d's 2.1x (docs/performance.md#linear-fma-tiles).
 #include "ops/linear.h"
@@ -83,12 +84,10 @@ template <class T>
 void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t rows,
                     int64_t in_dim, int64_t out_dim) {
   linear_check(rows, in_dim, out_dim);
-  // Without a bias the tiles write out = inp · weight without reading it: their accumulator starts
-  // at +0 and an FMA chain from +0 never gives −0, so it is the +0 + (inp · weight) of the path
-  // below bit for bit (with subnormals flushed a flushed result can be −0, stored as such instead
-  // of summed to +0: the same numbers, a zero's sign aside).
-  if (!bias && in_dim > 0 && packed_on_tiles(out, inp, weight, false, rows, in_dim, out_dim, false))
-    return;
+  // Without a bias the tiles write out = inp · weight without reading it, instead of adding it to
+  // zeros: the same numbers, but where an entry's chain ends at −0 (its terms negative products
+  // that round, or are flushed, to −0) out holds −0 where +0 + (−0) gave +0.
+  if (!bias && packed_on_tiles(out, inp, weight, false, rows, in_dim, out_dim, false)) return;
   // Broadcast the bias into out, then out += inp · weight in one product (tiles or GEMM).
   for (int64_t r = 0; r < rows; ++r) {
     T* o = out + r * out_dim;

@@ -114,8 +114,11 @@ ATTN_COPY_BODY void prefetch_span(const T* p, int64_t n) {
   for (uintptr_t a = first; a < end; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
 }
 
-template <class T>
-ATTN_COPY_BODY void cell_forward_loop(const CellForwardStep<T>& s, int64_t B, int64_t H) {
+// The forward's cell loop over one step's B rows (VB: the copy's vector width, unused: the loops
+// are plain element-wise loops the compiler vectorises for the copy's target).
+template <int VB, class T>
+ATTN_COPY_BODY void cell_forward_loop(const CellForwardStep<T>* sp, int64_t B, int64_t H) {
+  const CellForwardStep<T>& s = *sp;
   const int64_t G = 4 * H;
   for (int64_t bb = 0; bb < B; ++bb) {
     // h's rows lie L·Hd floats apart: asked for kCellAhead sequences ahead.
@@ -135,11 +138,7 @@ ATTN_COPY_BODY void cell_forward_loop(const CellForwardStep<T>& s, int64_t B, in
   }
 }
 
-template <int VB, class T>
-ATTN_COPY_BODY void cell_forward_body(const CellForwardStep<T>* s, int64_t B, int64_t H) {
-  cell_forward_loop(*s, B, H);
-}
-ATTN_TILES_KERNEL(CellForwardKernel, cell_forward_body)
+ATTN_TILES_KERNEL(CellForwardKernel, cell_forward_loop)
 
 // One step of the backward pass's element-wise part for every sequence bb < B: from dL/dh_t
 // (dh + dhrec) and dL/dc_t (dc) to the gate gradients da[bb] (the step's block) and dc for the
@@ -196,7 +195,10 @@ ATTN_COPY_BODY void cell_backward_row(int64_t H, const T* __restrict ig, const T
 template <bool Bias, class T>
 ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
-  T* db = s.db;
+  // The bias gradient's four slices (only formed when there is one: no offsets from a null db).
+  T* db[4] = {};
+  if constexpr (Bias)
+    for (int g = 0; g < 4; ++g) db[g] = s.db + g * H;
   for (int64_t bb = 0; bb < B; ++bb) {
     // dh's rows are strided; the step's blocks of the caches are contiguous.
     if (bb + kCellAhead < B) prefetch_span(s.dh + (bb + kCellAhead) * s.dh_stride, H);
@@ -204,21 +206,21 @@ ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, 
     T* d = s.da + bb * G;
     cell_backward_row<Bias>(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
                             s.c_prev + bb * s.cp_stride, s.dh + bb * s.dh_stride, s.dhrec + bb * H,
-                            s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H, db, db + H, db + 2 * H,
-                            db + 3 * H);
+                            s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H, db[0], db[1], db[2],
+                            db[3]);
   }
 }
 
-template <class T>
-ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
-  s.db ? cell_backward_rows<true>(s, B, H) : cell_backward_rows<false>(s, B, H);
-}
-
+// The backward's cell loop over one step's B rows (VB unused, as in cell_forward_loop).
 template <int VB, class T>
-ATTN_COPY_BODY void cell_backward_body(const CellBackwardStep<T>* s, int64_t B, int64_t H) {
-  cell_backward_loop(*s, B, H);
+ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>* s, int64_t B, int64_t H) {
+  if (s->db) {
+    cell_backward_rows<true>(*s, B, H);
+  } else {
+    cell_backward_rows<false>(*s, B, H);
+  }
 }
-ATTN_TILES_KERNEL(CellBackwardKernel, cell_backward_body)
+ATTN_TILES_KERNEL(CellBackwardKernel, cell_backward_loop)
 
 // A cell loop (K: CellForwardKernel or CellBackwardKernel) over one step's B rows: float in the ISA
 // copy in use (attention_tiles::isa_run), double in the generic code (the gradient checks').
@@ -372,9 +374,10 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
       // recurrence: da · whᵀ. dwh stays on OpenBLAS in every copy: on the FMA tiles, with both
       // operands strided (h's rows 8 KB apart, da's 2 KB at the spec's shape), the AVX2 copy made
       // 63 GFLOP/s against OpenBLAS's 101-102 (docs/performance.md#lstm-fma-products); transposed
-      // with h's block packed it stays 1.06-1.12x slower than OpenBLAS's Haswell kernel, the AVX2
-      // copy's whole step 0.955x against the AVX-512 copy's 1.025x
-      // (docs/performance.md#lstm-last-percent), and every copy must round alike.
+      // with h's block packed it stays 1.06-1.12x slower than OpenBLAS's Haswell kernel: whole
+      // steps with it ran at 0.955x the speed of steps with OpenBLAS's dwh in the AVX2 copy, 1.025x
+      // in the AVX-512 copy (docs/performance.md#lstm-last-percent); and every copy must round
+      // alike.
       if (dwh) gemm<T>(true, false, H, G, B, T(1), h + tp * H, L * H, d, G, T(1), dwh, G);
       recurrent_dh(dhrec.data(), d, w, B, H);
     }
