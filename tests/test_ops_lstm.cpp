@@ -97,15 +97,16 @@ Grads<T> grads_filled(const LstmShape& s, double fill) {
                   std::vector<T>(static_cast<size_t>(G), T(fill))};
 }
 
+// With want_db = false the bias gradient is not asked for (db null; g.db stays at fill).
 template <class T>
-Grads<T> run_backward(const Problem& p, bool bias, double fill,
-                      const SparseRows<T>* xs = nullptr) {
+Grads<T> run_backward(const Problem& p, bool bias, double fill, const SparseRows<T>* xs = nullptr,
+                      bool want_db = true) {
   const auto st = run_forward<T>(p, bias, false, xs);
   auto g = grads_filled<T>(p.s, fill);
   const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), dh = cast<T>(p.dh);
-  lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), g.db.data(), dh.data(), x.data(),
-                   wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(),
-                   st.gates.data(), p.s, xs);
+  lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), want_db ? g.db.data() : nullptr,
+                   dh.data(), x.data(), wx.data(), wh.data(), st.h.data(), st.c.data(),
+                   st.tanh_c.data(), st.gates.data(), p.s, xs);
   return g;
 }
 
@@ -251,18 +252,6 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
   }
 }
 
-// The float backward without the bias gradient (db null: the cell loop's other instance).
-Grads<float> run_backward_without_db(const Problem& p) {
-  const auto st = run_forward<float>(p, true, false);
-  auto g = grads_filled<float>(p.s, 0.5);
-  const auto x = cast<float>(p.x), wx = cast<float>(p.wx), wh = cast<float>(p.wh),
-             dh = cast<float>(p.dh);
-  lstm_backward<float>(g.dx.data(), g.dwx.data(), g.dwh.data(), nullptr, dh.data(), x.data(),
-                       wx.data(), wh.data(), st.h.data(), st.c.data(), st.tanh_c.data(),
-                       st.gates.data(), p.s, nullptr);
-  return g;
-}
-
 // The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
 // instruction set (vmath, the cell loops, the sparse input products, the recurrent products on FMA
 // tiles; ops/isa.h): the same bits, with and without the bias gradient (the other gradients the
@@ -270,7 +259,7 @@ Grads<float> run_backward_without_db(const Problem& p) {
 void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
   const auto both = test::generic_and(copy, [&] {
     return std::make_tuple(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5),
-                           run_backward_without_db(p));
+                           run_backward<float>(p, true, 0.5, nullptr, false));
   });
   const auto& [st_generic, g_generic, nodb_generic] = both.first;
   const auto& [st, g, nodb] = both.second;

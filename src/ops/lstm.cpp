@@ -20,8 +20,9 @@
 // dwx += x[:, t]ᵀ · da (on x's non-zeros when it is sparse), dx[:, t] += da · wxᵀ. (Until
 // 2026-12-06 da was kept for every step, 4·B·T·Hd floats, and dwh, dwx and dx were one GEMM each
 // after the loop: writing that array and reading it back cost more than the larger GEMMs saved, see
-// docs/performance.md#lstm-da-per-step.) The element-wise parts of both passes are compiled once
-// per instruction set (ops/isa.h), every copy with the same operations in the same order.
+// docs/performance.md#lstm-da-per-step.) The element-wise parts of both passes (the cell loops) are
+// compiled once per instruction set and run through attention_tiles::isa_run, float and double
+// alike: every copy makes the same operations in the same order.
 #include "ops/lstm.h"
 
 #include <algorithm>
@@ -222,18 +223,6 @@ ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>* s, int64_t B, 
 }
 ATTN_TILES_KERNEL(CellBackwardKernel, cell_backward_loop)
 
-// A cell loop (K: CellForwardKernel or CellBackwardKernel) over one step's B rows: float in the ISA
-// copy in use (attention_tiles::isa_run), double in the generic code (the gradient checks').
-template <class K, class Step>
-void cell_step(const Step& s, int64_t B, int64_t H) {
-  if constexpr (std::is_same_v<Step, CellForwardStep<float>> ||
-                std::is_same_v<Step, CellBackwardStep<float>>) {
-    attention_tiles::isa_run<K>(&s, B, H);
-  } else {
-    K::template run<32>(&s, B, H);
-  }
-}
-
 // The recurrent weights for the two recurrent products with them: float packs them once per call
 // (wh for the forward product, whᵀ for dh_rec) into the thread's scratch, valid until the next
 // lstm_forward or lstm_backward on this thread; double leaves them to OpenBLAS.
@@ -320,10 +309,9 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
       // gates[t] += h[:, tp] · wh over the batch (h's rows strided by L·Hd).
       gates_plus_recurrent(gt, h + tp * H, L * H, w, B, H);
     }
-    cell_step<CellForwardKernel>(
-        CellForwardStep<T>{
-            .gates = gt, .c_prev = cpb, .c = ctb, .tanh_c = tcb, .h = h + t * H, .h_stride = L * H},
-        B, H);
+    const CellForwardStep<T> cs{
+        .gates = gt, .c_prev = cpb, .c = ctb, .tanh_c = tcb, .h = h + t * H, .h_stride = L * H};
+    attention_tiles::isa_run<CellForwardKernel>(&cs, B, H);
   }
 }
 
@@ -362,7 +350,7 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
                                  .db = db,
                                  .cp_stride = step > 0 ? H : 0,
                                  .dh_stride = L * H};
-    cell_step<CellBackwardKernel>(cs, B, H);
+    attention_tiles::isa_run<CellBackwardKernel>(&cs, B, H);
     const T* d = da.data();
     // x[:, t] and dx[:, t]: rows strided by L·C.
     if (sparse_dwx) sparse_rows_t_times(dwx, *xsp, d, G, G, SparseRowSet{t, B, L});
