@@ -142,7 +142,7 @@ void LstmNet<T>::backward(const T* dy) {
   }
 
   const T* d_cur = grad_acts_.out.data();  // ∂L/∂(layer l's output), (B, N, F)
-  std::vector<T>& dh = grad_acts_.dh;
+  auto& dh = grad_acts_.dh;
   if (dirs() == 2) dh.resize(B * N * Hd);  // every row is copied in below
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
     const T* inp = l == 0 ? acts_.x : layer_output(l - 1);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_page_allocator.h"
 #include "nn/mlp_block.h"
 #include "nn/net.h"
 #include "ops/sparse_rows.h"
@@ -48,10 +49,12 @@ class LstmNet : public Net<T> {
  private:
   // One direction of one layer: its parameter ids, and what forward() keeps for backward()
   // (B sequences of N = T tokens, hidden Hd): h (B, N, Hd); c and tanh(c) (N, B, Hd) and the gates
-  // (N, B, 4·Hd), time-major as ops/lstm.h keeps them.
+  // (N, B, 4·Hd), time-major as ops/lstm.h keeps them. On transparent huge pages: the backward
+  // reads them back from L3 (12 MiB at the spec's shape), with 4 KiB pages through TLB misses
+  // (docs/performance.md#lstm-huge-pages).
   struct Direction {
     int wx = -1, wh = -1, b = -1;
-    std::vector<T> h, c, tanh_c, gates;
+    std::vector<T, HugePageAllocator<T>> h, c, tanh_c, gates;
   };
   int64_t dirs() const { return c_.bidirectional ? 2 : 1; }
   int64_t features() const { return dirs() * c_.hidden; }
@@ -92,9 +95,12 @@ class LstmNet : public Net<T> {
   };
   // Backward scratch, reused across steps: gradients w.r.t. the head's output, the last
   // layer's output (B, N, F), one direction's h (B, N, Hd), the layer below's output (two
-  // buffers, alternating), and the final state's (B, o1) and (B, F).
+  // buffers, alternating), and the final state's (B, o1) and (B, F). out and dh, read a row at a
+  // time by the backward's steps, on huge pages as the caches are.
   struct ActivationGrads {
-    std::vector<T> head_out, out, dh, below[2], state_sum, state;
+    std::vector<T> head_out;
+    std::vector<T, HugePageAllocator<T>> out, dh;
+    std::vector<T> below[2], state_sum, state;
   };
   Activations acts_;
   ActivationGrads grad_acts_;

@@ -1,0 +1,82 @@
+// core/huge_page_allocator.h: large blocks 2 MiB aligned and advised to transparent huge pages
+// (the advice visible as the "hg" flag of the mapping in /proc/self/smaps where the kernel has
+// THP), small ones from operator new; vectors on it hold what they are given.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/huge_page_allocator.h"
+
+namespace attn {
+namespace {
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds address p ("" if none).
+std::string vm_flags_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= a && a < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+bool kernel_has_thp() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  return std::getline(f, modes) && modes.find("[never]") == std::string::npos;
+}
+
+TEST(HugePageAllocator, LargeBlocksAreAlignedAdvisedAndHoldTheirValues) {
+  // 3 MiB + 4 bytes of floats: rounded up to two huge pages.
+  std::vector<float, HugePageAllocator<float>> v((3 << 18) + 1);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % kHugePageBytes, 0u);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 1000) * 0.25f;
+  for (size_t i = 0; i < v.size(); i += 997) ASSERT_EQ(v[i], static_cast<float>(i % 1000) * 0.25f);
+  if (kernel_has_thp()) {
+    const std::string flags = vm_flags_of(v.data());
+    ASSERT_FALSE(flags.empty());
+    EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+  }
+}
+
+TEST(HugePageAllocator, SmallBlocksAreOrdinaryAllocations) {
+  std::vector<double, HugePageAllocator<double>> v(1000, 1.5);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % alignof(double), 0u);
+  EXPECT_EQ(v[999], 1.5);
+  if (kernel_has_thp()) {
+    EXPECT_EQ(vm_flags_of(v.data()).find(" hg"), std::string::npos);
+  }
+}
+
+TEST(HugePageAllocator, GrowingAcrossTheThresholdKeepsTheContents) {
+  std::vector<float, HugePageAllocator<float>> v;
+  for (int i = 0; i < (1 << 20); ++i) v.push_back(static_cast<float>(i));  // 4 MiB at the end
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % kHugePageBytes, 0u);
+  for (int i = 0; i < (1 << 20); i += 4093) ASSERT_EQ(v[i], static_cast<float>(i)) << i;
+  v.assign(10, 2.0f);
+  v.shrink_to_fit();
+  EXPECT_EQ(v.size(), 10u);
+  EXPECT_EQ(v[9], 2.0f);
+}
+
+TEST(HugePageAllocator, ImpossibleSizesThrowBadAlloc) {
+  HugePageAllocator<double> a;
+  EXPECT_THROW(a.allocate(static_cast<size_t>(-1) / 4), std::bad_alloc);
+}
+
+}  // namespace
+}  // namespace attn
