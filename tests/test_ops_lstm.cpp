@@ -100,14 +100,25 @@ Grads<T> grads_filled(const LstmShape& s, double fill) {
 // With want_db = false the bias gradient is not asked for (db null; g.db stays at fill).
 template <class T>
 Grads<T> run_backward(const Problem& p, bool bias, double fill, const SparseRows<T>* xs = nullptr,
-                      bool want_db = true) {
+                      bool want_db = true, LstmDh dh_steps = LstmDh::every_step) {
   const auto st = run_forward<T>(p, bias, false, xs);
   auto g = grads_filled<T>(p.s, fill);
   const auto x = cast<T>(p.x), wx = cast<T>(p.wx), wh = cast<T>(p.wh), dh = cast<T>(p.dh);
   lstm_backward<T>(g.dx.data(), g.dwx.data(), g.dwh.data(), want_db ? g.db.data() : nullptr,
                    dh.data(), x.data(), wx.data(), wh.data(), st.h.data(), st.c.data(),
-                   st.tanh_c.data(), st.gates.data(), p.s, xs);
+                   st.tanh_c.data(), st.gates.data(), p.s, xs, dh_steps);
   return g;
+}
+
+// p with dh's rows set to `value` (0 or NaN) but at the last step in reading order: the upstream
+// gradient of a read-out of the final state only.
+Problem with_dh_at_last_step_only(Problem p, double value) {
+  const LstmShape& s = p.s;
+  const int64_t last = s.reverse ? 0 : s.T - 1;
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t t = 0; t < s.T; ++t)
+      if (t != last) std::fill_n(p.dh.begin() + (b * s.T + t) * s.Hd, s.Hd, value);
+  return p;
 }
 
 // Naive backward through time, one sample and one step at a time, scalar loops only.
@@ -252,17 +263,52 @@ TEST(OpsLstm, BackwardMatchesNaiveBpttDoubleAndFloat) {
   }
 }
 
+TEST(OpsLstm, DhAtTheLastStepOnlyGivesTheSameBitsAndReadsNoOtherRow) {
+  // LstmDh::last_step_only on a dh whose other rows are NaN: every gradient the same bits as
+  // reading the zeros there, float and double, both directions, dense and one-hot inputs, with and
+  // without the bias gradient, and at one step (where the last step is the only one).
+  for (const Problem& full :
+       {make_problem(shape(3, 4, 2, 5, false), 6), make_problem(shape(3, 4, 2, 5, true), 6),
+        make_problem(shape(2, 1, 3, 4, false), 6), one_hot_problem(shape(70, 5, 9, 9, false)),
+        one_hot_problem(shape(70, 5, 9, 9, true))}) {
+    SCOPED_TRACE(describe(full.s, true));
+    const Problem zeros = with_dh_at_last_step_only(full, 0.0);
+    const Problem nans = with_dh_at_last_step_only(full, std::nan(""));
+    auto same = [&](auto zero, bool want_db) {
+      using T = decltype(zero);
+      const auto read = run_backward<T>(zeros, true, 0.5, nullptr, want_db);
+      const auto skipped =
+          run_backward<T>(nans, true, 0.5, nullptr, want_db, LstmDh::last_step_only);
+      EXPECT_EQ(read.dx, skipped.dx);
+      EXPECT_EQ(read.dwx, skipped.dwx);
+      EXPECT_EQ(read.dwh, skipped.dwh);
+      EXPECT_EQ(read.db, skipped.db);
+      EXPECT_NE(read.dwx, grads_filled<T>(full.s, 0.5).dwx);  // the gradient did arrive
+    };
+    for (bool want_db : {true, false}) {
+      same(0.0, want_db);
+      same(0.0f, want_db);
+    }
+  }
+}
+
 // The float forward and backward in the generic copy and in `copy` of the kernels compiled once per
 // instruction set (vmath, the cell loops, the sparse input products, the recurrent products on FMA
 // tiles; ops/isa.h): the same bits, with and without the bias gradient (the other gradients the
-// same either way).
+// same either way), and with dh read at the last step only.
 void expect_same_bits_as_generic(IsaCopy copy, const Problem& p) {
+  const Problem last_only = with_dh_at_last_step_only(p, 0.0);
   const auto both = test::generic_and(copy, [&] {
-    return std::make_tuple(run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5),
-                           run_backward<float>(p, true, 0.5, nullptr, false));
+    return std::make_tuple(
+        run_forward<float>(p, true, false), run_backward<float>(p, true, 0.5),
+        run_backward<float>(p, true, 0.5, nullptr, false),
+        run_backward<float>(last_only, true, 0.5, nullptr, true, LstmDh::last_step_only));
   });
-  const auto& [st_generic, g_generic, nodb_generic] = both.first;
-  const auto& [st, g, nodb] = both.second;
+  const auto& [st_generic, g_generic, nodb_generic, last_generic] = both.first;
+  const auto& [st, g, nodb, last] = both.second;
+  test::expect_same_bits(last_generic.dwh, last.dwh, "dwh, dh at the last step only");
+  test::expect_same_bits(last_generic.dwx, last.dwx, "dwx, dh at the last step only");
+  test::expect_same_bits(last_generic.db, last.db, "db, dh at the last step only");
   for (const Grads<float>* n : {&nodb_generic, &nodb}) {
     test::expect_same_bits(g_generic.dx, n->dx, "dx without db");
     test::expect_same_bits(g_generic.dwx, n->dwx, "dwx without db");

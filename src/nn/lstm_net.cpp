@@ -145,6 +145,11 @@ void LstmNet<T>::backward(const T* dy) {
   auto& dh = grad_acts_.dh;
   if (dirs() == 2) dh.resize(B * N * Hd);  // every row is copied in below
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
+    // The "final" read-out sees the last layer's state after the whole sequence only: its dh is
+    // zero but at each direction's last step.
+    const LstmDh dh_steps = l == c_.layers - 1 && c_.readout == LstmReadout::final
+                                ? LstmDh::last_step_only
+                                : LstmDh::every_step;
     const T* inp = l == 0 ? acts_.x : layer_output(l - 1);
     const int64_t C = l == 0 ? c_.d_in : F;
     T* d_below = nullptr;  // ∂L/∂(layer l − 1's output), accumulated by both directions
@@ -164,7 +169,7 @@ void LstmNet<T>::backward(const T* dy) {
       lstm_backward(d_below, ps.grad(dir.wx), ps.grad(dir.wh), ps.grad(dir.b), dh_dir, inp,
                     ps.value(dir.wx), ps.value(dir.wh), dir.h.data(), dir.c.data(),
                     dir.tanh_c.data(), dir.gates.data(), LstmShape{B, N, C, Hd, d == 1},
-                    l == 0 ? x_sparse() : nullptr);
+                    l == 0 ? x_sparse() : nullptr, dh_steps);
     }
     d_cur = d_below;
   }

@@ -152,7 +152,7 @@ struct CellBackwardStep {
   const T* gates;
   const T* tanh_c;
   const T* c_prev;
-  const T* dh;
+  const T* dh;  // null: the step's rows of dh are zero
   const T* dhrec;
   T* dc;
   T* da;
@@ -164,7 +164,9 @@ struct CellBackwardStep {
 // One row (k < Hd). Every array is distinct (__restrict), so the compiler vectorises the loop.
 // With Bias, the row's four gate gradients are also added to the bias gradient's four slices
 // (dbi … dbo): rows in order, the sums a separate pass over da made, without reading da again.
-template <bool Bias, class T>
+// Without Dh the step's dh row is zero and not read: dL/dh = dhrec + 0 (the same bits as
+// 0 + dhrec: a −0 in dhrec becomes +0 either way).
+template <bool Bias, bool Dh, class T>
 ATTN_COPY_BODY void cell_backward_row(int64_t H, const T* __restrict ig, const T* __restrict fg,
                                       const T* __restrict gg, const T* __restrict og,
                                       const T* __restrict tc, const T* __restrict cp,
@@ -173,7 +175,7 @@ ATTN_COPY_BODY void cell_backward_row(int64_t H, const T* __restrict ig, const T
                                       T* __restrict dg, T* __restrict dout, T* __restrict dbi,
                                       T* __restrict dbf, T* __restrict dbg, T* __restrict dbo) {
   for (int64_t k = 0; k < H; ++k) {
-    const T dhk = dht[k] + dhr[k];
+    const T dhk = Dh ? dht[k] + dhr[k] : dhr[k] + T(0);
     const T dck = dcb[k] + dhk * og[k] * (T(1) - tc[k] * tc[k]);
     const T dik = dck * gg[k] * ig[k] * (T(1) - ig[k]);
     const T dfk = dck * cp[k] * fg[k] * (T(1) - fg[k]);
@@ -193,7 +195,7 @@ ATTN_COPY_BODY void cell_backward_row(int64_t H, const T* __restrict ig, const T
   }
 }
 
-template <bool Bias, class T>
+template <bool Bias, bool Dh, class T>
 ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, int64_t H) {
   const int64_t G = 4 * H;
   // The bias gradient's four slices (only formed when there is one: no offsets from a null db).
@@ -202,13 +204,13 @@ ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, 
     for (int g = 0; g < 4; ++g) db[g] = s.db + g * H;
   for (int64_t bb = 0; bb < B; ++bb) {
     // dh's rows are strided; the step's blocks of the caches are contiguous.
-    if (bb + kCellAhead < B) prefetch_span(s.dh + (bb + kCellAhead) * s.dh_stride, H);
+    if (Dh && bb + kCellAhead < B) prefetch_span(s.dh + (bb + kCellAhead) * s.dh_stride, H);
     const T* a = s.gates + bb * G;
     T* d = s.da + bb * G;
-    cell_backward_row<Bias>(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
-                            s.c_prev + bb * s.cp_stride, s.dh + bb * s.dh_stride, s.dhrec + bb * H,
-                            s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H, db[0], db[1], db[2],
-                            db[3]);
+    cell_backward_row<Bias, Dh>(H, a, a + H, a + 2 * H, a + 3 * H, s.tanh_c + bb * H,
+                                s.c_prev + bb * s.cp_stride, Dh ? s.dh + bb * s.dh_stride : nullptr,
+                                s.dhrec + bb * H, s.dc + bb * H, d, d + H, d + 2 * H, d + 3 * H,
+                                db[0], db[1], db[2], db[3]);
   }
 }
 
@@ -216,9 +218,9 @@ ATTN_COPY_BODY void cell_backward_rows(const CellBackwardStep<T>& s, int64_t B, 
 template <int VB, class T>
 ATTN_COPY_BODY void cell_backward_loop(const CellBackwardStep<T>* s, int64_t B, int64_t H) {
   if (s->db) {
-    cell_backward_rows<true>(*s, B, H);
+    s->dh ? cell_backward_rows<true, true>(*s, B, H) : cell_backward_rows<true, false>(*s, B, H);
   } else {
-    cell_backward_rows<false>(*s, B, H);
+    s->dh ? cell_backward_rows<false, true>(*s, B, H) : cell_backward_rows<false, false>(*s, B, H);
   }
 }
 ATTN_TILES_KERNEL(CellBackwardKernel, cell_backward_loop)
@@ -316,9 +318,9 @@ void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, cons
 }
 
 template <class T>
-void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
-                   const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
-                   const LstmShape& s, const SparseRows<T>* x_sparse) {
+void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx, const T* wh,
+                   const T* h, const T* c, const T* tanh_c, const T* gates, const LstmShape& s,
+                   const SparseRows<T>* x_sparse, LstmDh dh_steps) {
   lstm_check(s);
   const int64_t B = s.B, L = s.T, C = s.C, H = s.Hd, G = 4 * H, rows = B * L;
   if (rows == 0) return;
@@ -340,16 +342,18 @@ void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const 
   for (int64_t step = L - 1; step >= 0; --step) {
     const int64_t t = s.reverse ? L - 1 - step : step;
     const int64_t tp = s.reverse ? t + 1 : t - 1;  // previous step in reading order
-    const CellBackwardStep<T> cs{.gates = gates + t * B * G,
-                                 .tanh_c = tanh_c + t * B * H,
-                                 .c_prev = step > 0 ? c + tp * B * H : zeros.data(),
-                                 .dh = dh + t * H,
-                                 .dhrec = dhrec.data(),
-                                 .dc = dc.data(),
-                                 .da = da.data(),
-                                 .db = db,
-                                 .cp_stride = step > 0 ? H : 0,
-                                 .dh_stride = L * H};
+    const CellBackwardStep<T> cs{
+        .gates = gates + t * B * G,
+        .tanh_c = tanh_c + t * B * H,
+        .c_prev = step > 0 ? c + tp * B * H : zeros.data(),
+        // null: the step's rows are zero (not read)
+        .dh = step == L - 1 || dh_steps == LstmDh::every_step ? dh + t * H : nullptr,
+        .dhrec = dhrec.data(),
+        .dc = dc.data(),
+        .da = da.data(),
+        .db = db,
+        .cp_stride = step > 0 ? H : 0,
+        .dh_stride = L * H};
     attention_tiles::isa_run<CellBackwardKernel>(&cs, B, H);
     const T* d = da.data();
     // x[:, t] and dx[:, t]: rows strided by L·C.
@@ -413,13 +417,13 @@ void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, 
   }
 }
 
-#define ATTN_LSTM_INSTANTIATE(T)                                                                  \
-  template void lstm_forward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,          \
-                                const LstmShape&, const SparseRows<T>*);                         \
-  template void lstm_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,         \
-                                 const T*, const T*, const T*, const T*, const LstmShape&,       \
-                                 const SparseRows<T>*);                                          \
-  template void lstm_forward_ref<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,      \
+#define ATTN_LSTM_INSTANTIATE(T)                                                                   \
+  template void lstm_forward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,            \
+                                const LstmShape&, const SparseRows<T>*);                           \
+  template void lstm_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*, \
+                                 const T*, const T*, const T*, const LstmShape&,                   \
+                                 const SparseRows<T>*, LstmDh);                                    \
+  template void lstm_forward_ref<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,        \
                                     const LstmShape&);
 ATTN_LSTM_INSTANTIATE(float)
 ATTN_LSTM_INSTANTIATE(double)

@@ -15,7 +15,10 @@
 //   gates  (T, B, 4·Hd)    cache: post-activation gates [σ(i) | σ(f) | tanh(g) | σ(o)], time-major
 // c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
 // Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
-// accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db.
+// accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db. With LstmDh::last_step_only
+// dh is zero but at the last step in reading order (t = T−1, or 0 with `reverse`), as under a
+// read-out of the final state only, and the other steps' rows of dh are not read (the same bits
+// as reading their zeros).
 // A mostly-zero x (one- and multi-hot tokens) is multiplied by its non-zeros (ops/sparse_rows.h).
 // x_sparse, when given, is this very x's list as sparse_rows_build(·, x, B·T, C) made it (and
 // found it sparse enough; only its shape is checked), e.g. built once by a network for its first
@@ -34,13 +37,16 @@ struct LstmShape {
   bool reverse = false;
 };
 
+// Which steps' rows of dh lstm_backward reads (see above).
+enum class LstmDh { every_step, last_step_only };
+
 template <class T>
 void lstm_forward(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
                   const T* b, const LstmShape& s, const SparseRows<T>* x_sparse = nullptr);
 template <class T>
-void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx,
-                   const T* wh, const T* h, const T* c, const T* tanh_c, const T* gates,
-                   const LstmShape& s, const SparseRows<T>* x_sparse = nullptr);
+void lstm_backward(T* dx, T* dwx, T* dwh, T* db, const T* dh, const T* x, const T* wx, const T* wh,
+                   const T* h, const T* c, const T* tanh_c, const T* gates, const LstmShape& s,
+                   const SparseRows<T>* x_sparse = nullptr, LstmDh dh_steps = LstmDh::every_step);
 
 template <class T>
 void lstm_forward_ref(T* h, T* c, T* tanh_c, T* gates, const T* x, const T* wx, const T* wh,
