@@ -16,7 +16,7 @@ constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 constexpr std::size_t kHugePageMin = kHugePageBytes;
 
 // Allocates `bytes` (>= kHugePageMin) aligned to kHugePageBytes and advised to huge pages;
-// huge_page_free releases it. Throws std::bad_alloc on failure.
+// huge_page_free releases it. On failure operator new's std::bad_alloc.
 void* huge_page_alloc(std::size_t bytes);
 void huge_page_free(void* p) noexcept;
 
@@ -28,8 +28,9 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
-    const std::size_t bytes = n * sizeof(T);
+    // An n too large to count in bytes asks for the largest size, which operator new refuses.
+    const std::size_t bytes =
+        n > static_cast<std::size_t>(-1) / sizeof(T) ? static_cast<std::size_t>(-1) : n * sizeof(T);
     if (bytes >= kHugePageMin) return static_cast<T*>(huge_page_alloc(bytes));
     return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
   }
