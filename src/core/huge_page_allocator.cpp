@@ -29,7 +29,7 @@ void* huge_page_alloc(std::size_t bytes) {
   void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
   const auto lo = reinterpret_cast<uintptr_t>(m);
-  const uintptr_t begin = (lo + kHugePageBytes - 1) & ~uintptr_t{kHugePageBytes - 1};
+  const uintptr_t begin = huge_page_align_up(lo);
   if (begin > lo) munmap(m, begin - lo);
   const uintptr_t tail = lo + span - (begin + size);
   if (tail > 0) munmap(reinterpret_cast<void*>(begin + size), tail);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 namespace attn {
@@ -18,6 +19,11 @@ namespace attn {
 constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Blocks from this size on are mappings of their own (rounded up to whole huge pages).
 constexpr std::size_t kHugePageMin = kHugePageBytes;
+
+// An address rounded up to the next huge-page boundary (itself when on one).
+inline std::uintptr_t huge_page_align_up(std::uintptr_t a) {
+  return (a + kHugePageBytes - 1) & ~std::uintptr_t{kHugePageBytes - 1};
+}
 
 // A fresh mapping of `bytes` (>= kHugePageMin) rounded up to whole huge pages, aligned to
 // kHugePageBytes and advised to huge pages; std::bad_alloc when the system refuses it.
@@ -33,15 +39,14 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    // An n too large to count in bytes asks for the largest size, which huge_page_alloc refuses.
-    const std::size_t bytes =
-        n > static_cast<std::size_t>(-1) / sizeof(T) ? static_cast<std::size_t>(-1) : n * sizeof(T);
+    const std::size_t bytes = bytes_of(n);
     if (bytes >= kHugePageMin) return static_cast<T*>(huge_page_alloc(bytes));
     return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) >= kHugePageMin) {
-      huge_page_free(p, n * sizeof(T));
+    const std::size_t bytes = bytes_of(n);
+    if (bytes >= kHugePageMin) {
+      huge_page_free(p, bytes);
     } else {
       ::operator delete (p, std::align_val_t{alignof(T)});
     }
@@ -49,6 +54,14 @@ struct HugePageAllocator {
   template <class U>
   bool operator==(const HugePageAllocator<U>&) const noexcept {
     return true;
+  }
+
+ private:
+  // n elements in bytes; an n too large to count asks for the largest size, which huge_page_alloc
+  // refuses.
+  static std::size_t bytes_of(std::size_t n) {
+    return n > static_cast<std::size_t>(-1) / sizeof(T) ? static_cast<std::size_t>(-1)
+                                                        : n * sizeof(T);
   }
 };
 

@@ -15,6 +15,7 @@
 
 #include "core/blas_threads.h"
 #include "core/error.h"
+#include "core/huge_page_allocator.h"
 
 namespace attn {
 
@@ -268,11 +269,10 @@ void memory_check(uint64_t bytes, const std::string& what, const std::string& hi
 }
 
 void memory_advise_huge_pages(void* p, uint64_t bytes) {
-  constexpr uint64_t kHuge = uint64_t{2} << 20;
-  if (p == nullptr || bytes < 16 * kHuge) return;
+  if (p == nullptr || bytes < 16 * kHugePageBytes) return;
 #ifdef MADV_HUGEPAGE
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~uintptr_t{kHuge - 1};
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t{kHuge - 1};
+  const uintptr_t begin = huge_page_align_up(reinterpret_cast<uintptr_t>(p));
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t{kHugePageBytes - 1};
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #endif
 }

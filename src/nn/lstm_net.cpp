@@ -143,7 +143,7 @@ void LstmNet<T>::backward(const T* dy) {
 
   const T* d_cur = grad_acts_.out.data();  // ∂L/∂(layer l's output), (B, N, F)
   auto& dh = grad_acts_.dh;
-  if (dirs() == 2) dh.resize(B * N * Hd);  // every row is copied in below
+  if (dirs() == 2) dh.resize(B * N * Hd);  // every row lstm_backward reads is copied in below
   for (int64_t l = c_.layers - 1; l >= 0; --l) {
     // The "final" read-out sees the last layer's state after the whole sequence only: its dh is
     // zero but at each direction's last step.
@@ -162,8 +162,12 @@ void LstmNet<T>::backward(const T* dy) {
       Direction& dir = layer_[l][d];
       const T* dh_dir = d_cur;  // one direction: its features are the whole row
       if (dirs() == 2) {
+        // The direction's half of every row, or only of the rows lstm_backward reads: its last
+        // step in reading order (t = N − 1, or 0 for the backward direction).
+        const bool last_only = dh_steps == LstmDh::last_step_only;
         for (int64_t r = 0; r < B * N; ++r)
-          std::memcpy(dh.data() + r * Hd, d_cur + r * F + d * Hd, sizeof(T) * Hd);
+          if (!last_only || r % N == (d == 0 ? N - 1 : 0))
+            std::memcpy(dh.data() + r * Hd, d_cur + r * F + d * Hd, sizeof(T) * Hd);
         dh_dir = dh.data();
       }
       lstm_backward(d_below, ps.grad(dir.wx), ps.grad(dir.wh), ps.grad(dir.b), dh_dir, inp,

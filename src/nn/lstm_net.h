@@ -50,8 +50,8 @@ class LstmNet : public Net<T> {
   // One direction of one layer: its parameter ids, and what forward() keeps for backward()
   // (B sequences of N = T tokens, hidden Hd): h (B, N, Hd); c and tanh(c) (N, B, Hd) and the gates
   // (N, B, 4·Hd), time-major as ops/lstm.h keeps them. On transparent huge pages: the backward
-  // reads them back from L3 (12 MiB at the spec's shape), with 4 KiB pages through TLB misses
-  // (docs/performance.md#lstm-huge-pages).
+  // reads them back from L3 (12 MiB at B = 256, N = 16, Hd = 128), with 4 KiB pages through TLB
+  // misses (docs/performance.md#lstm-huge-pages).
   struct Direction {
     int wx = -1, wh = -1, b = -1;
     std::vector<T, HugePageAllocator<T>> h, c, tanh_c, gates;

@@ -16,9 +16,9 @@
 // c_t = f ∘ c_{t−1} + i ∘ g,  h_t = o ∘ tanh(c_t).
 // Backward (through time) takes dh (B, T, Hd), the loss gradient w.r.t. every h[:, t], and
 // accumulates (+=) into every non-null dx (B, T, C), dwx, dwh, db. With LstmDh::last_step_only
-// dh is +0 but at the last step in reading order (t = T−1, or 0 with `reverse`), as under a
-// read-out of the final state only, and the other steps' rows of dh are not read (the same bits
-// as reading those +0s; rows of −0 would give +0 where the gradient from later steps is −0).
+// dh is taken as +0 but at the last step in reading order (t = T−1, or 0 with `reverse`), as
+// under a read-out of the final state only: the other steps' rows are not read (they may hold
+// anything) and the gradients have the same bits as with +0 there.
 // A mostly-zero x (one- and multi-hot tokens) is multiplied by its non-zeros (ops/sparse_rows.h).
 // x_sparse, when given, is this very x's list as sparse_rows_build(·, x, B·T, C) made it (and
 // found it sparse enough; only its shape is checked), e.g. built once by a network for its first
